@@ -1,0 +1,57 @@
+"""Parse one SVMlight file with one reader, in a fresh process, and print JSON.
+
+Used by bench_parse.py so that every timed parse starts from a clean process
+(no memory left over from a previous reader) and its peak RSS can be read.
+
+    python benchmarks/parse_worker.py {pegasos|sklearn|liblinear} PATH
+
+Prints ``{"seconds": ..., "rows": ..., "nnz": ..., "rss_before_mb": ...}``;
+only the reader call itself is timed (imports are done before).
+"""
+
+import json
+import sys
+import time
+
+
+def rss_mb():
+    """Current resident set size of this process in MiB (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return None
+
+
+def main():
+    """Entry point."""
+    tool, path = sys.argv[1], sys.argv[2]
+    if tool == "pegasos":
+        import pegasos
+
+        def load():
+            return pegasos.load_svmlight(path)
+    elif tool == "sklearn":
+        from sklearn.datasets import load_svmlight_file
+
+        def load():
+            return load_svmlight_file(path)
+    elif tool == "liblinear":
+        from liblinear.liblinearutil import svm_read_problem
+
+        def load():
+            y, X = svm_read_problem(path, return_scipy=True)
+            return X, y
+    else:
+        raise SystemExit(f"unknown reader {tool!r}")
+
+    before = rss_mb()
+    start = time.perf_counter()
+    X, y = load()
+    seconds = time.perf_counter() - start
+    print(json.dumps(dict(seconds=seconds, rows=int(X.shape[0]), cols=int(X.shape[1]),
+                          nnz=int(X.nnz), rss_before_mb=before)))
+
+
+if __name__ == "__main__":
+    main()

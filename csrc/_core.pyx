@@ -1,0 +1,309 @@
+# cython: language_level=3
+"""Pegasos solver loops and sparse scoring kernels (compiled core).
+
+Nothing here knows about files, labels as written, or the command line: the
+functions take CSR arrays (``indptr`` int64, ``indices`` int32, ``data``
+float64 or float32), labels in {-1, +1} as float64, and an explicit order in
+which examples are visited.  :mod:`pegasos.linear` draws that order, drives
+the loop in blocks, and raises errors; the loops themselves run without the GIL.
+
+Problem solved (paper Eq. (1); with a bias, Eq. (22)-(23))::
+
+    min_w  f(w) = lambda/2 ||w||^2 + 1/m sum_i max(0, 1 - y_i <w, x_i>)
+
+Iteration t = 1, 2, ... on the batch A_t (Fig. 1 for |A_t| = 1, Fig. 2 else):
+
+    A_t+   = { i in A_t : y_i <w_t, x_i> < 1 }                (margins at w_t)
+    eta_t  = 1 / (lambda t)
+    w_t+1  = (1 - eta_t lambda) w_t + eta_t / |A_t| sum_{i in A_t+} y_i x_i
+    w_t+1 <- min(1, (1/sqrt(lambda)) / ||w_t+1||) w_t+1       (if projecting, Eq. (6))
+
+w is stored as ``a * v`` (scalar times dense vector) with ||w||^2 tracked, so
+the shrink and the projection are O(1) and an iteration costs O(nnz of the
+batch).  The mean of the iterates w_s for s >= avg_start is kept lazily as
+``(A v - u) / count`` (A = running sum of the scale a, u corrects for the
+changes of v), which is also O(nnz) per iteration.
+"""
+
+from libc.math cimport sqrt
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+from cython cimport floating
+
+import numpy as np
+cimport numpy as cnp
+cnp.import_array()
+
+DEF REFOLD_BELOW = 1e-9
+
+BIAS_NONE = 0
+BIAS_FEATURE = 1
+BIAS_UNREGULARIZED = 2
+
+
+cdef class LinearState:
+    """State of one linear Pegasos run (w = a v, optional running average).
+
+    Parameters
+    ----------
+    n_features : int
+        Dimension of w (columns of the data).
+    lam : float > 0
+        Regularisation parameter lambda.
+    projection : bool
+        Project onto the ball of radius 1/sqrt(lambda) after every step (Eq. (6)).
+    avg_start : int >= 0
+        0: no averaging.  Otherwise the iterates w_t with t >= avg_start (t =
+        1, 2, ...; w_1 = 0 is the iterate before the first step) are averaged.
+    bias_mode : int
+        0 none, 1 constant feature of value 1 (regularised, stored as the
+        extra coordinate n_features of v), 2 unregularised b updated by its
+        sub-gradient with the same step eta_t (paper Sec. 6, a heuristic).
+    """
+    cdef readonly Py_ssize_t n_features, dim
+    cdef readonly double lam, a, sqnorm, b
+    cdef readonly bint projection
+    cdef readonly int bias_mode
+    cdef readonly int64_t t, avg_start, n_avg
+    cdef readonly double A, b_sum
+    cdef double[::1] v_mv
+    cdef double[::1] u_mv
+    cdef double* v
+    cdef double* u
+    cdef int64_t* viol
+    cdef double* viol_y
+    cdef Py_ssize_t viol_cap
+    cdef readonly int64_t n_refold
+
+    def __cinit__(self, Py_ssize_t n_features, double lam, bint projection=False,
+                  int64_t avg_start=0, int bias_mode=0):
+        self.n_features = n_features
+        self.bias_mode = bias_mode
+        self.dim = n_features + (1 if bias_mode == 1 else 0)
+        self.lam = lam
+        self.projection = projection
+        self.a = 1.0
+        self.sqnorm = 0.0
+        self.b = 0.0
+        self.t = 0
+        self.avg_start = avg_start
+        self.n_avg = 0
+        self.A = 0.0
+        self.b_sum = 0.0
+        self.n_refold = 0
+        self.v_mv = np.zeros(self.dim + 1, dtype=np.float64)
+        self.v = &self.v_mv[0]
+        if avg_start > 0:
+            self.u_mv = np.zeros(self.dim + 1, dtype=np.float64)
+            self.u = &self.u_mv[0]
+        else:
+            self.u = NULL
+        self.viol = NULL
+        self.viol_y = NULL
+        self.viol_cap = 0
+
+    def __dealloc__(self):
+        free(self.viol)
+        free(self.viol_y)
+
+    cdef int _reserve(self, Py_ssize_t k) except -1:
+        if k > self.viol_cap:
+            free(self.viol)
+            free(self.viol_y)
+            self.viol = <int64_t*> malloc(sizeof(int64_t) * k)
+            self.viol_y = <double*> malloc(sizeof(double) * k)
+            if self.viol == NULL or self.viol_y == NULL:
+                raise MemoryError()
+            self.viol_cap = k
+        return 0
+
+    # ------------------------------------------------------------ helpers --
+    cdef void _refold(self) noexcept nogil:
+        """w = a v -> v <- a v, a <- 1 (and A <- A / a for the average)."""
+        cdef Py_ssize_t j
+        cdef double s = 0.0, a = self.a
+        for j in range(self.dim):
+            self.v[j] *= a
+            s += self.v[j] * self.v[j]
+        if self.u != NULL:
+            self.A /= a
+        self.a = 1.0
+        self.sqnorm = s
+        self.n_refold += 1
+
+    cdef void _zero(self) noexcept nogil:
+        """Shrink by exactly 0 (t = 1): w <- 0, keeping the average right."""
+        cdef Py_ssize_t j
+        if self.u != NULL and self.A != 0.0:
+            for j in range(self.dim):
+                self.u[j] -= self.A * self.v[j]
+        memset(self.v, 0, sizeof(double) * self.dim)
+        self.a = 1.0
+        self.sqnorm = 0.0
+
+    def run(self, const int64_t[::1] indptr, const int32_t[::1] indices,
+            const floating[::1] data, const double[::1] y,
+            const int64_t[::1] order, int64_t n_iter, Py_ssize_t k):
+        """Run ``n_iter`` iterations on batches cut from ``order``.
+
+        Iteration j (0-based, within this call) uses the examples
+        ``order[j*k : min((j+1)*k, len(order))]``; the batch is divided by
+        its own size, so a short last batch of an epoch is an average too.
+
+        Parameters
+        ----------
+        indptr, indices, data : CSR arrays of X, shape (m, n_features)
+        y : float64 array of shape (m,), values -1.0 or +1.0
+        order : int64 array of example indices (0 <= i < m)
+        n_iter : number of iterations to run, n_iter * k <= len(order) + k - 1
+        k : batch size >= 1
+        """
+        cdef Py_ssize_t n_order = order.shape[0]
+        if n_iter <= 0:
+            return
+        if (n_iter - 1) * k >= n_order:
+            raise ValueError("order is too short for n_iter batches")
+        self._reserve(k)
+        with nogil:
+            self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                      &data[0] if data.shape[0] else NULL, &y[0], &order[0],
+                      n_order, n_iter, k)
+
+    cdef void _run(self, const int64_t* indptr, const int32_t* indices,
+                   const floating* data, const double* y, const int64_t* order,
+                   Py_ssize_t n_order, int64_t n_iter, Py_ssize_t k) noexcept nogil:
+        cdef int64_t it, t
+        cdef Py_ssize_t pos = 0, bsz, r, nv, j, p0, p1, jj
+        cdef int64_t i
+        cdef double eta, rho, score, dotv, xx, d, x, old, c, s
+        cdef double lam = self.lam
+        cdef double radius2 = 1.0 / lam
+        cdef Py_ssize_t nf = self.n_features
+        cdef bint feat_bias = self.bias_mode == 1
+        cdef bint free_bias = self.bias_mode == 2
+        cdef double* v = self.v
+        cdef double* u = self.u
+        for it in range(n_iter):
+            t = self.t + 1
+            bsz = k
+            if pos + bsz > n_order:
+                bsz = n_order - pos
+            # ---- margins at w_t; collect violators
+            nv = 0
+            for r in range(bsz):
+                i = order[pos + r]
+                p0 = indptr[i]
+                p1 = indptr[i + 1]
+                score = 0.0
+                for j in range(p0, p1):
+                    score += v[indices[j]] * data[j]
+                if feat_bias:
+                    score += v[nf]
+                score = self.a * score + self.b
+                if y[i] * score < 1.0:
+                    self.viol[nv] = i
+                    self.viol_y[nv] = y[i]
+                    nv += 1
+            pos += bsz
+            # ---- w_t enters the running sum (iterates w_avg_start .. w_T)
+            if u != NULL and t >= self.avg_start:
+                self.A += self.a
+                self.b_sum += self.b
+                self.n_avg += 1
+            # ---- shrink: w <- (1 - 1/t) w
+            eta = 1.0 / (lam * t)
+            rho = 1.0 - eta * lam
+            if rho <= 0.0:
+                self._zero()
+            else:
+                self.a *= rho
+                self.sqnorm *= rho * rho
+            # ---- add eta/|A_t| * sum of y_i x_i over the violators
+            c = eta / bsz
+            for r in range(nv):
+                i = self.viol[r]
+                d = c * self.viol_y[r] / self.a          # change of v per unit x
+                dotv = 0.0
+                xx = 0.0
+                p0 = indptr[i]
+                p1 = indptr[i + 1]
+                for j in range(p0, p1):
+                    jj = indices[j]
+                    x = data[j]
+                    old = v[jj]
+                    dotv += old * x
+                    xx += x * x
+                    v[jj] = old + d * x
+                    if u != NULL:
+                        u[jj] += self.A * d * x
+                if feat_bias:
+                    old = v[nf]
+                    dotv += old
+                    xx += 1.0
+                    v[nf] = old + d
+                    if u != NULL:
+                        u[nf] += self.A * d
+                self.sqnorm += self.a * self.a * (2.0 * d * dotv + d * d * xx)
+                if free_bias:
+                    self.b += c * self.viol_y[r]
+            if self.sqnorm < 0.0:
+                self.sqnorm = 0.0
+            # ---- projection onto the ball of radius 1/sqrt(lambda)
+            if self.projection and self.sqnorm > radius2:
+                s = sqrt(radius2 / self.sqnorm)
+                self.a *= s
+                self.sqnorm = radius2
+            if self.a < REFOLD_BELOW:
+                self._refold()
+            self.t = t
+
+    # ------------------------------------------------------------ results --
+    def weights(self):
+        """The current iterate: (w, b) with w of shape (dim,) float64
+        (dim = n_features, plus 1 for the constant-feature bias) and b the
+        unregularised bias (0 unless bias_mode == 2)."""
+        w = np.asarray(self.v_mv[:self.dim]) * self.a
+        return w, self.b
+
+    def average(self):
+        """The mean of the iterates w_t, t >= avg_start: (w_bar, b_bar, count)."""
+        if self.u == NULL:
+            raise ValueError("this run does not average")
+        if self.n_avg == 0:
+            return np.zeros(self.dim), 0.0, 0
+        v = np.asarray(self.v_mv[:self.dim])
+        u = np.asarray(self.u_mv[:self.dim])
+        w = (self.A * v - u) / self.n_avg
+        return w, self.b_sum / self.n_avg, self.n_avg
+
+    def exact_sqnorm(self):
+        """||w||^2 recomputed from v (the tracked value drifts by rounding)."""
+        v = np.asarray(self.v_mv[:self.dim])
+        return float(self.a * self.a * np.dot(v, v))
+
+
+def decision_values(const int64_t[::1] indptr, const int32_t[::1] indices,
+                    const floating[::1] data, const double[::1] w, double bias,
+                    double[::1] out):
+    """out[i] = <w, x_i> + bias for each CSR row i.
+
+    Columns at or beyond len(w) (features the model never saw) contribute 0.
+    ``out`` must have shape (len(indptr) - 1,).
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1, i, j
+    cdef Py_ssize_t n = w.shape[0]
+    cdef int32_t c
+    cdef double s
+    if out.shape[0] != m:
+        raise ValueError("out has the wrong length")
+    if m == 0:
+        return
+    with nogil:
+        for i in range(m):
+            s = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                c = indices[j]
+                if c < n:
+                    s += w[c] * data[j]
+            out[i] = s + bias

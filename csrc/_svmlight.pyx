@@ -1,0 +1,580 @@
+# cython: language_level=3
+"""SVMlight / LIBSVM sparse text reader (compiled core of ``pegasos.io``).
+
+Grammar of one line (whitespace = space, tab, CR, VT, FF)::
+
+    line    := blank | comment | example
+    example := label (qid)? (index ":" value)* comment?
+    comment := "#" anything up to the end of the line
+    qid     := "qid:" token            (accepted and ignored)
+
+``label`` and ``value`` are C floating-point literals (``1``, ``+1``, ``-1.0``,
+``1e-3``, ``.5``, ``7.``, hexadecimal floats); non-finite values are errors.
+``index`` is a decimal integer, >= 1 (one-based, SVMlight/LIBSVM) or >= 0 with
+``zero_based``.  Indices may come in any order on a line; the row is sorted.
+A repeated index is an error.  Explicit zeros are accepted but not stored.
+
+The :class:`Parser` consumes whole lines from byte buffers and appends them to
+CSR arrays that it owns (``indptr`` int64, ``indices`` int32, ``data`` float64
+or float32, labels float64).  It never holds more text than one buffer, and
+:meth:`Parser.take` hands the arrays to NumPy without copying them.  Errors are
+reported through :attr:`Parser.error` (line number, message) rather than
+raised from inside the ``nogil`` loop; :mod:`pegasos.io` attaches the file name.
+"""
+
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, realloc, free, strtod, qsort
+from libc.string cimport memcpy
+from libc.math cimport isfinite
+
+cimport numpy as cnp
+cnp.import_array()
+
+# ---------------------------------------------------------------- errors --
+cdef enum:
+    E_OK = 0
+    E_NOMEM
+    E_LABEL          # label is not a number
+    E_MULTILABEL     # "1,3" style label
+    E_LABEL_NONFINITE
+    E_NO_LABEL       # line starts with index:value
+    E_TOKEN          # token without ':' / bad index characters
+    E_INDEX_ZERO     # index 0 in one-based input
+    E_INDEX_NEG      # negative index
+    E_INDEX_BIG      # index does not fit in int32
+    E_NO_VALUE       # "63:" followed by a blank
+    E_VALUE          # value is not a number
+    E_VALUE_NONFINITE
+    E_DUPLICATE      # repeated index on a line
+
+DEF MAX_LABELS = 64
+DEF TOKEN_LEN = 48
+DEF INDEX_LIMIT = 2147483647   # largest column that fits in int32
+
+cdef double[23] POW10
+cdef int _i
+POW10[0] = 1.0
+for _i in range(1, 23):
+    POW10[_i] = POW10[_i - 1] * 10.0      # exact: every 10^k, k <= 22, is a double
+
+
+cdef inline bint is_blank(unsigned char c) noexcept nogil:
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+cdef inline bint ends_token(unsigned char c) noexcept nogil:
+    # what may follow a complete label or value
+    return c == 10 or c == 35 or is_blank(c)       # '\n', '#', blank
+
+
+cdef inline const unsigned char* parse_double(const unsigned char* p, double* out) noexcept nogil:
+    """Parse a C float literal at p; return the end pointer (== p on failure).
+
+    Decimal literals whose significand has at most 19 digits, is below 2**53
+    and whose decimal exponent is within +-22 are converted with one exact
+    multiplication or division (Clinger's fast path), which is correctly
+    rounded; everything else goes to strtod, which is correctly rounded too.
+    The buffer always ends with '\\n', so no scan can run past it.
+    """
+    cdef const unsigned char* s = p
+    cdef bint neg = False
+    cdef uint64_t mant = 0
+    cdef int ndig = 0, frac = 0, exp10 = 0, esign = 1, e = 0, edig = 0
+    cdef bint anydig = False
+    cdef char* endp
+    if s[0] == 45:            # '-'
+        neg = True
+        s += 1
+    elif s[0] == 43:          # '+'
+        s += 1
+    while 48 <= s[0] <= 57:
+        anydig = True
+        if mant or s[0] != 48:
+            ndig += 1
+            if ndig <= 19:
+                mant = mant * 10 + (s[0] - 48)
+        s += 1
+    if s[0] == 46:            # '.'
+        s += 1
+        while 48 <= s[0] <= 57:
+            anydig = True
+            if mant or s[0] != 48:
+                ndig += 1
+                if ndig <= 19:
+                    mant = mant * 10 + (s[0] - 48)
+            frac += 1
+            s += 1
+    if not anydig:
+        return _slow_double(p, out)
+    if s[0] == 101 or s[0] == 69:   # 'e' 'E'
+        s += 1
+        if s[0] == 45:
+            esign = -1
+            s += 1
+        elif s[0] == 43:
+            s += 1
+        while 48 <= s[0] <= 57:
+            if e < 100000:
+                e = e * 10 + (s[0] - 48)
+            edig += 1
+            s += 1
+        if edig == 0:
+            return _slow_double(p, out)
+    if ndig > 19 or mant > 9007199254740992ULL or s[0] == 120 or s[0] == 88:
+        return _slow_double(p, out)
+    exp10 = esign * e - frac
+    if exp10 < -22 or exp10 > 22:
+        if mant == 0:
+            out[0] = -0.0 if neg else 0.0
+            return s
+        return _slow_double(p, out)
+    cdef double v = <double> mant
+    if exp10 >= 0:
+        v = v * POW10[exp10]
+    else:
+        v = v / POW10[-exp10]
+    out[0] = -v if neg else v
+    return s
+
+
+cdef const unsigned char* _slow_double(const unsigned char* p, double* out) noexcept nogil:
+    cdef char* endp
+    # strtod skips leading blanks; a value must start right here
+    if is_blank(p[0]) or p[0] == 10:
+        return p
+    out[0] = strtod(<const char*> p, &endp)
+    return <const unsigned char*> endp
+
+
+cdef struct Pair:
+    int32_t col
+    double val
+
+
+cdef int cmp_pair(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const Pair*> a).col
+    cdef int32_t y = (<const Pair*> b).col
+    return (x > y) - (x < y)
+
+
+cdef void _free_capsule(object cap) noexcept:
+    free(PyCapsule_GetPointer(cap, NULL))
+
+
+cdef object _wrap(void* ptr, Py_ssize_t n, int typenum):
+    """A NumPy array of length n that owns the malloc'ed block ptr."""
+    cdef cnp.npy_intp dims = n
+    if ptr == NULL:
+        ptr = malloc(8)
+        if ptr == NULL:
+            raise MemoryError()
+    arr = cnp.PyArray_SimpleNewFromData(1, &dims, typenum, ptr)
+    cnp.set_array_base(arr, PyCapsule_New(ptr, NULL, _free_capsule))
+    return arr
+
+
+cdef class Parser:
+    """Incremental SVMlight/LIBSVM parser producing CSR arrays.
+
+    Parameters
+    ----------
+    zero_based : bool
+        Indices in the text start at 0 instead of 1.
+    float32 : bool
+        Store values as float32 instead of float64.
+
+    Use :meth:`feed` with buffers of whole lines (each ending in ``b"\\n"``),
+    then :meth:`take` to collect the rows parsed so far.  After a failed
+    ``feed`` (return value -1), :attr:`error` gives ``(line, message)``.
+    """
+    cdef readonly bint zero_based, float32
+    cdef double* labels
+    cdef int64_t* indptr
+    cdef int32_t* indices
+    cdef void* data
+    cdef Py_ssize_t n_rows, cap_rows, nnz, cap_nnz
+    cdef readonly int64_t line_no          # lines consumed so far (all feeds)
+    cdef readonly int64_t n_features       # 1 + largest column seen (zeros included)
+    cdef readonly int64_t rows_total, nnz_total
+    # distinct labels in order of first appearance
+    cdef double lab_val[MAX_LABELS]
+    cdef int64_t lab_line[MAX_LABELS]
+    cdef char lab_text[MAX_LABELS][TOKEN_LEN]
+    cdef readonly int n_labels
+    cdef readonly bint labels_overflow
+    # error state
+    cdef int err
+    cdef int64_t err_line, err_num
+    cdef char err_tok[TOKEN_LEN]
+    cdef Pair* pairs
+    cdef Py_ssize_t cap_pairs
+
+    def __cinit__(self, bint zero_based=False, bint float32=False):
+        self.zero_based = zero_based
+        self.float32 = float32
+        self.line_no = 0
+        self.n_features = 0
+        self.n_labels = 0
+        self.labels_overflow = False
+        self.err = E_OK
+        self.pairs = NULL
+        self.cap_pairs = 0
+        self._reset()
+
+    cdef _reset(self):
+        self.labels = NULL
+        self.indptr = <int64_t*> malloc(sizeof(int64_t) * 16)
+        if self.indptr == NULL:
+            raise MemoryError()
+        self.indptr[0] = 0
+        self.indices = NULL
+        self.data = NULL
+        self.n_rows = 0
+        self.cap_rows = 0
+        self.nnz = 0
+        self.cap_nnz = 0
+        self.labels = <double*> malloc(sizeof(double) * 16)
+        if self.labels == NULL:
+            raise MemoryError()
+        self.cap_rows = 15
+
+    def __dealloc__(self):
+        free(self.labels)
+        free(self.indptr)
+        free(self.indices)
+        free(self.data)
+        free(self.pairs)
+
+    # -------------------------------------------------------------- growth --
+    cdef int _grow_rows(self) noexcept nogil:
+        cdef Py_ssize_t cap = self.cap_rows + self.cap_rows // 2 + 64
+        cdef void* a = realloc(self.labels, sizeof(double) * (cap + 1))
+        if a == NULL:
+            return -1
+        self.labels = <double*> a
+        a = realloc(self.indptr, sizeof(int64_t) * (cap + 1))
+        if a == NULL:
+            return -1
+        self.indptr = <int64_t*> a
+        self.cap_rows = cap
+        return 0
+
+    cdef int _grow_nnz(self, Py_ssize_t need) noexcept nogil:
+        cdef Py_ssize_t cap = self.cap_nnz + self.cap_nnz // 2 + 1024
+        if cap < need:
+            cap = need
+        cdef void* a = realloc(self.indices, sizeof(int32_t) * cap)
+        if a == NULL:
+            return -1
+        self.indices = <int32_t*> a
+        a = realloc(self.data, (sizeof(float) if self.float32 else sizeof(double)) * cap)
+        if a == NULL:
+            return -1
+        self.data = a
+        self.cap_nnz = cap
+        return 0
+
+    cdef inline void _set_value(self, Py_ssize_t j, double v) noexcept nogil:
+        if self.float32:
+            (<float*> self.data)[j] = <float> v
+        else:
+            (<double*> self.data)[j] = v
+
+    cdef inline double _get_value(self, Py_ssize_t j) noexcept nogil:
+        if self.float32:
+            return (<float*> self.data)[j]
+        return (<double*> self.data)[j]
+
+    cdef void _set_error(self, int code, const unsigned char* tok, int64_t num) noexcept nogil:
+        cdef int i = 0
+        self.err = code
+        self.err_line = self.line_no
+        self.err_num = num
+        if tok != NULL:
+            while i < TOKEN_LEN - 1 and tok[i] != 10 and not is_blank(tok[i]):
+                self.err_tok[i] = tok[i]
+                i += 1
+        self.err_tok[i] = 0
+
+    cdef void _note_label(self, double y, const unsigned char* tok, Py_ssize_t toklen) noexcept nogil:
+        cdef int i
+        for i in range(self.n_labels):
+            if self.lab_val[i] == y:
+                return
+        if self.n_labels == MAX_LABELS:
+            self.labels_overflow = True
+            return
+        i = self.n_labels
+        self.lab_val[i] = y
+        self.lab_line[i] = self.line_no
+        if toklen > TOKEN_LEN - 1:
+            toklen = TOKEN_LEN - 1
+        memcpy(self.lab_text[i], tok, toklen)
+        self.lab_text[i][toklen] = 0
+        self.n_labels += 1
+
+    # ------------------------------------------------------------- sorting --
+    cdef int _sort_row(self, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+        """Sort the row's (col, value) pairs by column; -1 on memory error,
+        -2 (error set) on a repeated index."""
+        cdef Py_ssize_t r = end - start, j
+        cdef void* a
+        if r > self.cap_pairs:
+            a = realloc(self.pairs, sizeof(Pair) * r)
+            if a == NULL:
+                return -1
+            self.pairs = <Pair*> a
+            self.cap_pairs = r
+        for j in range(r):
+            self.pairs[j].col = self.indices[start + j]
+            self.pairs[j].val = self._get_value(start + j)
+        qsort(self.pairs, r, sizeof(Pair), cmp_pair)
+        for j in range(r):
+            if j > 0 and self.pairs[j].col == self.pairs[j - 1].col:
+                self.err = E_DUPLICATE
+                self.err_line = self.line_no
+                self.err_num = self.pairs[j].col + (0 if self.zero_based else 1)
+                self.err_tok[0] = 0
+                return -2
+            self.indices[start + j] = self.pairs[j].col
+            self._set_value(start + j, self.pairs[j].val)
+        return 0
+
+    # --------------------------------------------------------------- parse --
+    cdef int _parse(self, const unsigned char* p, const unsigned char* end) noexcept nogil:
+        cdef const unsigned char* tok
+        cdef const unsigned char* q
+        cdef double y, v
+        cdef int64_t idx, col, last
+        cdef Py_ssize_t row_start, j, k
+        cdef bint sorted_, has_zero, dup
+        cdef int rc
+        cdef double last_label = 0.0
+        cdef bint have_last_label = False
+        while p < end:
+            self.line_no += 1
+            while is_blank(p[0]):
+                p += 1
+            if p[0] == 10:
+                p += 1
+                continue
+            if p[0] == 35:                       # whole-line comment
+                while p[0] != 10:
+                    p += 1
+                p += 1
+                continue
+            # ---- label
+            tok = p
+            q = parse_double(p, &y)
+            if q == p or not ends_token(q[0]):
+                if q != p and q[0] == 44:        # ','
+                    self._set_error(E_MULTILABEL, tok, 0)
+                    return -1
+                k = 0
+                while not ends_token(tok[k]) and tok[k] != 58:
+                    k += 1
+                if tok[k] == 58 and k > 0:       # "3:1 ..." : the label is missing
+                    self._set_error(E_NO_LABEL, tok, 0)
+                else:
+                    self._set_error(E_LABEL, tok, 0)
+                return -1
+            if not isfinite(y):
+                self._set_error(E_LABEL_NONFINITE, tok, 0)
+                return -1
+            if not have_last_label or y != last_label:
+                self._note_label(y, tok, q - tok)
+                last_label = y
+                have_last_label = True
+            p = q
+            # ---- features
+            row_start = self.nnz
+            sorted_ = True
+            has_zero = False
+            last = -1
+            while True:
+                while is_blank(p[0]):
+                    p += 1
+                if p[0] == 10:
+                    p += 1
+                    break
+                if p[0] == 35:
+                    while p[0] != 10:
+                        p += 1
+                    p += 1
+                    break
+                tok = p
+                if p[0] == 113 and p[1] == 105 and p[2] == 100 and p[3] == 58:   # "qid:"
+                    while not ends_token(p[0]):
+                        p += 1
+                    continue
+                if p[0] == 45 and 48 <= p[1] <= 57:
+                    self._set_error(E_INDEX_NEG, tok, 0)
+                    return -1
+                idx = 0
+                while 48 <= p[0] <= 57:
+                    if idx <= INDEX_LIMIT:
+                        idx = idx * 10 + (p[0] - 48)
+                    p += 1
+                if p == tok or p[0] != 58:
+                    self._set_error(E_TOKEN, tok, 0)
+                    return -1
+                p += 1                           # ':'
+                if ends_token(p[0]):
+                    self._set_error(E_NO_VALUE, tok, 0)
+                    return -1
+                q = parse_double(p, &v)
+                if q == p or not ends_token(q[0]):
+                    self._set_error(E_VALUE, tok, 0)
+                    return -1
+                if not isfinite(v):
+                    self._set_error(E_VALUE_NONFINITE, tok, 0)
+                    return -1
+                p = q
+                if self.zero_based:
+                    col = idx
+                else:
+                    if idx == 0:
+                        self._set_error(E_INDEX_ZERO, tok, 0)
+                        return -1
+                    col = idx - 1
+                if col > INDEX_LIMIT - 1:
+                    self._set_error(E_INDEX_BIG, tok, 0)
+                    return -1
+                if col <= last:
+                    sorted_ = False
+                last = col
+                if v == 0.0:
+                    has_zero = True
+                if self.nnz == self.cap_nnz:
+                    if self._grow_nnz(self.nnz + 1) < 0:
+                        self.err = E_NOMEM
+                        return -1
+                self.indices[self.nnz] = <int32_t> col
+                self._set_value(self.nnz, v)
+                self.nnz += 1
+            # ---- finish the row
+            if not sorted_:
+                rc = self._sort_row(row_start, self.nnz)
+                if rc == -1:
+                    self.err = E_NOMEM
+                    return -1
+                if rc == -2:
+                    return -1
+            if self.nnz > row_start and self.indices[self.nnz - 1] + 1 > self.n_features:
+                self.n_features = self.indices[self.nnz - 1] + 1
+            if has_zero:
+                k = row_start
+                for j in range(row_start, self.nnz):
+                    v = self._get_value(j)
+                    if v != 0.0:
+                        self.indices[k] = self.indices[j]
+                        self._set_value(k, v)
+                        k += 1
+                self.nnz = k
+            if self.n_rows == self.cap_rows:
+                if self._grow_rows() < 0:
+                    self.err = E_NOMEM
+                    return -1
+            self.labels[self.n_rows] = y
+            self.n_rows += 1
+            self.indptr[self.n_rows] = self.nnz
+        return 0
+
+    def feed(self, const unsigned char[::1] buf):
+        """Parse whole lines from ``buf``, which must be empty or end in ``b"\\n"``.
+
+        Returns the number of rows parsed, or -1 after an error (see :attr:`error`).
+        """
+        cdef Py_ssize_t n = buf.shape[0]
+        cdef Py_ssize_t before = self.n_rows
+        cdef int rc
+        if self.err != E_OK:
+            return -1
+        if n == 0:
+            return 0
+        if buf[n - 1] != 10:
+            raise ValueError("Parser.feed needs whole lines ending in a newline")
+        with nogil:
+            rc = self._parse(&buf[0], &buf[0] + n)
+        if rc < 0:
+            if self.err == E_NOMEM:
+                raise MemoryError("out of memory while reading data")
+            return -1
+        self.rows_total += self.n_rows - before
+        return self.n_rows - before
+
+    def take(self):
+        """Return ``(labels, indptr, indices, data)`` for the rows parsed since
+        the last call, as NumPy arrays that own their memory (no copy)."""
+        cdef void* a
+        cdef Py_ssize_t n = self.n_rows, nnz = self.nnz
+        # shrink to fit (realloc to a smaller size does not move large blocks)
+        if self.cap_rows > n:
+            a = realloc(self.labels, sizeof(double) * (n + 1))
+            if a != NULL:
+                self.labels = <double*> a
+            a = realloc(self.indptr, sizeof(int64_t) * (n + 1))
+            if a != NULL:
+                self.indptr = <int64_t*> a
+        if self.cap_nnz > nnz and nnz > 0:
+            a = realloc(self.indices, sizeof(int32_t) * nnz)
+            if a != NULL:
+                self.indices = <int32_t*> a
+            a = realloc(self.data, (sizeof(float) if self.float32 else sizeof(double)) * nnz)
+            if a != NULL:
+                self.data = a
+        labels = _wrap(self.labels, n, cnp.NPY_FLOAT64)
+        indptr = _wrap(self.indptr, n + 1, cnp.NPY_INT64)
+        indices = _wrap(self.indices, nnz, cnp.NPY_INT32)
+        data = _wrap(self.data, nnz, cnp.NPY_FLOAT32 if self.float32 else cnp.NPY_FLOAT64)
+        self.nnz_total += nnz
+        self._reset()
+        return labels, indptr, indices, data
+
+    @property
+    def distinct_labels(self):
+        """Distinct labels in order of first appearance: list of
+        ``(value, first line, text as written)``; at most 64 are recorded
+        (see :attr:`labels_overflow`)."""
+        return [(self.lab_val[i], self.lab_line[i],
+                 (<bytes> self.lab_text[i]).decode("utf-8", "replace"))
+                for i in range(self.n_labels)]
+
+    @property
+    def error(self):
+        """``None`` or ``(line, message)`` describing the first error met."""
+        if self.err == E_OK:
+            return None
+        tok = (<bytes> self.err_tok).decode("utf-8", "replace")
+        base = "zero-based" if self.zero_based else "one-based"
+        msgs = {
+            E_LABEL: f"label {tok!r} is not a number",
+            E_MULTILABEL: f"label {tok!r} is a multi-label list; only one label per line is supported",
+            E_LABEL_NONFINITE: f"label {tok!r} is not finite",
+            E_NO_LABEL: f"the line starts with {tok!r}: the label is missing",
+            E_TOKEN: f"token {tok!r} is not of the form index:value",
+            E_INDEX_ZERO: f"feature index 0 in {tok!r}: indices start at 1 (use --zero-based for zero-based files)",
+            E_INDEX_NEG: f"negative feature index in {tok!r}",
+            E_INDEX_BIG: f"feature index in {tok!r} is too large (at most {INDEX_LIMIT})",
+            E_NO_VALUE: f"{tok!r} has no value (a blank follows the ':')",
+            E_VALUE: f"value in {tok!r} is not a number",
+            E_VALUE_NONFINITE: f"value in {tok!r} is not finite (nan and inf are not allowed)",
+            E_DUPLICATE: f"feature index {self.err_num} appears more than once on the line",
+        }
+        return self.err_line, msgs.get(self.err, f"parse error {self.err}")
+
+
+def parse_float(bytes text):
+    """Parse one float literal exactly as the reader does (for tests).
+
+    Returns the value, or raises ValueError if ``text`` is not a complete,
+    finite literal.
+    """
+    cdef bytes t = text + b"\n"
+    cdef const unsigned char* p = t
+    cdef double v
+    cdef const unsigned char* q = parse_double(p, &v)
+    if q == p or q[0] != 10 or not isfinite(v):
+        raise ValueError(f"not a finite float literal: {text!r}")
+    return v

@@ -1,0 +1,45 @@
+"""pegasos: linear SVMs trained with Pegasos, for SVMlight/LIBSVM files.
+
+Python API (the command line ``pegasos`` is a thin layer over it)::
+
+    import pegasos
+    X, y = pegasos.load_svmlight("a9a")                 # CSR matrix, labels
+    model = pegasos.train(X, y, lam=1e-4, epochs=20)    # Fig. 1 of the paper
+    f = model.decision_function(X)                       # <w, x> + b
+    pegasos.objective(model, X, y)["objective"]          # lambda/2 |w|^2 + mean hinge
+    model.save("a9a.model"); model = pegasos.load_model("a9a.model")
+
+Names are imported lazily, so ``import pegasos`` is cheap.
+"""
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "load_svmlight": "io",
+    "read_svmlight": "io",
+    "iter_svmlight": "io",
+    "train": "linear",
+    "LinearModel": "linear",
+    "BinaryLabels": "linear",
+    "save_model": "model",
+    "load_model": "model",
+    "objective": "evaluate",
+    "objective_file": "evaluate",
+    "evaluate": "evaluate",
+    "evaluate_file": "evaluate",
+    "PegasosError": "errors",
+    "DataError": "errors",
+    "ModelFormatError": "errors",
+    "ParameterError": "errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+
+        module = importlib.import_module(f".{_EXPORTS[name]}", __name__)
+        return getattr(module, name)
+    raise AttributeError(f"module 'pegasos' has no attribute {name!r}")

@@ -1,0 +1,316 @@
+"""Command line: ``pegasos train | predict | eval | objective``.
+
+A thin layer over the Python API: it parses options, shows progress on a
+terminal, prints results, and turns :class:`pegasos.errors.PegasosError` into
+a one-line ``Error: ...`` with exit status 1.  Heavy modules (NumPy, SciPy,
+the compiled core) are imported inside the commands so that ``--help`` is fast.
+"""
+
+import functools
+import json
+import os
+import sys
+import time
+
+import click
+
+from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS
+
+
+def _errors_to_click(fn):
+    """Report library errors as ``Error: message`` (exit 1), never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .errors import PegasosError
+
+        try:
+            return fn(*args, **kwargs)
+        except PegasosError as e:
+            raise click.ClickException(str(e)) from None
+        except MemoryError:
+            raise click.ClickException("out of memory") from None
+        except BrokenPipeError:
+            # output piped into e.g. `head`: stop quietly
+            try:
+                sys.stdout = open(os.devnull, "w")
+            except OSError:
+                pass
+            sys.exit(1)
+
+    return wrapper
+
+
+class _Progress:
+    """tqdm bars on stderr, only when stderr is a terminal and not --quiet."""
+
+    def __init__(self, quiet):
+        self.enabled = not quiet and sys.stderr.isatty()
+
+    def bar(self, total, desc, unit, scale=False):
+        if not self.enabled:
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=desc, unit=unit, unit_scale=scale, file=sys.stderr,
+                    leave=False, dynamic_ncols=True, mininterval=0.25)
+
+    def reading(self, path):
+        size = None
+        if path != "-" and os.path.splitext(path)[1].lower() not in (".gz", ".bz2", ".xz", ".lzma"):
+            try:
+                size = os.path.getsize(path)
+            except OSError:
+                size = None
+        return self.bar(size, f"reading {os.path.basename(path)}", "B", scale=True)
+
+
+def _update(bar):
+    return None if bar is None else bar.update
+
+
+def _close(bar):
+    if bar is not None:
+        bar.close()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="pegasos")
+def main():
+    """Train and use linear SVMs with Pegasos, on SVMlight/LIBSVM files.
+
+    \b
+      pegasos train -l 1e-4 --epochs 20 data.svm        # writes data.svm.model
+      pegasos predict test.svm data.svm.model out.txt
+      pegasos eval test.svm data.svm.model
+      pegasos objective data.svm data.svm.model
+    """
+
+
+@main.command()
+@click.argument("data")
+@click.argument("model", required=False)
+@click.option("-l", "--lambda", "lam", type=float, default=DEFAULT_LAMBDA, show_default=True,
+              help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")
+@click.option("-T", "--iterations", type=int, help="Number of iterations T (each uses k examples).")
+@click.option("--epochs", type=float,
+              help=f"Passes over the data instead of T: T = epochs*m/k [default: {DEFAULT_EPOCHS}].")
+@click.option("-k", "--batch-size", type=int, default=1, show_default=True, help="Mini-batch size k.")
+@click.option("--sampling", type=click.Choice(SAMPLINGS), default="uniform", show_default=True,
+              help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
+                   "sequential: file order.")
+@click.option("--projection", is_flag=True, help="Project onto the ball of radius 1/sqrt(lambda) after each step.")
+@click.option("--average", is_flag=True, help="Output the mean of all iterates w_1..w_T (Theorem 1).")
+@click.option("--average-from", type=float, metavar="F",
+              help="Output the mean of the iterates from iteration ceil(F*T) on (e.g. 0.5).")
+@click.option("--bias", type=click.Choice(BIAS_MODES), default="none", show_default=True,
+              help="none; feature: constant feature 1, regularised (LIBLINEAR -B 1); "
+                   "unregularized: b by sub-gradient steps (heuristic).")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Random seed.")
+@click.option("--zero-based", is_flag=True, help="Feature indices in DATA start at 0 (default 1).")
+@click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
+              help="Type of the feature values held in memory.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--no-objective", is_flag=True, help="Do not compute the training objective for the summary.")
+@_errors_to_click
+def train(data, model, lam, iterations, epochs, batch_size, sampling, projection, average, average_from,
+          bias, seed, zero_based, dtype, quiet, no_objective):
+    """Train a linear SVM on DATA and write it to MODEL (default: DATA's name + .model)."""
+    from .errors import PegasosError, ParameterError
+    from .model import check_writable
+
+    if average and average_from is not None:
+        raise ParameterError("give either --average or --average-from, not both")
+    if model is None:
+        if data == "-":
+            raise PegasosError("give a MODEL file name when DATA is read from standard input")
+        model = os.path.basename(data) + ".model"
+    # settle what does not need the data before reading it
+    from .linear import check_parameters
+
+    check_parameters(max(batch_size, 1), lam, iterations, epochs, batch_size, sampling, average_from, bias)
+    check_writable(model)
+
+    import numpy as np
+
+    from .evaluate import objective as objective_fn
+    from .io import read_svmlight
+    from .linear import BinaryLabels, iterations_for
+    from .linear import train as train_fn
+
+    progress = _Progress(quiet)
+    t0 = time.perf_counter()
+    bar = progress.reading(data)
+    try:
+        d = read_svmlight(data, zero_based=zero_based, dtype=np.dtype(dtype), progress=_update(bar))
+    finally:
+        _close(bar)
+    labels = BinaryLabels.from_data(d)
+    t_read = time.perf_counter() - t0
+
+    m = d.n_examples
+    if epochs is None and iterations is None:
+        epochs = DEFAULT_EPOCHS
+    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias)
+    T = iterations if iterations is not None else iterations_for(m, batch_size, epochs, sampling)
+    bar = progress.bar(T, "training", "it", scale=True)
+    t1 = time.perf_counter()
+    try:
+        result = train_fn(d.chunk, d.y, lam=lam, iterations=T, batch_size=batch_size, sampling=sampling,
+                          projection=projection, average=average, average_from=average_from, bias=bias,
+                          seed=seed, labels=labels, n_features=d.n_features, progress=_update(bar))
+    finally:
+        _close(bar)
+    t_train = time.perf_counter() - t1
+    result.info["index_base"] = "0" if zero_based else "1"
+    result.info["train_file"] = data
+    result.save(model)
+
+    if not quiet:
+        parts = [f"trained on {data}: m={m} n={d.n_features} nnz={d.nnz}",
+                 f"T={T} k={batch_size} lambda={lam!r}",
+                 f"read {t_read:.2f} s, train {t_train:.2f} s"]
+        if not no_objective:
+            obj = objective_fn(result, d.chunk, d.y)
+            parts.append(f"objective {obj['objective']:.6g} (hinge {obj['hinge_loss']:.6g}, "
+                         f"train error {obj['error_rate']:.4f})")
+        parts.append(f"model {model}")
+        click.echo(" | ".join(parts))
+
+
+def _load(model_path):
+    from .model import load_model
+
+    return load_model(model_path)
+
+
+@main.command()
+@click.argument("data")
+@click.argument("model")
+@click.argument("output", required=False)
+@click.option("--labels", "as_labels", is_flag=True,
+              help="Write predicted labels (as spelled in the training data) instead of decision values.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@_errors_to_click
+def predict(data, model, output, as_labels, quiet):
+    """Write one decision value <w,x> + b per example of DATA (to OUTPUT or stdout).
+
+    A decision value > 0 predicts the positive label.
+    """
+    from .io import iter_svmlight
+    from .model import atomic_write
+
+    mdl = _load(model)
+    zero_based = mdl.info.get("index_base", "1") == "0"
+    progress = _Progress(quiet)
+
+    def write(f):
+        bar = progress.reading(data)
+        try:
+            for chunk in iter_svmlight(data, zero_based=zero_based, progress=_update(bar)):
+                values = mdl.decision_function(chunk)
+                if as_labels:
+                    lines = mdl.labels.decode(values > 0).tolist()
+                else:
+                    lines = [repr(v) for v in values.tolist()]
+                f.write("\n".join(lines))
+                f.write("\n")
+        finally:
+            _close(bar)
+
+    if output is None or output == "-":
+        write(sys.stdout)
+        sys.stdout.flush()
+    else:
+        atomic_write(output, write)
+
+
+def _fmt(v, digits=4):
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+@main.command(name="eval")
+@click.argument("data")
+@click.argument("model")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
+@click.option("--no-auc", is_flag=True, help="Skip ROC AUC (keeps memory flat for huge files).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@_errors_to_click
+def eval_(data, model, as_json, no_auc, quiet):
+    """Accuracy, precision, recall, F1, ROC AUC, hinge loss and confusion matrix on DATA."""
+    from .evaluate import evaluate_file
+
+    mdl = _load(model)
+    progress = _Progress(quiet)
+    bar = progress.reading(data)
+    try:
+        r = evaluate_file(mdl, data, auc=not no_auc, progress=_update(bar))
+    finally:
+        _close(bar)
+    if as_json:
+        click.echo(json.dumps(r, indent=2))
+        return
+    c = r["confusion"]
+    pos, neg = r["positive_label"], r["negative_label"]
+    acc = _fmt(r["accuracy"])
+    if r["examples"]:
+        acc += f" ({r['correct']}/{r['examples']})"
+    width = max(len(pos), len(neg)) + 5
+    rows = [
+        f"examples     {r['examples']}",
+        f"accuracy     {acc}",
+        f"precision    {_fmt(r['precision'])}   (positive label {pos})",
+        f"recall       {_fmt(r['recall'])}",
+        f"F1           {_fmt(r['f1'])}",
+        f"ROC AUC      {_fmt(r['roc_auc'])}",
+        f"hinge loss   {_fmt(r['hinge_loss'], 6)}",
+        "confusion matrix (rows: true label, columns: predicted label)",
+        f"  {'':>{width}} {'pred ' + neg:>{width + 3}} {'pred ' + pos:>{width + 3}}",
+        f"  {'true ' + neg:>{width}} {c['tn']:>{width + 3}} {c['fp']:>{width + 3}}",
+        f"  {'true ' + pos:>{width}} {c['fn']:>{width + 3}} {c['tp']:>{width + 3}}",
+        f"TP={c['tp']} FP={c['fp']} TN={c['tn']} FN={c['fn']}",
+    ]
+    click.echo("\n".join(rows))
+
+
+@main.command()
+@click.argument("data")
+@click.argument("model")
+@click.option("-l", "--lambda", "lam", type=float, help="lambda to evaluate with (default: the model's).")
+@click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@_errors_to_click
+def objective(data, model, lam, as_json, quiet):
+    """Primal objective lambda/2 ||w||^2 + mean hinge loss of MODEL on DATA."""
+    import math
+
+    from .errors import ParameterError
+    from .evaluate import objective_file
+
+    if lam is not None and not (math.isfinite(lam) and lam > 0):
+        raise ParameterError(f"lambda must be a positive number, got {lam}")
+    mdl = _load(model)
+    progress = _Progress(quiet)
+    bar = progress.reading(data)
+    try:
+        r = objective_file(mdl, data, lam=lam, progress=_update(bar))
+    finally:
+        _close(bar)
+    if as_json:
+        click.echo(json.dumps(r, indent=2))
+        return
+    bias = "" if r["bias_mode"] == "none" else f"bias         {r['bias']!r} ({r['bias_mode']})\n"
+    click.echo(
+        f"examples     {r['examples']}\n"
+        f"lambda       {r['lambda']!r}\n"
+        f"objective    {_fmt(r['objective'], 8)}\n"
+        f"hinge loss   {_fmt(r['hinge_loss'], 8)}\n"
+        f"regularizer  {r['regularizer']:.8f}\n"
+        f"norm of w    {r['norm_w']:.6f}\n"
+        f"{bias}"
+        f"error rate   {_fmt(r['error_rate'])}"
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

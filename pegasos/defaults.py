@@ -1,0 +1,9 @@
+"""Default settings and the names of the choices (no heavy imports here, so
+that ``pegasos --help`` starts fast)."""
+
+DEFAULT_LAMBDA = 1e-4     # regularisation parameter lambda
+DEFAULT_EPOCHS = 10       # passes over the data when neither T nor epochs is given
+DEFAULT_SEED = 1          # runs are reproducible unless a seed is chosen
+
+SAMPLINGS = ("uniform", "permutation", "sequential")
+BIAS_MODES = ("none", "feature", "unregularized")

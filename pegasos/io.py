@@ -1,0 +1,296 @@
+"""Reading SVMlight / LIBSVM sparse text files.
+
+Files may be plain, gzip (``.gz``), bzip2 (``.bz2``) or xz (``.xz``/``.lzma``)
+compressed, chosen by suffix, or ``-`` for standard input.  Text is read in
+blocks of bounded size (``BLOCK_SIZE`` bytes plus at most one line) and parsed
+by the compiled :class:`pegasos._svmlight.Parser`; only CSR arrays are kept.
+
+Two ways in:
+
+* :func:`read_svmlight` / :func:`load_svmlight` load a whole file;
+* :func:`iter_svmlight` yields it as CSR chunks, so that prediction and
+  evaluation use memory that does not grow with the number of examples.
+"""
+
+import bz2
+import gzip
+import lzma
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import DataError
+
+BLOCK_SIZE = 4 << 20          # bytes of text handed to the parser at a time
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+
+
+@dataclass
+class Chunk:
+    """Rows of an SVMlight file as CSR arrays.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (m,), float64
+        Labels as written in the file (not yet mapped to -1/+1).
+    indptr : ndarray of shape (m + 1,), int64
+    indices : ndarray of shape (nnz,), int32
+        Zero-based column of each stored value (sorted within a row).
+    data : ndarray of shape (nnz,), float64 or float32
+        Non-zero values (explicit zeros in the file are not stored).
+    first_row : int
+        Position of the chunk's first row in the file (0-based example count).
+    """
+
+    labels: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    first_row: int = 0
+
+    @property
+    def n_rows(self):
+        return self.labels.shape[0]
+
+    def matrix(self, n_features=None):
+        """The chunk as a ``scipy.sparse.csr_matrix`` (no copy of the arrays)."""
+        from scipy.sparse import csr_matrix
+
+        n = int(self.indices.max()) + 1 if self.indices.size else 0
+        if n_features is not None:
+            n = max(n, int(n_features))
+        return csr_matrix((self.data, self.indices, self.indptr), shape=(self.n_rows, n), copy=False)
+
+
+@dataclass
+class LabelInfo:
+    """A distinct label value with its first line and its spelling in the file."""
+
+    value: float
+    line: int
+    text: str
+
+
+@dataclass
+class SVMLightData:
+    """A whole SVMlight file in memory.
+
+    Attributes
+    ----------
+    path : str
+        The file name as given (``-`` for standard input).
+    chunk : Chunk
+        All rows.
+    n_features : int
+        1 + the largest zero-based column index in the file (explicit zeros
+        count), or the requested ``n_features`` if that is larger.
+    distinct_labels : list of LabelInfo
+        Distinct labels in order of first appearance (at most 64 recorded).
+    labels_overflow : bool
+        More than 64 distinct labels were seen.
+    n_lines : int
+        Lines read, counting blank and comment lines.
+    """
+
+    path: str
+    chunk: Chunk
+    n_features: int
+    distinct_labels: list = field(default_factory=list)
+    labels_overflow: bool = False
+    n_lines: int = 0
+    zero_based: bool = False
+
+    @property
+    def X(self):
+        return self.chunk.matrix(self.n_features)
+
+    @property
+    def y(self):
+        return self.chunk.labels
+
+    @property
+    def n_examples(self):
+        return self.chunk.n_rows
+
+    @property
+    def nnz(self):
+        return int(self.chunk.indices.shape[0])
+
+
+def open_binary(path):
+    """Open ``path`` for reading bytes, decompressing by suffix; ``-`` is stdin.
+
+    Raises
+    ------
+    DataError
+        If the file does not exist, is a directory, or cannot be read.
+    """
+    if path == "-":
+        return sys.stdin.buffer
+    opener = _OPENERS.get(os.path.splitext(str(path))[1].lower())
+    try:
+        if os.path.isdir(path):
+            raise DataError(path, "is a directory, not a data file")
+        if opener is None:
+            return open(path, "rb")
+        return opener(path, "rb")
+    except FileNotFoundError:
+        raise DataError(path, "no such file") from None
+    except PermissionError:
+        raise DataError(path, "permission denied") from None
+    except OSError as e:
+        raise DataError(path, f"cannot open: {e.strerror or e}") from None
+
+
+def _whole_lines(stream, path, block_size, on_bytes=None):
+    """Yield buffers of whole lines (each ending in b'\\n') read from ``stream``."""
+    tail = b""
+    while True:
+        try:
+            block = stream.read(block_size)
+        except (OSError, EOFError, lzma.LZMAError) as e:
+            raise DataError(path, f"cannot read or decompress: {e}") from None
+        if not block:
+            if tail:
+                yield tail + b"\n"
+            return
+        if on_bytes is not None:
+            on_bytes(len(block))
+        buf = tail + block if tail else block
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            tail = buf
+            continue
+        yield memoryview(buf)[: cut + 1]
+        tail = buf[cut + 1:]
+
+
+def _parser(zero_based, dtype):
+    from . import _svmlight
+
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be float64 or float32, not {dtype}")
+    return _svmlight.Parser(zero_based=bool(zero_based), float32=dtype == np.float32)
+
+
+def _feed(parser, buf, path):
+    if parser.feed(buf) < 0:
+        line, message = parser.error
+        raise DataError(path, message, line)
+
+
+def _file_size(path):
+    try:
+        return os.path.getsize(path) if path != "-" else None
+    except OSError:
+        return None
+
+
+def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZE, progress=None):
+    """Yield the rows of an SVMlight file as :class:`Chunk` objects.
+
+    Each chunk holds the rows of about ``block_size`` bytes of text, so the
+    memory used does not depend on the length of the file.
+
+    Parameters
+    ----------
+    path : str
+        File name, or ``-`` for standard input.
+    zero_based : bool
+        Indices in the file start at 0 (default: 1, as in SVMlight/LIBSVM).
+    dtype : float64 or float32
+        Type of the stored values.
+    progress : callable(int) or None
+        Called with the number of (compressed) bytes read after each block.
+
+    Raises
+    ------
+    DataError
+        Unreadable file, or a malformed line (the message names file and line).
+    """
+    parser = _parser(zero_based, dtype)
+    first = 0
+    stream = open_binary(path)
+    try:
+        for buf in _whole_lines(stream, path, block_size, progress):
+            _feed(parser, buf, path)
+            labels, indptr, indices, data = parser.take()
+            if labels.shape[0]:
+                yield Chunk(labels, indptr, indices, data, first)
+                first += labels.shape[0]
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def read_svmlight(path, zero_based=False, dtype=np.float64, n_features=None, block_size=BLOCK_SIZE,
+                  progress=None):
+    """Load a whole SVMlight/LIBSVM file.
+
+    Parameters
+    ----------
+    path : str
+        File name (plain, .gz, .bz2, .xz) or ``-`` for standard input.
+    zero_based : bool
+        Indices start at 0 instead of 1.
+    dtype : float64 or float32
+        Type of the stored values (float32 halves the memory of the values).
+    n_features : int or None
+        Minimum number of columns of the result (e.g. the training dimension
+        when loading a test file).
+
+    Returns
+    -------
+    SVMLightData
+        CSR arrays (``indptr`` int64 of shape (m+1,), ``indices`` int32 and
+        ``data`` of shape (nnz,)), labels float64 of shape (m,), and the
+        distinct labels with the line where each first appears.
+
+    Raises
+    ------
+    DataError
+        Unreadable file or malformed line; the message names file and line.
+    """
+    parser = _parser(zero_based, dtype)
+    stream = open_binary(path)
+    try:
+        for buf in _whole_lines(stream, path, block_size, progress):
+            _feed(parser, buf, path)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    labels, indptr, indices, data = parser.take()
+    n = int(parser.n_features)
+    if n_features is not None:
+        n = max(n, int(n_features))
+    return SVMLightData(
+        path=str(path),
+        chunk=Chunk(labels, indptr, indices, data, 0),
+        n_features=n,
+        distinct_labels=[LabelInfo(v, line, text) for v, line, text in parser.distinct_labels],
+        labels_overflow=bool(parser.labels_overflow),
+        n_lines=int(parser.line_no),
+        zero_based=bool(zero_based),
+    )
+
+
+def load_svmlight(path, zero_based=False, dtype=np.float64, n_features=None):
+    """Load an SVMlight/LIBSVM file as ``(X, y)``, like scikit-learn's
+    ``load_svmlight_file``.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (m, n_features), float64 or float32
+    y : ndarray of shape (m,), float64, the labels as written
+
+    Raises
+    ------
+    DataError
+        Unreadable file or malformed line (file and line are named).
+    """
+    d = read_svmlight(path, zero_based=zero_based, dtype=dtype, n_features=n_features)
+    return d.X, d.y

@@ -1,0 +1,250 @@
+"""Plain-text model files (format version 1).
+
+Layout: a header of ``key value`` lines, a ``weights N`` line, N lines
+``index:value`` (non-zero weights only, increasing index, in the index base of
+the training data), and a final ``end`` line::
+
+    pegasos_model 1
+    kind linear
+    loss hinge
+    lambda 0.0001
+    ...
+    bias 0.0
+    label_negative -1
+    label_positive +1
+    n_features 123
+    index_base 1
+    weights 2
+    3:0.25
+    17:-1.5
+    end
+
+Floats are written with Python's ``repr`` (the shortest text that reads back
+as the same double), so a model survives save/load bit for bit, and loading
+then saving gives the same bytes.  Files are written to a temporary file in
+the target directory and renamed into place, so a reader never sees half a
+model.  CRLF line ends and a missing final newline are accepted.
+"""
+
+import math
+import os
+import tempfile
+
+import numpy as np
+
+from .errors import ModelFormatError, PegasosError
+
+MAGIC = "pegasos_model"
+VERSION = 1
+
+# header keys in the order they are written; the value "-" means "not applicable"
+HEADER_KEYS = (
+    "kind", "loss", "lambda", "iterations", "batch_size", "sampling", "projection", "averaging",
+    "average_from", "averaged_iterates", "bias_mode", "bias", "label_negative", "label_positive",
+    "n_features", "index_base", "seed", "train_file", "train_examples",
+)
+
+
+def _check_float(text, path, line, what):
+    try:
+        v = float(text)
+    except ValueError:
+        raise ModelFormatError(path, f"{what} {text!r} is not a number", line) from None
+    if not math.isfinite(v):
+        raise ModelFormatError(path, f"{what} {text!r} is not finite", line)
+    return v
+
+
+def model_text(model):
+    """The model file contents as a string (see the module docstring)."""
+    from .linear import LinearModel
+
+    if not isinstance(model, LinearModel):
+        raise TypeError("model_text expects a LinearModel")
+    base = int(model.info.get("index_base", "1"))
+    header = dict(model.info)
+    header.update({
+        "kind": "linear",
+        "loss": "hinge",
+        "lambda": repr(float(model.lam)),
+        "bias_mode": model.bias_mode,
+        "bias": repr(float(model.bias)),
+        "label_negative": model.labels.negative_text,
+        "label_positive": model.labels.positive_text,
+        "n_features": str(model.n_features),
+        "index_base": str(base),
+    })
+    lines = [f"{MAGIC} {VERSION}"]
+    for key in HEADER_KEYS:
+        value = str(header.get(key, "-")).replace("\n", " ").replace("\r", " ") or "-"
+        lines.append(f"{key} {value}")
+    nz = np.flatnonzero(model.w)
+    lines.append(f"weights {nz.size}")
+    w = model.w
+    lines.extend(f"{j + base}:{float(w[j])!r}" for j in nz.tolist())
+    lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+def atomic_write(path, write):
+    """Create ``path`` atomically: ``write(fileobj)`` fills a temporary file
+    in the same directory, which is then renamed over ``path``.
+
+    Raises
+    ------
+    PegasosError
+        The directory is missing or not writable (nothing is left behind).
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise PegasosError(f"cannot write {path}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise PegasosError(f"cannot write {path}: {e.strerror or e}") from None
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_writable(path):
+    """Fail early (before a long training run) if ``path`` cannot be created."""
+    atomic_probe = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if os.path.isdir(path):
+        raise PegasosError(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(atomic_probe):
+        raise PegasosError(f"cannot write {path}: directory {atomic_probe} does not exist")
+    if not os.access(atomic_probe, os.W_OK | os.X_OK):
+        raise PegasosError(f"cannot write {path}: permission denied")
+
+
+def save_model(model, path):
+    """Write ``model`` to ``path`` atomically (temporary file + rename).
+
+    Raises
+    ------
+    PegasosError
+        The file cannot be written; no partial file is left.
+    """
+    text = model_text(model)
+    atomic_write(path, lambda f: f.write(text))
+
+
+def load_model(path):
+    """Read a model file written by :func:`save_model`.
+
+    Returns
+    -------
+    pegasos.linear.LinearModel
+
+    Raises
+    ------
+    ModelFormatError
+        Not a pegasos model, an unknown version, or a damaged/truncated file
+        (the message names the file and line).
+    """
+    from .linear import BinaryLabels, LinearModel
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise ModelFormatError(path, "no such model file") from None
+    except OSError as e:
+        raise ModelFormatError(path, f"cannot read model: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFormatError(path, "not a pegasos model file (not text)") from None
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise ModelFormatError(path, "the model file is empty")
+    first = lines[0].split()
+    if len(first) != 2 or first[0] != MAGIC:
+        raise ModelFormatError(path, f"not a pegasos model file (first line is {lines[0][:60]!r})", 1)
+    if not first[1].isdigit():
+        raise ModelFormatError(path, f"bad format version {first[1]!r}", 1)
+    if int(first[1]) != VERSION:
+        raise ModelFormatError(path, f"model format version {first[1]} is not supported "
+                                     f"(this pegasos reads version {VERSION})", 1)
+    header = {}
+    i = 1
+    while i < len(lines):
+        key, _, value = lines[i].strip().partition(" ")
+        value = value.strip()
+        if key == "weights":
+            break
+        if key not in HEADER_KEYS:
+            raise ModelFormatError(path, f"unknown header line {lines[i][:60]!r}", i + 1)
+        if not value:
+            raise ModelFormatError(path, f"header line {key!r} has no value", i + 1)
+        header[key] = value
+        i += 1
+    if i == len(lines):
+        raise ModelFormatError(path, "truncated model file: no 'weights' line")
+    missing = [k for k in HEADER_KEYS if k not in header]
+    if missing:
+        raise ModelFormatError(path, f"damaged model file: header lacks {', '.join(missing)}")
+    if header["kind"] != "linear" or header["loss"] != "hinge":
+        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}")
+    weights_line = i + 1
+    count_text = value
+    if not count_text.isdigit():
+        raise ModelFormatError(path, f"bad weight count {count_text!r}", weights_line)
+    count = int(count_text)
+    n_features = header["n_features"]
+    if not n_features.isdigit():
+        raise ModelFormatError(path, f"bad n_features {n_features!r}")
+    n = int(n_features)
+    base = header["index_base"]
+    if base not in ("0", "1"):
+        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
+    base = int(base)
+    lam = _check_float(header["lambda"], path, None, "lambda")
+    bias = _check_float(header["bias"], path, None, "bias")
+    neg = _check_float(header["label_negative"], path, None, "label_negative")
+    pos = _check_float(header["label_positive"], path, None, "label_positive")
+    if header["bias_mode"] not in ("none", "feature", "unregularized"):
+        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}")
+    body = lines[i + 1:]
+    if len(body) < count + 1 or body[count].strip() != "end":
+        raise ModelFormatError(path, f"truncated or damaged model file: expected {count} weight lines "
+                                     "and a final 'end' line")
+    if len(body) > count + 1:
+        raise ModelFormatError(path, "unexpected text after the 'end' line", weights_line + count + 2)
+    w = np.zeros(n, dtype=np.float64)
+    last = -1
+    for j, ln in enumerate(body[:count]):
+        lineno = weights_line + 1 + j
+        idx_text, sep, val_text = ln.strip().partition(":")
+        if not sep or not idx_text.isdigit():
+            raise ModelFormatError(path, f"weight line {ln[:60]!r} is not index:value", lineno)
+        col = int(idx_text) - base
+        if col < 0 or col >= n:
+            raise ModelFormatError(path, f"weight index {idx_text} is outside 1..n_features", lineno)
+        if col <= last:
+            raise ModelFormatError(path, f"weight index {idx_text} is not increasing", lineno)
+        last = col
+        w[col] = _check_float(val_text, path, lineno, "weight")
+    info = {k: header[k] for k in HEADER_KEYS}
+    labels = BinaryLabels(neg, pos, header["label_negative"], header["label_positive"])
+    return LinearModel(w=w, bias=bias, labels=labels, lam=lam, bias_mode=header["bias_mode"], info=info)
