@@ -29,6 +29,7 @@ demo: install
 	    "$(PEGASOS_DATA)/a9a/a9a" demo-out/a9a.model
 	$(VENV)/bin/pegasos eval "$(PEGASOS_DATA)/a9a/a9a.t" demo-out/a9a.model
 	$(VENV)/bin/pegasos objective "$(PEGASOS_DATA)/a9a/a9a" demo-out/a9a.model
+	@echo "reference optimum (LIBLINEAR, duality gap < 1e-8, see the data README): f* = 0.3517618027"
 	@echo "model written to demo-out/a9a.model"; head -20 demo-out/a9a.model
 
 test: install
