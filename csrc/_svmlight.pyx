@@ -47,6 +47,7 @@ cdef enum:
     E_VALUE          # value is not a number
     E_VALUE_NONFINITE
     E_DUPLICATE      # repeated index on a line
+    E_LABEL_UNKNOWN  # label outside the allowed set (a model's two labels)
 
 DEF MAX_LABELS = 64
 DEF TOKEN_LEN = 48
@@ -203,6 +204,10 @@ cdef class Parser:
     cdef char lab_text[MAX_LABELS][TOKEN_LEN]
     cdef readonly int n_labels
     cdef readonly bint labels_overflow
+    # optional set of allowed label values (e.g. a model's two labels)
+    cdef double allowed[2]
+    cdef int n_allowed
+    cdef public object allowed_text
     # error state
     cdef int err
     cdef int64_t err_line, err_num
@@ -210,9 +215,17 @@ cdef class Parser:
     cdef Pair* pairs
     cdef Py_ssize_t cap_pairs
 
-    def __cinit__(self, bint zero_based=False, bint float32=False):
+    def __cinit__(self, bint zero_based=False, bint float32=False, allowed_labels=None):
         self.zero_based = zero_based
         self.float32 = float32
+        self.n_allowed = 0
+        self.allowed_text = ""
+        if allowed_labels is not None:
+            for v in allowed_labels:
+                if self.n_allowed == 2:
+                    raise ValueError("at most two allowed labels")
+                self.allowed[self.n_allowed] = v
+                self.n_allowed += 1
         self.line_no = 0
         self.n_features = 0
         self.n_labels = 0
@@ -383,6 +396,9 @@ cdef class Parser:
                 self._set_error(E_LABEL_NONFINITE, tok, 0)
                 return -1
             if not have_last_label or y != last_label:
+                if self.n_allowed and y != self.allowed[0] and (self.n_allowed == 1 or y != self.allowed[1]):
+                    self._set_error(E_LABEL_UNKNOWN, tok, 0)
+                    return -1
                 self._note_label(y, tok, q - tok)
                 last_label = y
                 have_last_label = True
@@ -561,6 +577,7 @@ cdef class Parser:
             E_VALUE: f"value in {tok!r} is not a number",
             E_VALUE_NONFINITE: f"value in {tok!r} is not finite (nan and inf are not allowed)",
             E_DUPLICATE: f"feature index {self.err_num} appears more than once on the line",
+            E_LABEL_UNKNOWN: f"label {tok!r} is not one of the model's labels{self.allowed_text}",
         }
         return self.err_line, msgs.get(self.err, f"parse error {self.err}")
 

@@ -88,8 +88,8 @@ def _metrics(totals, model):
 def _stream(model, path, progress, keep_scores):
     zero_based = model.info.get("index_base", "1") == "0"
     totals = _Totals(keep_scores)
-    for chunk in iter_svmlight(path, zero_based=zero_based, progress=progress):
-        y = model.labels.encode(chunk.labels, path=path, first_line=chunk.first_row)
+    for chunk in iter_svmlight(path, zero_based=zero_based, progress=progress, labels=model.labels):
+        y = model.labels.encode(chunk.labels)
         totals.add(model.decision_function(chunk), y)
     return totals
 

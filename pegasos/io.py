@@ -168,13 +168,17 @@ def _whole_lines(stream, path, block_size, on_bytes=None):
         tail = buf[cut + 1:]
 
 
-def _parser(zero_based, dtype):
+def _parser(zero_based, dtype, labels=None):
     from . import _svmlight
 
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, not {dtype}")
-    return _svmlight.Parser(zero_based=bool(zero_based), float32=dtype == np.float32)
+    parser = _svmlight.Parser(zero_based=bool(zero_based), float32=dtype == np.float32,
+                              allowed_labels=None if labels is None else (labels.negative, labels.positive))
+    if labels is not None:
+        parser.allowed_text = f" ({labels.negative_text}, {labels.positive_text})"
+    return parser
 
 
 def _feed(parser, buf, path):
@@ -190,7 +194,7 @@ def _file_size(path):
         return None
 
 
-def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZE, progress=None):
+def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZE, progress=None, labels=None):
     """Yield the rows of an SVMlight file as :class:`Chunk` objects.
 
     Each chunk holds the rows of about ``block_size`` bytes of text, so the
@@ -206,13 +210,15 @@ def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZ
         Type of the stored values.
     progress : callable(int) or None
         Called with the number of (compressed) bytes read after each block.
+    labels : pegasos.linear.BinaryLabels or None
+        If given, a label that is neither of its two values is an error.
 
     Raises
     ------
     DataError
         Unreadable file, or a malformed line (the message names file and line).
     """
-    parser = _parser(zero_based, dtype)
+    parser = _parser(zero_based, dtype, labels)
     first = 0
     stream = open_binary(path)
     try:

@@ -88,12 +88,12 @@ class BinaryLabels:
                                  f"{values[:5].tolist()}")
         return cls(float(values[0]), float(values[1]))
 
-    def encode(self, y, path=None, first_line=None):
+    def encode(self, y):
         """Map label values to -1.0/+1.0 (float64 array).
 
         Raises
         ------
-        DataError / ParameterError
+        ParameterError
             A value that is neither of the two labels.
         """
         y = np.asarray(y, dtype=np.float64)
@@ -101,12 +101,8 @@ class BinaryLabels:
         bad = (y != self.positive) & (y != self.negative)
         if bad.any():
             i = int(np.argmax(bad))
-            msg = (f"label {_fmt_label(y[i])} is not one of the model's labels "
-                   f"({self.negative_text}, {self.positive_text})")
-            if path is not None:
-                from .errors import DataError
-                raise DataError(path, msg + f" (example {i + 1 + (first_line or 0)})")
-            raise ParameterError(msg)
+            raise ParameterError(f"label {_fmt_label(y[i])} (example {i + 1}) is not one of the "
+                                 f"model's labels ({self.negative_text}, {self.positive_text})")
         return out
 
     def decode(self, positive_mask):
