@@ -48,6 +48,7 @@ cdef enum:
     E_VALUE_NONFINITE
     E_DUPLICATE      # repeated index on a line
     E_LABEL_UNKNOWN  # label outside the allowed set (a model's two labels)
+    E_VALUE_FLOAT32  # finite value that overflows float32 (float32 mode)
 
 DEF MAX_LABELS = 64
 DEF TOKEN_LEN = 48
@@ -446,6 +447,9 @@ cdef class Parser:
                 if not isfinite(v):
                     self._set_error(E_VALUE_NONFINITE, tok, 0)
                     return -1
+                if self.float32 and not isfinite(<float> v):
+                    self._set_error(E_VALUE_FLOAT32, tok, 0)
+                    return -1
                 p = q
                 if self.zero_based:
                     col = idx
@@ -460,7 +464,7 @@ cdef class Parser:
                 if col <= last:
                     sorted_ = False
                 last = col
-                if v == 0.0:
+                if v == 0.0 or (self.float32 and <float> v == 0.0):   # zero as stored
                     has_zero = True
                 if self.nnz == self.cap_nnz:
                     if self._grow_nnz(self.nnz + 1) < 0:
@@ -578,6 +582,7 @@ cdef class Parser:
             E_VALUE_NONFINITE: f"value in {tok!r} is not finite (nan and inf are not allowed)",
             E_DUPLICATE: f"feature index {self.err_num} appears more than once on the line",
             E_LABEL_UNKNOWN: f"label {tok!r} is not one of the model's labels{self.allowed_text}",
+            E_VALUE_FLOAT32: f"value in {tok!r} is too large for float32 (read the file as float64)",
         }
         return self.err_line, msgs.get(self.err, f"parse error {self.err}")
 

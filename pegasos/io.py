@@ -147,7 +147,7 @@ def open_binary(path):
 
 def _whole_lines(stream, path, block_size, on_bytes=None):
     """Yield buffers of whole lines (each ending in b'\\n') read from ``stream``."""
-    tail = b""
+    tail = []       # blocks of an unfinished line, joined once when its end arrives
     while True:
         try:
             block = stream.read(block_size)
@@ -155,17 +155,22 @@ def _whole_lines(stream, path, block_size, on_bytes=None):
             raise DataError(path, f"cannot read or decompress: {e}") from None
         if not block:
             if tail:
-                yield tail + b"\n"
+                yield b"".join(tail) + b"\n"
             return
         if on_bytes is not None:
             on_bytes(len(block))
-        buf = tail + block if tail else block
-        cut = buf.rfind(b"\n")
+        cut = block.rfind(b"\n")
         if cut < 0:
-            tail = buf
+            tail.append(block)
             continue
+        if tail:
+            tail.append(block)
+            buf = b"".join(tail)
+            cut += len(buf) - len(block)
+        else:
+            buf = block
         yield memoryview(buf)[: cut + 1]
-        tail = buf[cut + 1:]
+        tail = [buf[cut + 1:]] if cut + 1 < len(buf) else []
 
 
 def _parser(zero_based, dtype, labels=None):
