@@ -8,12 +8,14 @@ import datetime
 import gc
 import importlib
 import importlib.util
+import json
 import os
 import platform
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,46 +53,55 @@ def median_time(fn, repeats):
     return statistics.median(times), times, result
 
 
+# A tiny launcher run as a separate interpreter: it forks, execs the command
+# and reports the command's rusage.  Reading the rusage of a direct child of
+# the benchmark process would be wrong: Linux carries the RSS high-water mark
+# of the mm that exec replaces into ru_maxrss, so a child started from a big
+# parent (vfork or fork) reports at least the parent's size.  The launcher is
+# small (about 10 MiB), which bounds that error.
+_LAUNCHER = """
+import json, os, sys, time
+report, cmd = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(cmd[0], cmd)
+    except OSError as err:
+        sys.stderr.write(f"cannot run {cmd[0]}: {err}\\n")
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+with open(report, "w") as f:
+    json.dump(dict(seconds=seconds, maxrss_kb=usage.ru_maxrss,
+                   returncode=os.waitstatus_to_exitcode(status)), f)
+"""
+
+
 def run_measured(cmd, env=None, cwd=None):
-    """Run a command; return wall seconds, peak RSS of the child and its output.
+    """Run a command; return wall seconds, its peak RSS and its output.
 
-    The peak resident set size comes from ``os.wait4`` (the child's own
-    rusage, in KiB on Linux), so no ``/usr/bin/time`` is needed and other
-    children of this process do not mix in.  Returns a dict with ``seconds``,
-    ``maxrss_mb``, ``returncode``, ``stdout`` and ``stderr`` (text).
+    The command runs under a small launcher interpreter (see ``_LAUNCHER``)
+    that reads the command's rusage with ``os.wait4``, so neither
+    ``/usr/bin/time`` nor the size of this process affects the figure.
+    Returns a dict with ``seconds`` (of the command alone), ``maxrss_mb``
+    (MiB), ``returncode``, ``stdout`` and ``stderr`` (text).
     """
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, cwd=cwd, text=True)
-    out, err = _communicate_keep_pid(proc)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return dict(seconds=seconds, maxrss_mb=usage.ru_maxrss / 1024.0,
-                returncode=proc.returncode, stdout=out, stderr=err)
-
-
-def _communicate_keep_pid(proc):
-    """Read a child's stdout/stderr to the end without reaping it.
-
-    ``Popen.communicate`` would call ``wait()`` and lose the rusage, so the
-    two pipes are drained by threads and the caller reaps with ``os.wait4``.
-    """
-    import threading
-
-    chunks = {"out": [], "err": []}
-
-    def drain(stream, key):
-        chunks[key].append(stream.read())
-        stream.close()
-
-    threads = [threading.Thread(target=drain, args=(proc.stdout, "out")),
-               threading.Thread(target=drain, args=(proc.stderr, "err"))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return "".join(chunks["out"]), "".join(chunks["err"])
+    fd, report = tempfile.mkstemp(prefix="rss-", suffix=".json")
+    os.close(fd)
+    try:
+        done = subprocess.run([sys.executable, "-c", _LAUNCHER, report, *map(str, cmd)],
+                              capture_output=True, text=True, env=env, cwd=cwd)
+        try:
+            with open(report) as f:
+                info = json.load(f)
+        except (OSError, ValueError):  # the launcher itself failed
+            info = dict(seconds=float("nan"), maxrss_kb=0, returncode=done.returncode or 1)
+    finally:
+        os.remove(report)
+    return dict(seconds=info["seconds"], maxrss_mb=info["maxrss_kb"] / 1024.0,
+                returncode=info["returncode"], stdout=done.stdout, stderr=done.stderr)
 
 
 def warm_cache(path):
@@ -232,6 +243,7 @@ def machine_info():
         python=platform.python_version(),
         versions=versions,
         platform=platform.platform(),
+        load=", ".join(f"{x:.2f}" for x in os.getloadavg()),
     )
 
 

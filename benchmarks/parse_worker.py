@@ -27,7 +27,10 @@ def main():
     """Entry point."""
     tool, path = sys.argv[1], sys.argv[2]
     if tool == "pegasos":
+        import scipy.sparse  # noqa: F401  (pegasos imports it lazily; keep it out of the timing)
+
         import pegasos
+        import pegasos.io  # noqa: F401
 
         def load():
             return pegasos.load_svmlight(path)

@@ -17,7 +17,8 @@ recovers the same data that produced the labels.
 
 Speed: rows are generated in blocks and the text of a whole block is built
 with numpy (digit arithmetic into a byte matrix plus a mask of the bytes that
-are kept), with no Python loop over tokens; this writes a few hundred MB/s.
+are kept), with no Python loop over tokens: about 75 MB/s on one core, so
+1 GB takes about 15 s.
 
 Determinism: the output depends only on the arguments (block sizes are a
 function of ``--nnz-per-row`` alone), and a run stopped early by ``--rows`` or
@@ -184,14 +185,17 @@ def generate(args, out):
     block_no = 0
     while rows_done < max_rows and bytes_done < target:
         rng = np.random.default_rng([args.seed, 1, block_no])
+        # Always generate a whole block, then cut it: the random streams, and so
+        # the rows kept, do not depend on where the file stops.
+        text, line_bytes, labels = make_block(rng, w_star, block_rows, args)
         rows = int(min(block_rows, max_rows - rows_done))
-        text, line_bytes, labels = make_block(rng, w_star, rows, args)
         if bytes_done + len(text) >= target:
             # Stop after the first line that brings the file to the target size.
             ends = bytes_done + np.cumsum(line_bytes)
-            keep = int(np.searchsorted(ends, target)) + 1
-            text = text[: int(line_bytes[:keep].sum())]
-            rows, labels = keep, labels[:keep]
+            rows = min(rows, int(np.searchsorted(ends, target)) + 1)
+        if rows < block_rows:
+            text = text[: int(line_bytes[:rows].sum())]
+            labels = labels[:rows]
         out.write(text)
         rows_done += rows
         bytes_done += len(text)

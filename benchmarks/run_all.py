@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Run every benchmark side by side and write benchmarks/RESULTS.md.
+
+    .venv/bin/python benchmarks/run_all.py              # what `make bench` runs
+    .venv/bin/python benchmarks/run_all.py --quick      # smaller files, 1 run each
+    .venv/bin/python benchmarks/run_all.py --only train --repeats 3
+
+Sections:
+  parse   parse speed (MB/s) of pegasos, scikit-learn and LIBLINEAR's reader on the
+          largest real file under $PEGASOS_DATA and on a ~1 GB synthetic file;
+  train   time to reach within 1% of f* on a9a (lambda = 1e-4) for pegasos
+          (API and CLI), scikit-learn SGDClassifier and LIBLINEAR -s 3;
+  memory  peak RSS of `pegasos predict` on a ~100 MB and a ~1 GB synthetic file.
+
+Peers missing from the running interpreter's environment (liblinear-official,
+scikit-learn) are installed with pip first.  Synthetic files live in a temporary
+directory that is deleted at the end.
+"""
+
+import argparse
+import importlib.util
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import bench_memory
+import bench_parse
+import bench_train
+from common import (REFERENCE_OPTIMA, data_dir, ensure_packages, import_pegasos,
+                    machine_info, make_synthetic)
+
+HERE = Path(__file__).resolve().parent
+SECTIONS = ("parse", "train", "memory")
+
+
+def parse_args(argv=None):
+    """Command-line options."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--repeats", type=int, default=None,
+                   help="timed runs per measurement, median reported (default 5, --quick 1)")
+    p.add_argument("--quick", action="store_true",
+                   help="100 MB instead of 1 GB synthetic file (10 MB / 100 MB for memory), "
+                   "1 run per measurement")
+    p.add_argument("--only", action="append", choices=SECTIONS,
+                   help="run only this section (repeatable)")
+    p.add_argument("--big-bytes", type=float, default=None,
+                   help="size of the big synthetic file (default 1e9, --quick 1e8)")
+    p.add_argument("--peer-big-repeats", type=int, default=3,
+                   help="runs for scikit-learn and LIBLINEAR readers on the big synthetic "
+                   "file (default 3)")
+    p.add_argument("--data-dir", default=None, help="real data (default $PEGASOS_DATA or ../shared/data)")
+    p.add_argument("--tmpdir", default=None, help="where to put the synthetic files")
+    p.add_argument("--output", default=str(HERE / "RESULTS.md"), help="markdown report to write")
+    args = p.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 1 if args.quick else 5
+    if args.big_bytes is None:
+        args.big_bytes = 1e8 if args.quick else 1e9
+    args.sections = args.only or list(SECTIONS)
+    return args
+
+
+def log(message):
+    """Progress on stdout, flushed at once."""
+    print(message, flush=True)
+
+
+def section(title, table, notes):
+    """Markdown for one section."""
+    parts = [f"## {title}", ""]
+    if table:
+        parts += [table, ""]
+    parts += [f"- {n}" for n in notes]
+    return "\n".join(parts) + "\n"
+
+
+def header(info, args, install_notes, pegasos_error):
+    """Markdown header with the machine and software facts."""
+    versions = ", ".join(f"{k} {v or 'not installed'}" for k, v in info["versions"].items())
+    lines = [
+        "# pegasos benchmarks",
+        "",
+        f"- date: {info['date']}",
+        f"- git commit: {info['commit']}",
+        f"- CPU: {info['cpu']}, {info['cores']} cores, {info['memory_gb']} GiB RAM ({info['platform']})",
+        f"- load average at start (1, 5, 15 min): {info['load']} "
+        "(other work on the machine slows every tool alike)",
+        f"- Python {info['python']}; {versions}",
+        f"- command: `{' '.join([Path(sys.executable).name, 'benchmarks/run_all.py'] + sys.argv[1:])}` "
+        f"(repeats {args.repeats}{', quick' if args.quick else ''})",
+    ]
+    lines += [f"- {m}" for m in install_notes]
+    if pegasos_error:
+        lines.append(f"- **pegasos could not be imported**: {pegasos_error}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    """Entry point."""
+    args = parse_args(argv)
+    started = time.perf_counter()
+    install_notes = ensure_packages({"sklearn": "scikit-learn", "liblinear": "liblinear-official"})
+    pegasos, pegasos_error = import_pegasos()
+    if pegasos_error:
+        log(f"WARNING: pegasos not importable ({pegasos_error}); its rows are skipped")
+    root = Path(args.data_dir).resolve() if args.data_dir else data_dir()
+    info = machine_info()
+    have_liblinear = importlib.util.find_spec("liblinear") is not None
+
+    parts = [header(info, args, install_notes, pegasos_error)]
+    tmp = Path(tempfile.mkdtemp(prefix="pegasos-bench-", dir=args.tmpdir))
+    try:
+        big = small = None
+        if "parse" in args.sections or "memory" in args.sections:
+            big = tmp / "synthetic-big.svm"
+            log(f"writing synthetic file of {args.big_bytes / 1e6:.0f} MB ...")
+            seconds = make_synthetic(big, args.big_bytes)
+            log(f"  {big.stat().st_size / 1e6:.0f} MB in {seconds:.1f} s")
+        synth_desc = ("make_synthetic.py --features 100000 --nnz-per-row 40 --seed 0 "
+                      "(uniform values with 4 decimals, 1-based)")
+
+        if "parse" in args.sections:
+            log("== parse speed")
+            real, real_name = bench_parse.largest_real_file(root, tmp)
+            files = []
+            if real is not None:
+                files.append((real_name, real, False))
+            files.append((f"synthetic {args.big_bytes / 1e9:g} GB", big, True))
+            tools = (["pegasos"] if pegasos else []) + ["sklearn"] + (["liblinear"] if have_liblinear else [])
+            table, notes, _ = bench_parse.run(files, tools, args.repeats, args.peer_big_repeats, log)
+            if real is None:
+                notes.insert(0, f"real data: {real_name}")
+            notes += [f"real file: the largest (uncompressed) data file under {root}",
+                      f"synthetic file: {synth_desc}",
+                      "each parse in a fresh process; time of the reader call only, file in the "
+                      "page cache; peak RSS (ru_maxrss of the process, read by a small fork/exec "
+                      "launcher) includes the interpreter and imports"]
+            parts.append(section("Parse speed", table, notes))
+
+        if "train" in args.sections:
+            log("== training to 1% of f* on a9a")
+            a9a = root / "a9a" / "a9a"
+            lam = 1e-4
+            if a9a.exists():
+                table, notes, _ = bench_train.run(a9a, lam, REFERENCE_OPTIMA[("a9a/a9a", lam)],
+                                                  args.repeats, pegasos, pegasos_error, log=log)
+            else:
+                table, notes = "", [f"{a9a} not found (see data_scripts/get_data.py)"]
+            parts.append(section("Training time to within 1% of the optimum (a9a, lambda = 1e-4)",
+                                 table, notes))
+
+        if "memory" in args.sections:
+            log("== peak memory of pegasos predict")
+            if pegasos is None:
+                table, notes = "", ["skipped: pegasos not importable"]
+            else:
+                small = tmp / "synthetic-small.svm"
+                make_synthetic(small, args.big_bytes / 10)
+                table, notes, _ = bench_memory.run(small, big, tmp, log)
+                notes.append(f"files: {synth_desc}; the small one is a prefix of the large one")
+            parts.append(section("Peak memory of `pegasos predict`", table, notes))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    minutes = (time.perf_counter() - started) / 60
+    report = "\n".join(parts) + f"\n_Total benchmark time: {minutes:.1f} min._\n"
+    Path(args.output).write_text(report)
+    print()
+    print(report)
+    log(f"written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
