@@ -36,6 +36,7 @@ cimport numpy as cnp
 cnp.import_array()
 
 DEF REFOLD_BELOW = 1e-9
+DEF AVG_FOLD_RATIO = 1e3    # fold the running sum when A / a > this * n_avg
 
 BIAS_NONE = 0
 BIAS_FEATURE = 1
@@ -120,17 +121,30 @@ cdef class LinearState:
 
     # ------------------------------------------------------------ helpers --
     cdef void _refold(self) noexcept nogil:
-        """w = a v -> v <- a v, a <- 1 (and A <- A / a for the average)."""
+        """w = a v -> v <- a v, a <- 1.  The running sum A v - u is folded
+        into u (u <- u - A v, A <- 0) rather than rescaled by 1/a, which
+        overflowed after repeated refolds."""
         cdef Py_ssize_t j
         cdef double s = 0.0, a = self.a
+        if self.u != NULL:
+            self._fold_average()
         for j in range(self.dim):
             self.v[j] *= a
             s += self.v[j] * self.v[j]
-        if self.u != NULL:
-            self.A /= a
         self.a = 1.0
         self.sqnorm = s
         self.n_refold += 1
+
+    cdef void _fold_average(self) noexcept nogil:
+        """u <- u - A v, A <- 0: same running sum A v - u, but A restarts at 0.
+
+        A v - u cancels badly once A / a is large (A holds the scales a_s of
+        earlier iterates, |v| grows like 1/a); the projection can shrink a
+        by orders of magnitude within a few steps."""
+        cdef Py_ssize_t j
+        for j in range(self.dim):
+            self.u[j] -= self.A * self.v[j]
+        self.A = 0.0
 
     cdef void _zero(self) noexcept nogil:
         """Shrink by exactly 0 (t = 1): w <- 0, keeping the average right."""
@@ -213,7 +227,7 @@ cdef class LinearState:
                 self.n_avg += 1
             # ---- shrink: w <- (1 - 1/t) w
             eta = 1.0 / (lam * t)
-            rho = 1.0 - eta * lam
+            rho = 1.0 - 1.0 / t           # = 1 - eta_t lambda, exactly 0 at t = 1
             if rho <= 0.0:
                 self._zero()
             else:
@@ -256,6 +270,8 @@ cdef class LinearState:
                 self.sqnorm = radius2
             if self.a < REFOLD_BELOW:
                 self._refold()
+            elif u != NULL and self.A > AVG_FOLD_RATIO * self.n_avg * self.a:
+                self._fold_average()
             self.t = t
 
     # ------------------------------------------------------------ results --

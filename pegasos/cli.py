@@ -110,11 +110,13 @@ def main():
 @click.option("--zero-based", is_flag=True, help="Feature indices in DATA start at 0 (default 1).")
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
               help="Type of the feature values held in memory.")
+@click.option("--allow-one-class", is_flag=True,
+              help="Accept data whose labels are all -1, all 0 or all +1 (the other class is the usual partner).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--no-objective", is_flag=True, help="Do not compute the training objective for the summary.")
 @_errors_to_click
 def train(data, model, lam, iterations, epochs, batch_size, sampling, projection, average, average_from,
-          bias, seed, zero_based, dtype, quiet, no_objective):
+          bias, seed, zero_based, dtype, allow_one_class, quiet, no_objective):
     """Train a linear SVM on DATA and write it to MODEL (default: DATA's name + .model)."""
     from .errors import PegasosError, ParameterError
     from .model import check_writable
@@ -145,7 +147,7 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         d = read_svmlight(data, zero_based=zero_based, dtype=np.dtype(dtype), progress=_update(bar))
     finally:
         _close(bar)
-    labels = BinaryLabels.from_data(d)
+    labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class)
     t_read = time.perf_counter() - t0
 
     m = d.n_examples

@@ -17,6 +17,7 @@ import gzip
 import lzma
 import os
 import sys
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,7 +152,7 @@ def _whole_lines(stream, path, block_size, on_bytes=None):
     while True:
         try:
             block = stream.read(block_size)
-        except (OSError, EOFError, lzma.LZMAError) as e:
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
             raise DataError(path, f"cannot read or decompress: {e}") from None
         if not block:
             if tail:

@@ -50,8 +50,12 @@ class BinaryLabels:
         self.positive_text = _fmt_label(self.positive, self.positive_text)
 
     @classmethod
-    def from_data(cls, data):
+    def from_data(cls, data, allow_one_class=False):
         """Build the mapping from an :class:`pegasos.io.SVMLightData`.
+
+        With ``allow_one_class``, a file whose labels are all -1, all 0 or all
+        +1 is accepted; the missing class is the other member of the usual
+        pair (-1/+1, or 0/1 for 0).
 
         Raises
         ------
@@ -65,9 +69,16 @@ class BinaryLabels:
         if data.n_examples == 0:
             raise DataError(data.path, "no training examples found (the file is empty or holds only "
                                        "comments and blank lines)")
+        if len(labels) == 1 and allow_one_class and labels[0].value in (-1.0, 0.0, 1.0):
+            only = labels[0]
+            if only.value == -1.0:
+                return cls(-1.0, 1.0, only.text, "+1")
+            if only.value == 0.0:
+                return cls(0.0, 1.0, only.text, "1")
+            return cls(-1.0, 1.0, "-1", only.text)
         if len(labels) == 1:
             raise DataError(data.path, f"the data contain only one class ({labels[0].text}); "
-                                       "binary training needs examples of two classes")
+                                       "binary training needs examples of two classes (--allow-one-class to train anyway)")
         if len(labels) > 2:
             third = labels[2]
             seen = " and ".join(f"{l.text!r} on line {l.line}" for l in labels[:2])
@@ -219,7 +230,7 @@ def check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_f
     if iterations is not None and iterations <= 0:
         raise ParameterError(f"the number of iterations T must be positive, got {iterations}")
     if epochs is not None and not (math.isfinite(epochs) and epochs > 0):
-        raise ParameterError(f"the number of epochs must be positive, got {epochs}")
+        raise ParameterError(f"the number of epochs must be a positive finite number, got {epochs}")
     if batch_size <= 0:
         raise ParameterError(f"the batch size k must be positive, got {batch_size}")
     if batch_size > m:
@@ -343,6 +354,11 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     if labels is None:
         labels = BinaryLabels.from_values(y)
     y_pm = labels.encode(y)
+    if y_pm.shape[0] != m:
+        raise ParameterError(f"y holds {y_pm.shape[0]} labels for {m} examples")
+    if indices.size and int(indices.max()) >= n_features:
+        raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
+                             "the data use")
     if epochs is None and iterations is None:
         epochs = DEFAULT_EPOCHS
     check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias)

@@ -129,6 +129,8 @@ def check_writable(path):
     atomic_probe = os.path.dirname(os.path.abspath(os.fspath(path)))
     if os.path.isdir(path):
         raise PegasosError(f"cannot write {path}: it is a directory")
+    if os.path.exists(atomic_probe) and not os.path.isdir(atomic_probe):
+        raise PegasosError(f"cannot write {path}: {atomic_probe} is not a directory")
     if not os.path.isdir(atomic_probe):
         raise PegasosError(f"cannot write {path}: directory {atomic_probe} does not exist")
     if not os.access(atomic_probe, os.W_OK | os.X_OK):

@@ -1,0 +1,236 @@
+"""Dense, deliberately plain NumPy reference for the Pegasos tests.
+
+Nothing here is shared with the solver: no ``w = a*v`` scaling, no lazy
+averaging, no sampling code, no CSR arithmetic.  Every function follows the
+text of Shalev-Shwartz, Singer, Srebro, Cotter, "Pegasos: Primal Estimated
+sub-GrAdient SOlver for SVM", Math. Programming B 127(1), 2011 (the "MPB"
+paper), and the project notes /work/shared/docs/pegasos-paper-notes.md
+(sections 1 and 6), line by line, with a dense weight vector.
+
+Conventions (all functions):
+
+* ``X`` is a dense float64 array of shape (m, n) (``to_dense`` converts a
+  scipy CSR matrix), ``y`` holds -1.0 / +1.0.
+* Iterations are numbered t = 1, 2, ..., T and the iterates w_1, w_2, ...,
+  w_{T+1}; w_1 = 0 and iteration t turns w_t into w_{t+1}.
+* Batches are given explicitly as a list of integer index arrays A_1..A_T
+  (``cut_batches`` builds them from a visiting order the way the solver's
+  docstrings describe).  A batch may repeat an index (i.i.d. sampling with
+  replacement, which the paper's analysis also covers, end of Sec. 2.3).
+"""
+
+import math
+
+import numpy as np
+
+
+# --------------------------------------------------------------- helpers --
+
+def to_dense(X):
+    """A scipy sparse matrix (or array-like) as a dense float64 ndarray."""
+    if hasattr(X, "toarray"):
+        X = X.toarray()
+    return np.array(X, dtype=np.float64)
+
+
+def labels_pm(y):
+    """Map two label values to -1.0/+1.0, the larger value becoming +1."""
+    y = np.asarray(y, dtype=np.float64)
+    values = np.unique(y)
+    assert values.size == 2, values
+    return np.where(y == values[1], 1.0, -1.0)
+
+
+def cut_batches(order, k, m, sampling, T):
+    """Split a visiting order into the batches A_1..A_T.
+
+    * ``sampling == "uniform"``: A_t = order[(t-1)k : tk] (consecutive
+      slices of k draws; no epochs).
+    * ``"permutation"`` / ``"sequential"``: the order is a concatenation of
+      epochs of m indices each; every epoch is cut into ceil(m/k) batches of
+      k, the last one short (m mod k) when k does not divide m, and the next
+      epoch starts a new batch.
+    """
+    order = np.asarray(order, dtype=np.int64)
+    batches = []
+    if sampling == "uniform":
+        for t in range(T):
+            batches.append(order[t * k:(t + 1) * k])
+    else:
+        per_epoch = math.ceil(m / k)
+        for t in range(T):
+            e, j = divmod(t, per_epoch)
+            lo = e * m + j * k
+            hi = e * m + min((j + 1) * k, m)
+            batches.append(order[lo:hi])
+    for t, A in enumerate(batches):
+        assert A.size >= 1, f"order too short for batch {t + 1}"
+    return batches
+
+
+# ------------------------------------------------------------ objective --
+
+def primal_objective(X, y, lam, w, b=0.0, bias="none"):
+    """Primal objective, paper Eq. (1) with the hinge loss of Eq. (2).
+
+        f(w) = lam/2 ||w||^2 + 1/m sum_i max(0, 1 - y_i (<w, x_i> + b))
+
+    With ``bias="feature"`` the bias is the weight of a constant feature 1
+    and is regularised too, so the regulariser is lam/2 (||w||^2 + b^2)
+    (notes Sec. 1.2, "regularised-bias variant"); with
+    ``bias="unregularized"`` it is Eq. (23) (b not in the regulariser).
+    """
+    X = to_dense(X)
+    w = np.asarray(w, dtype=np.float64)
+    margins = y * (X[:, :w.shape[0]] @ w + b)
+    hinge = np.maximum(0.0, 1.0 - margins).mean()
+    sq = float(w @ w) + (b * b if bias == "feature" else 0.0)
+    return 0.5 * lam * sq + hinge
+
+
+# ------------------------------------------------------- Fig. 1 / Fig. 2 --
+
+def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_starts=(),
+                    record=False):
+    """Mini-batch Pegasos, paper Fig. 2 (Fig. 1 when every |A_t| = 1), dense.
+
+    For t = 1..T, with eta_t = 1/(lam t) and w_1 = 0:
+
+        A_t+    = { i in A_t : y_i (<w_t, x_i> + b_t) < 1 }        (margins at w_t, strict <)
+        w_t+1   = (1 - eta_t lam) w_t + eta_t/|A_t| sum_{i in A_t+} y_i x_i    (Fig. 2, Eq. (8))
+        w_t+1  <- min(1, (1/sqrt(lam)) / ||w_t+1||) w_t+1          (optional, Eq. (6); no-op at 0)
+
+    The shrink (1 - eta_t lam) = 1 - 1/t (Eq. (5)) is 0 at t = 1 (notes Sec.
+    1.9.1).  Division is by the batch size |A_t| (k, except for a short last
+    batch of an epoch), never by the number of violators (notes Sec. 1.4).
+
+    Bias (paper Sec. 6, notes Sec. 2):
+
+    * ``"none"``: b = 0 always (the paper's experiments).
+    * ``"feature"`` (option A): a constant feature 1 is appended to every x;
+      its weight is the bias, regularised, shrunk and projected like w.
+    * ``"unregularized"`` (option B): b_1 = 0 and
+      b_{t+1} = b_t + eta_t/|A_t| sum_{i in A_t+} y_i (no shrink, not part of
+      the projected norm); the margin test uses <w_t, x> + b_t.
+
+    Parameters
+    ----------
+    X : (m, n) array or scipy sparse matrix
+    y : (m,) array of -1.0 / +1.0
+    lam : float > 0
+    batches : sequence of integer arrays (A_1, ..., A_T)
+    average_starts : iterable of int s, 1 <= s <= T
+        For each s, also return the mean of w_s, ..., w_T.  s = 1 is the
+        average (1/T) sum_{t=1..T} w_t of Theorem 1 (it includes w_1 = 0 and
+        excludes w_{T+1}); s > 1 is a suffix average.  b is averaged alike.
+    record : bool
+        Also return the iterates [(w_1, b_1), ..., (w_{T+1}, b_{T+1})] and the
+        v_t = 1/|A_t| sum_{i in A_t+} y_i x_i of Eq. (12)-(13).
+
+    Returns
+    -------
+    dict
+        ``"last"``: (w_{T+1}, b_{T+1}) (the output of Fig. 1 / Fig. 2); for
+        each s in ``average_starts``, key s: (w_bar, b_bar); with ``record``,
+        ``"iterates"`` and ``"v"``.  w has shape (n,); with
+        ``bias="feature"`` the constant feature's weight is returned as b.
+    """
+    X = to_dense(X)
+    y = np.asarray(y, dtype=np.float64)
+    m, n = X.shape
+    if bias == "feature":
+        X = np.hstack([X, np.ones((m, 1))])
+    T = len(batches)
+    starts = sorted(set(int(s) for s in average_starts))
+    for s in starts:
+        assert 1 <= s <= T, s
+    sums = {s: [np.zeros(X.shape[1]), 0.0] for s in starts}
+    w = np.zeros(X.shape[1])
+    b = 0.0
+    iterates = [(w.copy(), b)] if record else None
+    vs = [] if record else None
+    for t in range(1, T + 1):
+        A = np.asarray(batches[t - 1], dtype=np.int64)
+        # margins of the whole batch at w_t (Fig. 2: A_t+ is defined with w_t)
+        margins = y[A] * (X[A] @ w + b)
+        viol = A[margins < 1.0]
+        # the iterate w_t enters every average that has started (t >= s)
+        for s in starts:
+            if t >= s:
+                sums[s][0] += w
+                sums[s][1] += b
+        eta = 1.0 / (lam * t)
+        v = (y[viol][:, None] * X[viol]).sum(axis=0) / A.size
+        w = (1.0 - 1.0 / t) * w + eta * v
+        if bias == "unregularized":
+            b = b + eta * y[viol].sum() / A.size
+        if projection:
+            norm = math.sqrt(float(w @ w))
+            if norm > 0.0:
+                w = min(1.0, (1.0 / math.sqrt(lam)) / norm) * w
+        if record:
+            iterates.append((w.copy(), b))
+            vs.append(v)
+
+    def split(wb):
+        wv, bv = wb
+        if bias == "feature":
+            return wv[:-1].copy(), float(wv[-1])
+        return wv, float(bv)
+
+    out = {"last": split((w, b))}
+    for s in starts:
+        count = T - s + 1
+        out[s] = split((sums[s][0] / count, sums[s][1] / count))
+    if record:
+        out["iterates"] = [split(it) for it in iterates]
+        out["v"] = [vi[:-1] if bias == "feature" else vi for vi in vs]
+    return out
+
+
+def pegasos(X, y, lam, batches, projection=False, average_from_t=None, bias="none"):
+    """One output of :func:`pegasos_outputs`: the last iterate w_{T+1} when
+    ``average_from_t`` is None, else the mean of w_s..w_T with s =
+    ``average_from_t``.  Returns (w, b)."""
+    starts = () if average_from_t is None else (average_from_t,)
+    out = pegasos_outputs(X, y, lam, batches, projection=projection, bias=bias, average_starts=starts)
+    return out["last"] if average_from_t is None else out[average_from_t]
+
+
+def pegasos_matlab_style(X, y, lam, epochs):
+    """The authors'-style dense loop (notes Sec. 1.10): file order, k = 1.
+
+    ::
+
+        t = 0
+        for epoch = 1..epochs
+          for i = 1..m
+            t = t + 1
+            if y_i <w, x_i> < 1:  w = (1 - 1/t) w + 1/(lam t) y_i x_i
+            else:                 w = (1 - 1/t) w
+
+    Written independently of :func:`pegasos` (no batches, no options), as a
+    second opinion on Fig. 1 with the sequential visiting order.
+    """
+    X = to_dense(X)
+    m, n = X.shape
+    w = np.zeros(n)
+    t = 0
+    for _ in range(epochs):
+        for i in range(m):
+            t += 1
+            if y[i] * np.dot(w, X[i]) < 1:
+                w = (1 - 1 / t) * w + (1 / (lam * t)) * y[i] * X[i]
+            else:
+                w = (1 - 1 / t) * w
+    return w
+
+
+def eq13_last_iterate(lam, vs):
+    """Closed form of the unprojected iterate (proof of Thm 1, Eq. (12)-(13)):
+
+        w_{T+1} = 1/(lam T) sum_{t=1..T} v_t,
+        v_t = 1/|A_t| sum_{i in A_t} 1[y_i <w_t, x_i> < 1] y_i x_i.
+    """
+    T = len(vs)
+    return np.sum(vs, axis=0) / (lam * T)
