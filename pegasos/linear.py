@@ -13,6 +13,7 @@ mean of a suffix w_{t0}..w_T.  The bias options are those of Sec. 6.
 """
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -223,10 +224,13 @@ def iterations_for(m, k, epochs, sampling):
 
 def check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias):
     """Validate training parameters; raise ParameterError with a one-line reason."""
-    if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam > 0):
-        raise ParameterError(f"lambda must be a positive number, got {lam}")
+    if isinstance(lam, bool) or not (isinstance(lam, numbers.Real) and math.isfinite(lam) and lam > 0):
+        raise ParameterError(f"lambda must be a positive number, got {lam!r}")
     if iterations is not None and epochs is not None:
         raise ParameterError("give either the number of iterations T or the number of epochs, not both")
+    for name, value in (("the number of iterations T", iterations), ("the batch size k", batch_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise ParameterError(f"{name} must be an integer, got {value!r}")
     if iterations is not None and iterations <= 0:
         raise ParameterError(f"the number of iterations T must be positive, got {iterations}")
     if epochs is not None and not (math.isfinite(epochs) and epochs > 0):
