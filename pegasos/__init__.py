@@ -23,10 +23,10 @@ _EXPORTS = {
     "BinaryLabels": "linear",
     "save_model": "model",
     "load_model": "model",
-    "objective": "evaluate",
-    "objective_file": "evaluate",
-    "evaluate": "evaluate",
-    "evaluate_file": "evaluate",
+    "objective": "scoring",
+    "objective_file": "scoring",
+    "evaluate": "scoring",
+    "evaluate_file": "scoring",
     "PegasosError": "errors",
     "DataError": "errors",
     "ModelFormatError": "errors",
@@ -36,10 +36,16 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
 def __getattr__(name):
     if name in _EXPORTS:
         import importlib
 
         module = importlib.import_module(f".{_EXPORTS[name]}", __name__)
-        return getattr(module, name)
+        value = getattr(module, name)
+        globals()[name] = value          # later lookups skip __getattr__
+        return value
     raise AttributeError(f"module 'pegasos' has no attribute {name!r}")

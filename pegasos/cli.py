@@ -37,6 +37,9 @@ def _errors_to_click(fn):
             except OSError:
                 pass
             sys.exit(1)
+        except OSError as e:
+            # e.g. standard output on a full disk
+            raise click.ClickException(f"cannot write output: {e.strerror or e}") from None
 
     return wrapper
 
@@ -74,6 +77,10 @@ def _close(bar):
         bar.close()
 
 
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="pegasos")
 def main():
@@ -85,6 +92,10 @@ def main():
       pegasos eval test.svm data.svm.model
       pegasos objective data.svm data.svm.model
     """
+    # SIGTERM unwinds like Ctrl-C, so temporary files are removed
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)
 
 
 @main.command()
@@ -130,12 +141,12 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
     # settle what does not need the data before reading it
     from .linear import check_parameters
 
-    check_parameters(max(batch_size, 1), lam, iterations, epochs, batch_size, sampling, average_from, bias)
+    check_parameters(max(batch_size, 1), lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
     check_writable(model)
 
     import numpy as np
 
-    from .evaluate import objective as objective_fn
+    from .scoring import objective as objective_fn
     from .io import read_svmlight
     from .linear import BinaryLabels, iterations_for
     from .linear import train as train_fn
@@ -240,7 +251,7 @@ def _fmt(v, digits=4):
 @_errors_to_click
 def eval_(data, model, as_json, no_auc, quiet):
     """Accuracy, precision, recall, F1, ROC AUC, hinge loss and confusion matrix on DATA."""
-    from .evaluate import evaluate_file
+    from .scoring import evaluate_file
 
     mdl = _load(model)
     progress = _Progress(quiet)
@@ -287,7 +298,7 @@ def objective(data, model, lam, as_json, quiet):
     import math
 
     from .errors import ParameterError
-    from .evaluate import objective_file
+    from .scoring import objective_file
 
     if lam is not None and not (math.isfinite(lam) and lam > 0):
         raise ParameterError(f"lambda must be a positive number, got {lam}")

@@ -78,8 +78,10 @@ class BinaryLabels:
                 return cls(0.0, 1.0, only.text, "1")
             return cls(-1.0, 1.0, "-1", only.text)
         if len(labels) == 1:
+            hint = ("; --allow-one-class accepts only -1, 0 or +1" if allow_one_class
+                    else " (--allow-one-class to train anyway)")
             raise DataError(data.path, f"the data contain only one class ({labels[0].text}); "
-                                       "binary training needs examples of two classes (--allow-one-class to train anyway)")
+                                       f"binary training needs examples of two classes{hint}")
         if len(labels) > 2:
             third = labels[2]
             seen = " and ".join(f"{l.text!r} on line {l.line}" for l in labels[:2])
@@ -222,7 +224,7 @@ def iterations_for(m, k, epochs, sampling):
     return max(1, math.ceil(epochs * math.ceil(m / k) - 1e-9))
 
 
-def check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias):
+def check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias, seed=None):
     """Validate training parameters; raise ParameterError with a one-line reason."""
     if isinstance(lam, bool) or not (isinstance(lam, numbers.Real) and math.isfinite(lam) and lam > 0):
         raise ParameterError(f"lambda must be a positive number, got {lam!r}")
@@ -245,6 +247,8 @@ def check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_f
         raise ParameterError(f"average-from must be in [0, 1), got {average_from}")
     if bias not in BIAS_MODES:
         raise ParameterError(f"bias must be one of {', '.join(BIAS_MODES)}, got {bias!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ParameterError(f"the seed must be a non-negative integer, got {seed!r}")
 
 
 class _Orders:
@@ -355,6 +359,8 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     m = indptr.shape[0] - 1
     if n_features is None:
         n_features = X.shape[1] if hasattr(X, "shape") else (int(indices.max()) + 1 if indices.size else 0)
+    if np.shape(y) != (m,):
+        raise ParameterError(f"y has shape {np.shape(y)}; it needs one label per example ({m})")
     if labels is None:
         labels = BinaryLabels.from_values(y)
     y_pm = labels.encode(y)
@@ -365,7 +371,7 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
                              "the data use")
     if epochs is None and iterations is None:
         epochs = DEFAULT_EPOCHS
-    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias)
+    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
     k = int(batch_size)
     T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
     if average and average_from is None:

@@ -88,15 +88,26 @@ def model_text(model):
 
 def atomic_write(path, write):
     """Create ``path`` atomically: ``write(fileobj)`` fills a temporary file
-    in the same directory, which is then renamed over ``path``.
+    in the same directory, which is then renamed over ``path`` (keeping the
+    mode of a file it replaces; a symlink is followed).  A path that exists
+    and is not a regular file (a device, a FIFO) is written directly.
 
     Raises
     ------
     PegasosError
         The directory is missing or not writable (nothing is left behind).
     """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(os.fspath(path))      # write through a symlink, not over it
+    if os.path.exists(path) and not os.path.isfile(path):
+        # a device, FIFO or terminal cannot be replaced by a rename: write to it directly
+        try:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                write(f)
+        except OSError as e:
+            raise PegasosError(f"cannot write {path}: {e.strerror or e}") from None
+        return
+    mode = (os.stat(path).st_mode & 0o7777) if os.path.exists(path) else (0o666 & ~_umask())
+    directory = os.path.dirname(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
     except OSError as e:
@@ -106,7 +117,7 @@ def atomic_write(path, write):
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as e:
         try:
@@ -126,7 +137,8 @@ def _umask():
 
 def check_writable(path):
     """Fail early (before a long training run) if ``path`` cannot be created."""
-    atomic_probe = os.path.dirname(os.path.abspath(os.fspath(path)))
+    path = os.path.realpath(os.fspath(path))
+    atomic_probe = os.path.dirname(path)
     if os.path.isdir(path):
         raise PegasosError(f"cannot write {path}: it is a directory")
     if os.path.exists(atomic_probe) and not os.path.isdir(atomic_probe):
@@ -199,6 +211,8 @@ def load_model(path):
             raise ModelFormatError(path, f"unknown header line {lines[i][:60]!r}", i + 1)
         if not value:
             raise ModelFormatError(path, f"header line {key!r} has no value", i + 1)
+        if key in header:
+            raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
         header[key] = value
         i += 1
     if i == len(lines):
@@ -225,6 +239,11 @@ def load_model(path):
     bias = _check_float(header["bias"], path, None, "bias")
     neg = _check_float(header["label_negative"], path, None, "label_negative")
     pos = _check_float(header["label_positive"], path, None, "label_positive")
+    if lam <= 0:
+        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
+    if neg >= pos:
+        raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "
+                                     f"label_positive {header['label_positive']}")
     if header["bias_mode"] not in ("none", "feature", "unregularized"):
         raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}")
     body = lines[i + 1:]

@@ -13,6 +13,7 @@ import gzip
 import json
 import lzma
 import math
+import os
 import re
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import pytest
 from sklearn import metrics
 from sklearn.datasets import load_svmlight_file
 
-from conftest import case_file, data_file, run_pegasos
+from conftest import case_file, data_file, pegasos_executable, run_pegasos
 
 # --------------------------------------------------------------------------- helpers
 
@@ -1062,3 +1063,77 @@ def test_test_file_narrower_and_wider_than_model(tmp_path, a9a, a9a_model):
     ev = json.loads(ok(run_pegasos("eval", "--json", data_file("a9a/a9a"), narrow)))
     assert ev["examples"] == A9A_M
     assert ev["accuracy"] == pytest.approx(np.mean((f > 0) == (a9a["y"] > 0)), rel=1e-12)
+
+
+# =========================================================================== 5. output targets, signals, odd values
+
+def test_stdout_on_a_full_disk_is_a_one_line_error(a9a_model):
+    test = data_file("a9a/a9a.t")
+    for args in (("predict", test, a9a_model), ("eval", test, a9a_model), ("objective", test, a9a_model)):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([pegasos_executable(), *map(str, args)], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=300)
+        error_line(r, "No space left on device")
+
+
+def test_output_through_symlink_keeps_link_and_mode(tmp_path, a9a_model):
+    real = write(tmp_path / "real.txt", "old\n")
+    os.chmod(real, 0o600)
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    ok(run_pegasos("predict", case_file("CASE-09.test.svm"), a9a_model, link))
+    assert link.is_symlink() and len(real.read_text().split()) == 3
+    assert (real.stat().st_mode & 0o777) == 0o600
+
+
+def test_output_to_a_fifo_is_written_through(tmp_path, a9a_model):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    ok(run_pegasos("predict", case_file("CASE-09.test.svm"), a9a_model, fifo))
+    assert len(reader.communicate(timeout=60)[0].split()) == 3
+    assert fifo.is_fifo()
+
+
+def test_sigterm_leaves_no_partial_output(tmp_path, a9a_model):
+    big = tmp_path / "big.svm"
+    text = data_file("a9a/a9a").read_bytes()
+    with open(big, "wb") as f:
+        for _ in range(100):
+            f.write(text)
+    proc = subprocess.Popen([pegasos_executable(), "predict", str(big), str(a9a_model), str(tmp_path / "p.txt")],
+                            stderr=subprocess.PIPE)
+    import time
+    time.sleep(0.3)
+    proc.terminate()
+    assert proc.wait(timeout=60) == 143, "the run ended before SIGTERM arrived"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.svm"]
+
+
+def test_negative_seed_is_a_one_line_error(tmp_path):
+    error_line(run_pegasos("train", "--seed", "-1", data_file("heart_scale/heart_scale"), "m", cwd=tmp_path),
+               "seed")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda t: re.sub(r"(?m)^lambda .*$", "lambda -1", t), "lambda must be positive"),
+    (lambda t: re.sub(r"(?m)^label_positive .*$", "label_positive -1", t), "must be smaller"),
+    (lambda t: t.replace("seed 1\n", "seed 1\nseed 2\n"), "appears twice"),
+])
+def test_model_with_impossible_values_is_refused(tmp_path, a9a_model, edit, fragment):
+    bad = write(tmp_path / "bad.model", edit(Path(a9a_model).read_text()))
+    error_line(run_pegasos("objective", data_file("a9a/a9a.t"), bad), fragment, file=bad)
+
+
+def test_api_names_stay_functions():
+    """pegasos.evaluate / pegasos.objective are functions, before and after the submodule is imported."""
+    code = ("import pegasos, numpy as np\n"
+            "X, y = pegasos.load_svmlight(%r)\n"
+            "m = pegasos.train(X, y, lam=0.01)\n"
+            "a = pegasos.objective(m, X, y)['objective']; b = pegasos.evaluate(m, X, y)['accuracy']\n"
+            "c = pegasos.evaluate(m, X, y)['accuracy']\n"
+            "assert callable(pegasos.evaluate) and b == c and 'train' in dir(pegasos)\n" % str(
+                data_file("heart_scale/heart_scale")))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr

@@ -22,7 +22,7 @@ import reference as ref
 from conftest import case_file, data_file
 from pegasos import _core
 from pegasos.errors import ParameterError
-from pegasos.evaluate import evaluate, objective
+from pegasos.scoring import evaluate, objective
 from pegasos.io import load_svmlight
 from pegasos.linear import _BLOCK_SAMPLES, BinaryLabels, _csr_arrays, train
 
