@@ -25,7 +25,7 @@ batch).  The mean of the iterates w_s for s >= avg_start is kept lazily as
 changes of v), which is also O(nnz) per iteration.
 """
 
-from libc.math cimport sqrt
+from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
@@ -61,6 +61,17 @@ cdef class LinearState:
         0 none, 1 constant feature of value 1 (regularised, stored as the
         extra coordinate n_features of v), 2 unregularised b updated by its
         sub-gradient with the same step eta_t (paper Sec. 6, a heuristic).
+    loss : int
+        0 hinge max(0, 1 - yz), 1 log log(1 + exp(-yz)), 2 squared hinge
+        max(0, 1 - yz)^2, 3 epsilon-insensitive max(0, |z - y| - epsilon)
+        (paper Sec. 5: the step uses the loss's sub-gradient instead of y x).
+    epsilon : float >= 0
+        Width of the insensitive zone (loss 3).
+    radius2 : float or None
+        Squared radius of the projection ball; default 1/lambda (hinge, Eq. (6)).
+    pairs : bool
+        Ranking: each sample is a pair (a, b) of examples, the loss is taken
+        on <w, x_a - x_b> with label sign(y_a - y_b).
     """
     cdef readonly Py_ssize_t n_features, dim
     cdef readonly double lam, a, sqnorm, b
@@ -76,9 +87,19 @@ cdef class LinearState:
     cdef double* viol_y
     cdef Py_ssize_t viol_cap
     cdef readonly int64_t n_refold
+    cdef int64_t* viol2
+    cdef readonly int loss
+    cdef readonly double epsilon, radius2
+    cdef readonly bint pairs
 
     def __cinit__(self, Py_ssize_t n_features, double lam, bint projection=False,
-                  int64_t avg_start=0, int bias_mode=0):
+                  int64_t avg_start=0, int bias_mode=0, int loss=0, double epsilon=0.0,
+                  radius2=None, bint pairs=False):
+        self.loss = loss
+        self.epsilon = epsilon
+        self.radius2 = 1.0 / lam if radius2 is None else radius2
+        self.pairs = pairs
+        self.viol2 = NULL
         self.n_features = n_features
         self.bias_mode = bias_mode
         self.dim = n_features + (1 if bias_mode == 1 else 0)
@@ -106,15 +127,18 @@ cdef class LinearState:
 
     def __dealloc__(self):
         free(self.viol)
+        free(self.viol2)
         free(self.viol_y)
 
     cdef int _reserve(self, Py_ssize_t k) except -1:
         if k > self.viol_cap:
             free(self.viol)
+            free(self.viol2)
             free(self.viol_y)
             self.viol = <int64_t*> malloc(sizeof(int64_t) * k)
+            self.viol2 = <int64_t*> malloc(sizeof(int64_t) * k)
             self.viol_y = <double*> malloc(sizeof(double) * k)
-            if self.viol == NULL or self.viol_y == NULL:
+            if self.viol == NULL or self.viol2 == NULL or self.viol_y == NULL:
                 raise MemoryError()
             self.viol_cap = k
         return 0
@@ -158,7 +182,7 @@ cdef class LinearState:
 
     def run(self, const int64_t[::1] indptr, const int32_t[::1] indices,
             const floating[::1] data, const double[::1] y,
-            const int64_t[::1] order, int64_t n_iter, Py_ssize_t k):
+            const int64_t[::1] order, int64_t n_iter, Py_ssize_t k, sample_weight=None):
         """Run ``n_iter`` iterations on batches cut from ``order``.
 
         Iteration j (0-based, within this call) uses the examples
@@ -168,64 +192,133 @@ cdef class LinearState:
         Parameters
         ----------
         indptr, indices, data : CSR arrays of X, shape (m, n_features)
-        y : float64 array of shape (m,), values -1.0 or +1.0
-        order : int64 array of example indices (0 <= i < m)
-        n_iter : number of iterations to run, n_iter * k <= len(order) + k - 1
-        k : batch size >= 1
+        y : float64 array of shape (m,): -1.0/+1.0 for classification, the
+            target for regression, the relevance grade for ranking
+        order : int64 array of example indices (0 <= i < m); in pair mode
+            (ranking) each sample is two consecutive entries (a, b) with
+            y[a] != y[b]
+        n_iter : number of iterations to run
+        k : batch size >= 1 (samples per iteration)
+        sample_weight : float64 array of shape (m,) or None
+            Multiplies each example's loss (class weights).
         """
         cdef Py_ssize_t n_order = order.shape[0]
+        cdef Py_ssize_t step = 2 if self.pairs else 1
+        cdef const double[::1] sw
+        cdef const double* swp = NULL
         if n_iter <= 0:
             return
-        if (n_iter - 1) * k >= n_order:
+        if (n_iter - 1) * k * step >= n_order or n_order % step:
             raise ValueError("order is too short for n_iter batches")
+        if sample_weight is not None:
+            sw = sample_weight
+            if sw.shape[0] != y.shape[0]:
+                raise ValueError("sample_weight must have one entry per example")
+            swp = &sw[0]
         self._reserve(k)
         with nogil:
             self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
-                      &data[0] if data.shape[0] else NULL, &y[0], &order[0],
+                      &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
                       n_order, n_iter, k)
 
-    cdef void _run(self, const int64_t* indptr, const int32_t* indices,
-                   const floating* data, const double* y, const int64_t* order,
-                   Py_ssize_t n_order, int64_t n_iter, Py_ssize_t k) noexcept nogil:
-        cdef int64_t it, t
-        cdef Py_ssize_t pos = 0, bsz, r, nv, j, p0, p1, jj
-        cdef int64_t i
-        cdef double eta, rho, score, dotv, xx, d, x, old, c, s
-        cdef double lam = self.lam
-        cdef double radius2 = 1.0 / lam
-        cdef Py_ssize_t nf = self.n_features
-        cdef bint feat_bias = self.bias_mode == 1
-        cdef bint free_bias = self.bias_mode == 2
+    cdef inline double _score(self, const int64_t* indptr, const int32_t* indices, const floating* data,
+                              int64_t i) noexcept nogil:
+        """<w, x_i> + b with w = a v (the constant feature included)."""
+        cdef Py_ssize_t j
+        cdef double s = 0.0
+        cdef double* v = self.v
+        for j in range(indptr[i], indptr[i + 1]):
+            s += v[indices[j]] * data[j]
+        if self.bias_mode == 1:
+            s += v[self.n_features]
+        return self.a * s + self.b
+
+    cdef inline void _add(self, const int64_t* indptr, const int32_t* indices, const floating* data,
+                          int64_t i, double d) noexcept nogil:
+        """v <- v + d x_i (x_i with its constant feature), keeping ||w||^2 and the average."""
+        cdef Py_ssize_t j, jj, nf = self.n_features
+        cdef double dotv = 0.0, xx = 0.0, x, old
         cdef double* v = self.v
         cdef double* u = self.u
+        for j in range(indptr[i], indptr[i + 1]):
+            jj = indices[j]
+            x = data[j]
+            old = v[jj]
+            dotv += old * x
+            xx += x * x
+            v[jj] = old + d * x
+            if u != NULL:
+                u[jj] += self.A * d * x
+        if self.bias_mode == 1:
+            old = v[nf]
+            dotv += old
+            xx += 1.0
+            v[nf] = old + d
+            if u != NULL:
+                u[nf] += self.A * d
+        self.sqnorm += self.a * self.a * (2.0 * d * dotv + d * d * xx)
+
+    cdef void _run(self, const int64_t* indptr, const int32_t* indices,
+                   const floating* data, const double* y, const double* sw, const int64_t* order,
+                   Py_ssize_t n_order, int64_t n_iter, Py_ssize_t k) noexcept nogil:
+        cdef int64_t it, t
+        cdef Py_ssize_t pos = 0, bsz, r, nv, step = 2 if self.pairs else 1
+        cdef int64_t i, i2
+        cdef double eta, rho, z, yy, g, c, s, wgt
+        cdef double lam = self.lam
+        cdef double radius2 = self.radius2
+        cdef double eps = self.epsilon
+        cdef int loss = self.loss
         for it in range(n_iter):
             t = self.t + 1
             bsz = k
-            if pos + bsz > n_order:
-                bsz = n_order - pos
-            # ---- margins at w_t; collect violators
+            if pos + bsz * step > n_order:
+                bsz = (n_order - pos) // step
+            # ---- scores at w_t; keep the examples with a non-zero sub-gradient
+            #      g = -dloss/dz (paper Sec. 5: only the loss's sub-gradient changes)
             nv = 0
             for r in range(bsz):
-                i = order[pos + r]
-                p0 = indptr[i]
-                p1 = indptr[i + 1]
-                score = 0.0
-                for j in range(p0, p1):
-                    score += v[indices[j]] * data[j]
-                if feat_bias:
-                    score += v[nf]
-                score = self.a * score + self.b
-                if y[i] * score < 1.0:
+                i = order[pos + r * step]
+                if self.pairs:
+                    # ranking: the example is x_a - x_b with label sign(y_a - y_b)
+                    i2 = order[pos + r * step + 1]
+                    z = self._score(indptr, indices, data, i) - self._score(indptr, indices, data, i2)
+                    yy = 1.0 if y[i] > y[i2] else -1.0
+                    wgt = 1.0
+                else:
+                    i2 = -1
+                    z = self._score(indptr, indices, data, i)
+                    yy = y[i]
+                    wgt = 1.0 if sw == NULL else sw[i]
+                if loss == 0:                          # hinge: max(0, 1 - y z)
+                    g = yy if yy * z < 1.0 else 0.0
+                elif loss == 1:                        # log: log(1 + exp(-y z))
+                    if yy * z > 0.0:
+                        s = exp(-yy * z)
+                        g = yy * s / (1.0 + s)
+                    else:
+                        g = yy / (1.0 + exp(yy * z))
+                elif loss == 2:                        # squared hinge: max(0, 1 - y z)^2
+                    g = 2.0 * yy * (1.0 - yy * z) if yy * z < 1.0 else 0.0
+                else:                                  # epsilon-insensitive: max(0, |z - y| - eps)
+                    if yy - z > eps:
+                        g = 1.0
+                    elif z - yy > eps:
+                        g = -1.0
+                    else:
+                        g = 0.0
+                if g != 0.0:
                     self.viol[nv] = i
-                    self.viol_y[nv] = y[i]
+                    self.viol2[nv] = i2
+                    self.viol_y[nv] = g * wgt
                     nv += 1
-            pos += bsz
+            pos += bsz * step
             # ---- w_t enters the running sum (iterates w_avg_start .. w_T)
-            if u != NULL and t >= self.avg_start:
+            if self.u != NULL and t >= self.avg_start:
                 self.A += self.a
                 self.b_sum += self.b
                 self.n_avg += 1
-            # ---- shrink: w <- (1 - 1/t) w
+            # ---- shrink: w <- (1 - eta_t lambda) w = (1 - 1/t) w
             eta = 1.0 / (lam * t)
             rho = 1.0 - 1.0 / t           # = 1 - eta_t lambda, exactly 0 at t = 1
             if rho <= 0.0:
@@ -233,44 +326,24 @@ cdef class LinearState:
             else:
                 self.a *= rho
                 self.sqnorm *= rho * rho
-            # ---- add eta/|A_t| * sum of y_i x_i over the violators
+            # ---- add eta/|A_t| * sum of g_i x_i
             c = eta / bsz
             for r in range(nv):
-                i = self.viol[r]
-                d = c * self.viol_y[r] / self.a          # change of v per unit x
-                dotv = 0.0
-                xx = 0.0
-                p0 = indptr[i]
-                p1 = indptr[i + 1]
-                for j in range(p0, p1):
-                    jj = indices[j]
-                    x = data[j]
-                    old = v[jj]
-                    dotv += old * x
-                    xx += x * x
-                    v[jj] = old + d * x
-                    if u != NULL:
-                        u[jj] += self.A * d * x
-                if feat_bias:
-                    old = v[nf]
-                    dotv += old
-                    xx += 1.0
-                    v[nf] = old + d
-                    if u != NULL:
-                        u[nf] += self.A * d
-                self.sqnorm += self.a * self.a * (2.0 * d * dotv + d * d * xx)
-                if free_bias:
+                self._add(indptr, indices, data, self.viol[r], c * self.viol_y[r] / self.a)
+                if self.pairs:
+                    self._add(indptr, indices, data, self.viol2[r], -c * self.viol_y[r] / self.a)
+                if self.bias_mode == 2:
                     self.b += c * self.viol_y[r]
             if self.sqnorm < 0.0:
                 self.sqnorm = 0.0
-            # ---- projection onto the ball of radius 1/sqrt(lambda)
+            # ---- projection onto the ball of radius sqrt(radius2) (1/sqrt(lambda) for the hinge)
             if self.projection and self.sqnorm > radius2:
                 s = sqrt(radius2 / self.sqnorm)
                 self.a *= s
                 self.sqnorm = radius2
             if self.a < REFOLD_BELOW:
                 self._refold()
-            elif u != NULL and self.A > AVG_FOLD_RATIO * self.n_avg * self.a:
+            elif self.u != NULL and self.A > AVG_FOLD_RATIO * self.n_avg * self.a:
                 self._fold_average()
             self.t = t
 
