@@ -91,18 +91,23 @@ cdef class LinearState:
     cdef readonly int loss
     cdef readonly double epsilon, radius2
     cdef readonly bint pairs
+    cdef readonly Py_ssize_t n_classes, size
+    cdef int32_t* viol_r
 
     def __cinit__(self, Py_ssize_t n_features, double lam, bint projection=False,
                   int64_t avg_start=0, int bias_mode=0, int loss=0, double epsilon=0.0,
-                  radius2=None, bint pairs=False):
+                  radius2=None, bint pairs=False, Py_ssize_t n_classes=1):
         self.loss = loss
         self.epsilon = epsilon
         self.radius2 = 1.0 / lam if radius2 is None else radius2
         self.pairs = pairs
         self.viol2 = NULL
+        self.viol_r = NULL
         self.n_features = n_features
         self.bias_mode = bias_mode
         self.dim = n_features + (1 if bias_mode == 1 else 0)
+        self.n_classes = n_classes
+        self.size = n_classes * self.dim
         self.lam = lam
         self.projection = projection
         self.a = 1.0
@@ -114,10 +119,10 @@ cdef class LinearState:
         self.A = 0.0
         self.b_sum = 0.0
         self.n_refold = 0
-        self.v_mv = np.zeros(self.dim + 1, dtype=np.float64)
+        self.v_mv = np.zeros(self.size + 1, dtype=np.float64)
         self.v = &self.v_mv[0]
         if avg_start > 0:
-            self.u_mv = np.zeros(self.dim + 1, dtype=np.float64)
+            self.u_mv = np.zeros(self.size + 1, dtype=np.float64)
             self.u = &self.u_mv[0]
         else:
             self.u = NULL
@@ -128,17 +133,20 @@ cdef class LinearState:
     def __dealloc__(self):
         free(self.viol)
         free(self.viol2)
+        free(self.viol_r)
         free(self.viol_y)
 
     cdef int _reserve(self, Py_ssize_t k) except -1:
         if k > self.viol_cap:
             free(self.viol)
             free(self.viol2)
+            free(self.viol_r)
             free(self.viol_y)
             self.viol = <int64_t*> malloc(sizeof(int64_t) * k)
             self.viol2 = <int64_t*> malloc(sizeof(int64_t) * k)
+            self.viol_r = <int32_t*> malloc(sizeof(int32_t) * k)
             self.viol_y = <double*> malloc(sizeof(double) * k)
-            if self.viol == NULL or self.viol2 == NULL or self.viol_y == NULL:
+            if self.viol == NULL or self.viol2 == NULL or self.viol_r == NULL or self.viol_y == NULL:
                 raise MemoryError()
             self.viol_cap = k
         return 0
@@ -152,7 +160,7 @@ cdef class LinearState:
         cdef double s = 0.0, a = self.a
         if self.u != NULL:
             self._fold_average()
-        for j in range(self.dim):
+        for j in range(self.size):
             self.v[j] *= a
             s += self.v[j] * self.v[j]
         self.a = 1.0
@@ -166,7 +174,7 @@ cdef class LinearState:
         earlier iterates, |v| grows like 1/a); the projection can shrink a
         by orders of magnitude within a few steps."""
         cdef Py_ssize_t j
-        for j in range(self.dim):
+        for j in range(self.size):
             self.u[j] -= self.A * self.v[j]
         self.A = 0.0
 
@@ -174,9 +182,9 @@ cdef class LinearState:
         """Shrink by exactly 0 (t = 1): w <- 0, keeping the average right."""
         cdef Py_ssize_t j
         if self.u != NULL and self.A != 0.0:
-            for j in range(self.dim):
+            for j in range(self.size):
                 self.u[j] -= self.A * self.v[j]
-        memset(self.v, 0, sizeof(double) * self.dim)
+        memset(self.v, 0, sizeof(double) * self.size)
         self.a = 1.0
         self.sqnorm = 0.0
 
@@ -222,11 +230,12 @@ cdef class LinearState:
                       n_order, n_iter, k)
 
     cdef inline double _score(self, const int64_t* indptr, const int32_t* indices, const floating* data,
-                              int64_t i) noexcept nogil:
-        """<w, x_i> + b with w = a v (the constant feature included)."""
+                              int64_t i, Py_ssize_t off=0) noexcept nogil:
+        """<w, x_i> + b with w = a v (the constant feature included); off
+        selects the class row of a multiclass weight matrix."""
         cdef Py_ssize_t j
         cdef double s = 0.0
-        cdef double* v = self.v
+        cdef double* v = self.v + off
         for j in range(indptr[i], indptr[i + 1]):
             s += v[indices[j]] * data[j]
         if self.bias_mode == 1:
@@ -234,12 +243,12 @@ cdef class LinearState:
         return self.a * s + self.b
 
     cdef inline void _add(self, const int64_t* indptr, const int32_t* indices, const floating* data,
-                          int64_t i, double d) noexcept nogil:
+                          int64_t i, double d, Py_ssize_t off=0) noexcept nogil:
         """v <- v + d x_i (x_i with its constant feature), keeping ||w||^2 and the average."""
         cdef Py_ssize_t j, jj, nf = self.n_features
         cdef double dotv = 0.0, xx = 0.0, x, old
-        cdef double* v = self.v
-        cdef double* u = self.u
+        cdef double* v = self.v + off
+        cdef double* u = NULL if self.u == NULL else self.u + off
         for j in range(indptr[i], indptr[i + 1]):
             jj = indices[j]
             x = data[j]
@@ -264,9 +273,7 @@ cdef class LinearState:
         cdef int64_t it, t
         cdef Py_ssize_t pos = 0, bsz, r, nv, step = 2 if self.pairs else 1
         cdef int64_t i, i2
-        cdef double eta, rho, z, yy, g, c, s, wgt
-        cdef double lam = self.lam
-        cdef double radius2 = self.radius2
+        cdef double eta, z, yy, g, c, s, wgt
         cdef double eps = self.epsilon
         cdef int loss = self.loss
         for it in range(n_iter):
@@ -313,19 +320,7 @@ cdef class LinearState:
                     self.viol_y[nv] = g * wgt
                     nv += 1
             pos += bsz * step
-            # ---- w_t enters the running sum (iterates w_avg_start .. w_T)
-            if self.u != NULL and t >= self.avg_start:
-                self.A += self.a
-                self.b_sum += self.b
-                self.n_avg += 1
-            # ---- shrink: w <- (1 - eta_t lambda) w = (1 - 1/t) w
-            eta = 1.0 / (lam * t)
-            rho = 1.0 - 1.0 / t           # = 1 - eta_t lambda, exactly 0 at t = 1
-            if rho <= 0.0:
-                self._zero()
-            else:
-                self.a *= rho
-                self.sqnorm *= rho * rho
+            eta = self._begin_step(t)
             # ---- add eta/|A_t| * sum of g_i x_i
             c = eta / bsz
             for r in range(nv):
@@ -334,25 +329,121 @@ cdef class LinearState:
                     self._add(indptr, indices, data, self.viol2[r], -c * self.viol_y[r] / self.a)
                 if self.bias_mode == 2:
                     self.b += c * self.viol_y[r]
-            if self.sqnorm < 0.0:
-                self.sqnorm = 0.0
-            # ---- projection onto the ball of radius sqrt(radius2) (1/sqrt(lambda) for the hinge)
-            if self.projection and self.sqnorm > radius2:
-                s = sqrt(radius2 / self.sqnorm)
-                self.a *= s
-                self.sqnorm = radius2
-            if self.a < REFOLD_BELOW:
-                self._refold()
-            elif self.u != NULL and self.A > AVG_FOLD_RATIO * self.n_avg * self.a:
-                self._fold_average()
-            self.t = t
+            self._end_step(t)
+
+    cdef inline double _begin_step(self, int64_t t) noexcept nogil:
+        """Iteration t, after the scores: w_t enters the running sum, then
+        w <- (1 - eta_t lambda) w = (1 - 1/t) w.  Returns eta_t = 1/(lambda t)."""
+        cdef double rho
+        if self.u != NULL and t >= self.avg_start:
+            self.A += self.a
+            self.b_sum += self.b
+            self.n_avg += 1
+        rho = 1.0 - 1.0 / t           # = 1 - eta_t lambda, exactly 0 at t = 1
+        if rho <= 0.0:
+            self._zero()
+        else:
+            self.a *= rho
+            self.sqnorm *= rho * rho
+        return 1.0 / (self.lam * t)
+
+    cdef inline void _end_step(self, int64_t t) noexcept nogil:
+        """Iteration t, after the sparse adds: projection onto the ball of
+        radius sqrt(radius2) (1/sqrt(lambda) for the hinge, Eq. (6)), refold."""
+        cdef double s
+        if self.sqnorm < 0.0:
+            self.sqnorm = 0.0
+        if self.projection and self.sqnorm > self.radius2:
+            s = sqrt(self.radius2 / self.sqnorm)
+            self.a *= s
+            self.sqnorm = self.radius2
+        if self.a < REFOLD_BELOW:
+            self._refold()
+        elif self.u != NULL and self.A > AVG_FOLD_RATIO * self.n_avg * self.a:
+            self._fold_average()
+        self.t = t
+
+    def run_multiclass(self, const int64_t[::1] indptr, const int32_t[::1] indices,
+                       const floating[::1] data, const int32_t[::1] yc, const double[::1] cost,
+                       const int64_t[::1] order, int64_t n_iter, Py_ssize_t k, sample_weight=None):
+        """Crammer-Singer multiclass Pegasos (paper Sec. 5, Eq. (20)).
+
+        W (n_classes x dim) is stored as a times the rows of v.  For each
+        example, z_r = <W_r, x>; with r^ = argmax_r delta(r, y) + z_r - z_y
+        (delta(y, y) = 0), a violation (r^ != y, value > 0) adds
+        eta/|A_t| x to row y and subtracts it from row r^.
+
+        Parameters
+        ----------
+        yc : int32 array of shape (m,), class index 0..n_classes-1 of each example
+        cost : float64 array of shape (n_classes * n_classes,), row-major
+            delta(r, y) at [y * n_classes + r]; zero on the diagonal
+        order, n_iter, k, sample_weight : as in :meth:`run`
+        """
+        cdef Py_ssize_t n_order = order.shape[0]
+        cdef const double[::1] sw
+        cdef const double* swp = NULL
+        if n_iter <= 0:
+            return
+        if (n_iter - 1) * k >= n_order:
+            raise ValueError("order is too short for n_iter batches")
+        if cost.shape[0] != self.n_classes * self.n_classes:
+            raise ValueError("cost must have n_classes^2 entries")
+        if sample_weight is not None:
+            sw = sample_weight
+            swp = &sw[0]
+        self._reserve(k)
+        with nogil:
+            self._run_cs(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                         &data[0] if data.shape[0] else NULL, &yc[0], &cost[0], swp, &order[0],
+                         n_order, n_iter, k)
+
+    cdef void _run_cs(self, const int64_t* indptr, const int32_t* indices, const floating* data,
+                      const int32_t* yc, const double* cost, const double* sw, const int64_t* order,
+                      Py_ssize_t n_order, int64_t n_iter, Py_ssize_t k) noexcept nogil:
+        cdef int64_t it, t, i
+        cdef Py_ssize_t pos = 0, bsz, r, nv, K = self.n_classes, dim = self.dim, q
+        cdef int32_t y, best_r
+        cdef double eta, c, d, zy, val, best
+        for it in range(n_iter):
+            t = self.t + 1
+            bsz = k
+            if pos + bsz > n_order:
+                bsz = n_order - pos
+            nv = 0
+            for r in range(bsz):
+                i = order[pos + r]
+                y = yc[i]
+                zy = self._score(indptr, indices, data, i, y * dim)
+                best = 0.0
+                best_r = y
+                for q in range(K):
+                    if q != y:
+                        val = cost[y * K + q] + self._score(indptr, indices, data, i, q * dim) - zy
+                        if val > best:
+                            best = val
+                            best_r = <int32_t> q
+                if best_r != y:
+                    self.viol[nv] = i
+                    self.viol_r[nv] = best_r
+                    self.viol_y[nv] = 1.0 if sw == NULL else sw[i]
+                    nv += 1
+            pos += bsz
+            eta = self._begin_step(t)
+            c = eta / bsz
+            for r in range(nv):
+                i = self.viol[r]
+                d = c * self.viol_y[r] / self.a
+                self._add(indptr, indices, data, i, d, yc[i] * dim)
+                self._add(indptr, indices, data, i, -d, self.viol_r[r] * dim)
+            self._end_step(t)
 
     # ------------------------------------------------------------ results --
     def weights(self):
         """The current iterate: (w, b) with w of shape (dim,) float64
         (dim = n_features, plus 1 for the constant-feature bias) and b the
         unregularised bias (0 unless bias_mode == 2)."""
-        w = np.asarray(self.v_mv[:self.dim]) * self.a
+        w = np.asarray(self.v_mv[:self.size]) * self.a
         return w, self.b
 
     def average(self):
@@ -360,15 +451,15 @@ cdef class LinearState:
         if self.u == NULL:
             raise ValueError("this run does not average")
         if self.n_avg == 0:
-            return np.zeros(self.dim), 0.0, 0
-        v = np.asarray(self.v_mv[:self.dim])
-        u = np.asarray(self.u_mv[:self.dim])
+            return np.zeros(self.size), 0.0, 0
+        v = np.asarray(self.v_mv[:self.size])
+        u = np.asarray(self.u_mv[:self.size])
         w = (self.A * v - u) / self.n_avg
         return w, self.b_sum / self.n_avg, self.n_avg
 
     def exact_sqnorm(self):
         """||w||^2 recomputed from v (the tracked value drifts by rounding)."""
-        v = np.asarray(self.v_mv[:self.dim])
+        v = np.asarray(self.v_mv[:self.size])
         return float(self.a * self.a * np.dot(v, v))
 
 
