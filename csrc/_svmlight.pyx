@@ -6,7 +6,8 @@ Grammar of one line (whitespace = space, tab, CR, VT, FF)::
     line    := blank | comment | example
     example := label (qid)? (index ":" value)* comment?
     comment := "#" anything up to the end of the line
-    qid     := "qid:" token            (accepted and ignored)
+    qid     := "qid:" token            (kept per row for ranking; -1 when absent,
+                                        -2 when it is not a decimal integer below 10^18)
 
 ``label`` and ``value`` are C floating-point literals (``1``, ``+1``, ``-1.0``,
 ``1e-3``, ``.5``, ``7.``, hexadecimal floats); non-finite values are errors.
@@ -192,6 +193,7 @@ cdef class Parser:
     """
     cdef readonly bint zero_based, float32
     cdef double* labels
+    cdef int64_t* qids
     cdef int64_t* indptr
     cdef int32_t* indices
     cdef void* data
@@ -238,6 +240,9 @@ cdef class Parser:
 
     cdef _reset(self):
         self.labels = NULL
+        self.qids = <int64_t*> malloc(sizeof(int64_t) * 16)
+        if self.qids == NULL:
+            raise MemoryError()
         self.indptr = <int64_t*> malloc(sizeof(int64_t) * 16)
         if self.indptr == NULL:
             raise MemoryError()
@@ -255,6 +260,7 @@ cdef class Parser:
 
     def __dealloc__(self):
         free(self.labels)
+        free(self.qids)
         free(self.indptr)
         free(self.indices)
         free(self.data)
@@ -267,6 +273,10 @@ cdef class Parser:
         if a == NULL:
             return -1
         self.labels = <double*> a
+        a = realloc(self.qids, sizeof(int64_t) * (cap + 1))
+        if a == NULL:
+            return -1
+        self.qids = <int64_t*> a
         a = realloc(self.indptr, sizeof(int64_t) * (cap + 1))
         if a == NULL:
             return -1
@@ -365,6 +375,7 @@ cdef class Parser:
         cdef bint sorted_, has_zero, dup
         cdef int rc
         cdef double last_label = 0.0
+        cdef int64_t qid
         cdef bint have_last_label = False
         while p < end:
             self.line_no += 1
@@ -405,6 +416,7 @@ cdef class Parser:
                 have_last_label = True
             p = q
             # ---- features
+            qid = -1
             row_start = self.nnz
             sorted_ = True
             has_zero = False
@@ -422,6 +434,15 @@ cdef class Parser:
                     break
                 tok = p
                 if p[0] == 113 and p[1] == 105 and p[2] == 100 and p[3] == 58:   # "qid:"
+                    p += 4
+                    qid = 0
+                    k = 0
+                    while 48 <= p[0] <= 57 and k < 18:
+                        qid = qid * 10 + (p[0] - 48)
+                        p += 1
+                        k += 1
+                    if k == 0 or not ends_token(p[0]):
+                        qid = -2                 # not a (small enough) decimal integer
                     while not ends_token(p[0]):
                         p += 1
                     continue
@@ -497,6 +518,7 @@ cdef class Parser:
                     self.err = E_NOMEM
                     return -1
             self.labels[self.n_rows] = y
+            self.qids[self.n_rows] = qid
             self.n_rows += 1
             self.indptr[self.n_rows] = self.nnz
         return 0
@@ -525,8 +547,9 @@ cdef class Parser:
         return self.n_rows - before
 
     def take(self):
-        """Return ``(labels, indptr, indices, data)`` for the rows parsed since
-        the last call, as NumPy arrays that own their memory (no copy)."""
+        """Return ``(labels, indptr, indices, data, qids)`` for the rows parsed
+        since the last call, as NumPy arrays that own their memory (no copy).
+        ``qids`` (int64) is -1 for rows without ``qid:``."""
         cdef void* a
         cdef Py_ssize_t n = self.n_rows, nnz = self.nnz
         # shrink to fit (realloc to a smaller size does not move large blocks)
@@ -534,6 +557,9 @@ cdef class Parser:
             a = realloc(self.labels, sizeof(double) * (n + 1))
             if a != NULL:
                 self.labels = <double*> a
+            a = realloc(self.qids, sizeof(int64_t) * (n + 1))
+            if a != NULL:
+                self.qids = <int64_t*> a
             a = realloc(self.indptr, sizeof(int64_t) * (n + 1))
             if a != NULL:
                 self.indptr = <int64_t*> a
@@ -545,12 +571,13 @@ cdef class Parser:
             if a != NULL:
                 self.data = a
         labels = _wrap(self.labels, n, cnp.NPY_FLOAT64)
+        qids = _wrap(self.qids, n, cnp.NPY_INT64)
         indptr = _wrap(self.indptr, n + 1, cnp.NPY_INT64)
         indices = _wrap(self.indices, nnz, cnp.NPY_INT32)
         data = _wrap(self.data, nnz, cnp.NPY_FLOAT32 if self.float32 else cnp.NPY_FLOAT64)
         self.nnz_total += nnz
         self._reset()
-        return labels, indptr, indices, data
+        return labels, indptr, indices, data, qids
 
     @property
     def distinct_labels(self):

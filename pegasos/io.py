@@ -44,6 +44,9 @@ class Chunk:
         Non-zero values (explicit zeros in the file are not stored).
     first_row : int
         Position of the chunk's first row in the file (0-based example count).
+    qid : ndarray of shape (m,), int64, or None
+        The ``qid:`` of each row (-1 when absent, -2 when not an integer
+        below 10^18).
     """
 
     labels: np.ndarray
@@ -51,6 +54,7 @@ class Chunk:
     indices: np.ndarray
     data: np.ndarray
     first_row: int = 0
+    qid: np.ndarray = None
 
     @property
     def n_rows(self):
@@ -230,9 +234,9 @@ def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZ
     try:
         for buf in _whole_lines(stream, path, block_size, progress):
             _feed(parser, buf, path)
-            labels, indptr, indices, data = parser.take()
+            labels, indptr, indices, data, qids = parser.take()
             if labels.shape[0]:
-                yield Chunk(labels, indptr, indices, data, first)
+                yield Chunk(labels, indptr, indices, data, first, qids)
                 first += labels.shape[0]
     finally:
         if stream is not sys.stdin.buffer:
@@ -275,13 +279,13 @@ def read_svmlight(path, zero_based=False, dtype=np.float64, n_features=None, blo
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    labels, indptr, indices, data = parser.take()
+    labels, indptr, indices, data, qids = parser.take()
     n = int(parser.n_features)
     if n_features is not None:
         n = max(n, int(n_features))
     return SVMLightData(
         path=str(path),
-        chunk=Chunk(labels, indptr, indices, data, 0),
+        chunk=Chunk(labels, indptr, indices, data, 0, qids),
         n_features=n,
         distinct_labels=[LabelInfo(v, line, text) for v, line, text in parser.distinct_labels],
         labels_overflow=bool(parser.labels_overflow),
