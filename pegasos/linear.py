@@ -23,6 +23,10 @@ from .errors import ParameterError
 from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS
 
 _BIAS_CODE = {"none": 0, "feature": 1, "unregularized": 2}
+LOSSES = ("hinge", "log", "squared-hinge", "eps-insensitive", "rank")
+_LOSS_CODE = {"hinge": 0, "log": 1, "squared-hinge": 2, "eps-insensitive": 3, "rank": 0}
+TASK_OF_LOSS = {"hinge": "binary", "log": "binary", "squared-hinge": "binary", "eps-insensitive": "regression",
+                "rank": "ranking"}
 _BLOCK_SAMPLES = 1 << 20      # example indices drawn per block in uniform sampling
 
 
@@ -134,8 +138,9 @@ class LinearModel:
         Weights (zero-based columns).
     bias : float
         Offset added to every decision value (0 without a bias).
-    labels : BinaryLabels
-        Which label values the signs of f stand for (f > 0: positive).
+    labels : BinaryLabels or None
+        Which label values the signs of f stand for (f > 0: positive);
+        None for regression and ranking.
     lam : float
         The lambda the model was trained with.
     bias_mode : str
@@ -150,6 +155,13 @@ class LinearModel:
     lam: float
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
+    loss: str = "hinge"
+    epsilon: float = None
+
+    @property
+    def task(self):
+        """"binary", "regression" or "ranking" (from the loss)."""
+        return TASK_OF_LOSS[self.loss]
 
     @property
     def n_features(self):
@@ -175,9 +187,32 @@ class LinearModel:
         return out
 
     def predict(self, X):
-        """Predicted label values (float64): positive where the decision value is > 0."""
+        """Predictions (float64): for classification the label values
+        (positive where the decision value is > 0); for regression and
+        ranking the decision values themselves."""
         f = self.decision_function(X)
+        if self.labels is None:
+            return f
         return np.where(f > 0, self.labels.positive, self.labels.negative)
+
+    def predict_proba(self, X):
+        """P(positive label | x) = 1 / (1 + exp(-f(x))) for a model trained
+        with the log loss; shape (m,), float64.
+
+        Raises
+        ------
+        ParameterError
+            The model was not trained with the log loss.
+        """
+        if self.loss != "log":
+            raise ParameterError(f"probabilities need a model trained with the log loss, not {self.loss}")
+        f = self.decision_function(X)
+        return 0.5 * (1.0 + np.tanh(0.5 * f))
+
+    def losses(self, f, y):
+        """Per-example loss of decision values f against targets y (label
+        values for classification), float64 (m,)."""
+        return example_losses(self.loss, f, y if self.labels is None else self.labels.encode(y), self.epsilon)
 
     def regularizer(self):
         """lambda/2 times the squared norm of the regularised parameters
@@ -187,10 +222,25 @@ class LinearModel:
             sq += self.bias * self.bias
         return 0.5 * self.lam * sq
 
+    def squared_norm(self):
+        """||w||^2 (the bias excluded)."""
+        return float(np.dot(self.w, self.w))
+
     def save(self, path):
         """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
         from .model import save_model
         save_model(self, path)
+
+
+def example_losses(loss, f, y, epsilon=None):
+    """Loss of each decision value f_i against y_i (+-1 for classification)."""
+    if loss in ("hinge", "rank"):
+        return np.maximum(0.0, 1.0 - y * f)
+    if loss == "squared-hinge":
+        return np.maximum(0.0, 1.0 - y * f) ** 2
+    if loss == "log":
+        return np.logaddexp(0.0, -y * f)
+    return np.maximum(0.0, np.abs(f - y) - (epsilon or 0.0))
 
 
 def _csr_arrays(X):
@@ -264,7 +314,7 @@ class _Orders:
         self.pos = 0
         self.seq = np.arange(m, dtype=np.int64) if sampling == "sequential" else None
 
-    def blocks(self, T):
+    def blocks(self, T, k=None):
         """Yield (order, n_iter) pairs covering T iterations."""
         done = 0
         m, k = self.m, self.k
@@ -297,7 +347,8 @@ class _Orders:
 
 def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, sampling="uniform",
           projection=False, average=False, average_from=None, bias="none", seed=DEFAULT_SEED,
-          labels=None, n_features=None, order=None, progress=None):
+          labels=None, n_features=None, order=None, progress=None, loss="hinge", epsilon=0.1,
+          class_weight=None, qid=None):
     """Train a linear SVM with Pegasos (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -343,6 +394,20 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         each epoch takes the next m entries).
     progress : callable(int) or None
         Called with the number of iterations done after each block.
+    loss : {"hinge", "log", "squared-hinge", "eps-insensitive", "rank"}
+        The loss whose sub-gradient the step uses (paper Sec. 5): binary
+        classification with the hinge max(0, 1 - yz), logistic log(1 + e^-yz)
+        or squared hinge max(0, 1 - yz)^2; regression with
+        max(0, |z - y| - epsilon) on real-valued y; ranking with the hinge on
+        <w, x_a - x_b> for pairs with the same qid and y_a != y_b (then
+        ``qid`` is required, sampling is uniform over pairs and T counts pairs).
+    epsilon : float >= 0
+        Width of the insensitive zone of the eps-insensitive loss.
+    class_weight : dict {label value: weight > 0} or None
+        Multiplies the loss of the examples of each class (LIBLINEAR -wi,
+        SVMlight -j); the objective is (1/m) sum_i weight_i loss_i.
+    qid : int64 array of shape (m,) or None
+        Query of each example (the rank loss).
 
     Returns
     -------
@@ -353,46 +418,71 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     ParameterError
         A parameter out of range (lambda <= 0, T or k <= 0, k > m, ...).
     """
-    from . import _core
-
     indptr, indices, data = _csr_arrays(X)
     m = indptr.shape[0] - 1
     if n_features is None:
         n_features = X.shape[1] if hasattr(X, "shape") else (int(indices.max()) + 1 if indices.size else 0)
     if np.shape(y) != (m,):
         raise ParameterError(f"y has shape {np.shape(y)}; it needs one label per example ({m})")
-    if labels is None:
-        labels = BinaryLabels.from_values(y)
-    y_pm = labels.encode(y)
-    if y_pm.shape[0] != m:
-        raise ParameterError(f"y holds {y_pm.shape[0]} labels for {m} examples")
+    if loss not in LOSSES:
+        raise ParameterError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+    task = TASK_OF_LOSS[loss]
+    y = np.asarray(y, dtype=np.float64)
+    sample_weight = None
+    if task == "binary":
+        if labels is None:
+            labels = BinaryLabels.from_values(y)
+        y_run = labels.encode(y)
+        sample_weight = _sample_weights(y, class_weight)
+    else:
+        if class_weight:
+            raise ParameterError(f"class weights apply to classification, not to the {loss} loss")
+        labels = None
+        y_run = y
     if indices.size and int(indices.max()) >= n_features:
         raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
                              "the data use")
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise ParameterError(f"epsilon must be >= 0, got {epsilon}")
     if epochs is None and iterations is None:
         epochs = DEFAULT_EPOCHS
-    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
+    if task == "ranking":
+        if sampling != "uniform":
+            raise ParameterError("ranking samples pairs i.i.d.: use --sampling uniform")
+        if bias != "none":
+            raise ParameterError("a bias cancels in pairwise ranking: use --bias none")
+        orders = _PairOrders(qid, y, seed, order)
+        check_parameters(orders.n_pairs, lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
+    else:
+        check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
+        orders = _Orders(m, int(batch_size), sampling, seed, order)
     k = int(batch_size)
     T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
     if average and average_from is None:
         average_from = 0.0
     avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
-    state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias])
-    done = 0
-    for block, n in _Orders(m, k, sampling, seed, order).blocks(T):
-        state.run(indptr, indices, data, y_pm, block, n, k)
-        done += n
-        if progress is not None:
-            progress(n)
-    if avg_start:
-        w, b, _ = state.average()
-    else:
-        w, b = state.weights()
-    if bias == "feature":
-        w, b = w[:-1].copy(), float(w[-1])
-    if not np.all(np.isfinite(w)) or not math.isfinite(b):
-        raise ParameterError("training diverged to non-finite weights (check the scale of the data)")
-    info = {
+    if loss == "squared-hinge":
+        # its gradient grows with the margin violation; the projection onto a
+        # ball that holds w* keeps it bounded (the condition of Sec. 5)
+        projection = True
+    f0 = _objective_at_zero(loss, y_run, epsilon, sample_weight)
+    w, b = _fit(indptr, indices, data, y_run, n_features, lam=lam, T=T, k=k, projection=projection,
+                avg_start=avg_start, bias=bias, orders=orders, progress=progress, loss=loss, epsilon=epsilon,
+                radius2=projection_radius2(loss, lam, f0, sample_weight), sample_weight=sample_weight)
+    info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
+    if task != "binary":
+        info["task"] = task
+    if loss == "eps-insensitive":
+        info["epsilon"] = repr(float(epsilon))
+    if class_weight:
+        info["class_weights"] = _format_class_weights(class_weight, labels)
+    return LinearModel(w=w, bias=b, labels=labels, lam=float(lam), bias_mode=bias, info=info, loss=loss,
+                       epsilon=float(epsilon) if loss == "eps-insensitive" else None)
+
+
+def _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m):
+    """The header entries that describe a training run (str -> str)."""
+    return {
         "lambda": repr(float(lam)),
         "iterations": str(T),
         "batch_size": str(k),
@@ -404,5 +494,129 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         "seed": str(seed),
         "train_examples": str(m),
     }
-    return LinearModel(w=np.ascontiguousarray(w, dtype=np.float64), bias=float(b), labels=labels,
-                       lam=float(lam), bias_mode=bias, info=info)
+
+
+def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg_start, bias, orders, progress,
+         loss="hinge", epsilon=0.0, radius2=None, sample_weight=None):
+    """Run T iterations of the solver loop; returns (w float64 (n_features,), b)."""
+    from . import _core
+
+    state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
+                              _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank")
+    for block, n in orders.blocks(T, k):
+        state.run(indptr, indices, data, y_run, block, n, k, sample_weight)
+        if progress is not None:
+            progress(n)
+    if avg_start:
+        w, b, _ = state.average()
+    else:
+        w, b = state.weights()
+    if bias == "feature":
+        w, b = w[:-1].copy(), float(w[-1])
+    if not np.all(np.isfinite(w)) or not math.isfinite(b):
+        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+    return np.ascontiguousarray(w, dtype=np.float64), float(b)
+
+
+def _sample_weights(y, class_weight):
+    """Per-example weights (float64, shape (m,)) from {label value: weight}, or None."""
+    if not class_weight:
+        return None
+    sw = np.ones(y.shape[0], dtype=np.float64)
+    for label, weight in class_weight.items():
+        if not (math.isfinite(weight) and weight > 0):
+            raise ParameterError(f"the weight of class {label} must be positive, got {weight}")
+        hit = y == float(label)
+        if not hit.any():
+            raise ParameterError(f"class weight given for label {label}, which is not in the data")
+        sw[hit] = weight
+    return sw
+
+
+def _format_class_weights(class_weight, labels=None):
+    return ",".join(f"{_fmt_label(float(k))}:{float(v)!r}" for k, v in sorted(class_weight.items()))
+
+
+def _objective_at_zero(loss, y_run, epsilon, sample_weight):
+    """f(0): the mean (weighted) loss of w = 0."""
+    wmean = 1.0 if sample_weight is None else float(sample_weight.mean())
+    if loss == "log":
+        return math.log(2.0) * wmean
+    if loss == "eps-insensitive":
+        return float(np.maximum(0.0, np.abs(y_run) - epsilon).mean()) if y_run.size else 0.0
+    return wmean
+
+
+def projection_radius2(loss, lam, f0, sample_weight=None):
+    """Squared radius of the projection ball.
+
+    1/lambda for the (unweighted) hinge loss, proven by duality (paper Sec. 2.2);
+    otherwise 2 f(0) / lambda, valid for any loss because
+    lambda/2 ||w*||^2 <= f(w*) <= f(0).
+    """
+    if loss in ("hinge", "rank") and sample_weight is None:
+        return 1.0 / lam
+    return max(2.0 * f0 / lam, 1e-300)
+
+
+class _PairOrders:
+    """Pairs (a, b) with the same qid and different labels, drawn uniformly
+    among all such ordered pairs (each sample is two consecutive entries)."""
+
+    def __init__(self, qid, y, seed, order=None):
+        if qid is None:
+            raise ParameterError("the rank loss needs qid: tokens in the data")
+        qid = np.asarray(qid, dtype=np.int64)
+        bad = np.flatnonzero(qid < 0)
+        if bad.size:
+            raise ParameterError(f"example {bad[0] + 1} has no integer qid: (the rank loss needs one on every line)")
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+        self.explicit = None if order is None else np.ascontiguousarray(order, dtype=np.int64)
+        self.pos = 0
+        srt = np.lexsort((y, qid))
+        qs, ys = qid[srt], y[srt]
+        m = srt.size
+        new_q = np.r_[True, qs[1:] != qs[:-1]] if m else np.zeros(0, bool)
+        new_l = new_q | np.r_[True, ys[1:] != ys[:-1]] if m else np.zeros(0, bool)
+        q_id = np.cumsum(new_q) - 1
+        l_id = np.cumsum(new_l) - 1
+        q_first = np.flatnonzero(new_q)
+        l_first = np.flatnonzero(new_l)
+        q_len = np.diff(np.r_[q_first, m])
+        l_len = np.diff(np.r_[l_first, m])
+        self.srt = srt
+        self.q_start = q_first[q_id]
+        self.l_start = l_first[l_id]
+        self.l_len = l_len[l_id]
+        partners = q_len[q_id] - self.l_len
+        self.cum = np.cumsum(partners)
+        self.partners = partners
+        self.n_pairs = int(self.cum[-1]) if m else 0
+        if self.n_pairs == 0:
+            raise ParameterError("no pair of examples with the same qid and different labels")
+
+    def blocks(self, T, k):
+        done = 0
+        while done < T:
+            n = min(T - done, max(1, _BLOCK_SAMPLES // k))
+            if self.explicit is not None:
+                block = self.explicit[self.pos:self.pos + 2 * n * k]
+                if block.shape[0] < 2 * n * k:
+                    raise ParameterError("the explicit order is shorter than the run needs")
+                self.pos += block.shape[0]
+            else:
+                block = self.draw(n * k)
+            yield block, n
+            done += n
+
+    def draw(self, count):
+        """``count`` pairs as a flat int64 array a0, b0, a1, b1, ..."""
+        r = self.rng.integers(0, self.n_pairs, size=count, dtype=np.int64)
+        p = np.searchsorted(self.cum, r, side="right")
+        off = r - (self.cum[p] - self.partners[p])
+        before = self.l_start[p] - self.q_start[p]
+        partner = np.where(off < before, self.q_start[p] + off, self.q_start[p] + off + self.l_len[p])
+        out = np.empty(2 * count, dtype=np.int64)
+        out[0::2] = self.srt[p]
+        out[1::2] = self.srt[partner]
+        return out
