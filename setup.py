@@ -30,6 +30,7 @@ common = dict(
 extensions = [
     Extension("pegasos._svmlight", ["csrc/_svmlight.pyx"], **common),
     Extension("pegasos._core", ["csrc/_core.pyx"], **common),
+    Extension("pegasos._kernel", ["csrc/_kernel.pyx"], **common),
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

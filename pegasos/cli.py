@@ -123,11 +123,21 @@ def main():
               help="Type of the feature values held in memory.")
 @click.option("--allow-one-class", is_flag=True,
               help="Accept data whose labels are all -1, all 0 or all +1 (the other class is the usual partner).")
+@click.option("--kernel", type=click.Choice(["linear", "poly", "rbf", "sigmoid"]), default="linear",
+              show_default=True, help="linear: explicit w (Fig. 1/2); poly, rbf, sigmoid: kernel Pegasos (Fig. 3).")
+@click.option("--gamma", type=float, help="Kernel gamma > 0 (poly, rbf, sigmoid) [default: 1/n_features].")
+@click.option("--degree", type=int, help="Degree >= 1 of the poly kernel [default: 3].")
+@click.option("--coef0", type=float, help="coef0 of the poly and sigmoid kernels [default: 0].")
+@click.option("--budget", type=int, metavar="B",
+              help="Keep at most B support vectors (drop the one whose removal changes w least).")
+@click.option("--cache-mb", type=float, default=100.0, show_default=True,
+              help="Memory bound of the kernel-row cache in MiB (kernels only).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--no-objective", is_flag=True, help="Do not compute the training objective for the summary.")
 @_errors_to_click
 def train(data, model, lam, iterations, epochs, batch_size, sampling, projection, average, average_from,
-          bias, seed, zero_based, dtype, allow_one_class, quiet, no_objective):
+          bias, seed, zero_based, dtype, allow_one_class, quiet, no_objective, kernel="linear", gamma=None,
+          degree=None, coef0=None, budget=None, cache_mb=100.0):
     """Train a linear SVM on DATA and write it to MODEL (default: DATA's name + .model)."""
     from .errors import PegasosError, ParameterError
     from .model import check_writable
@@ -142,6 +152,16 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
     from .linear import check_parameters
 
     check_parameters(max(batch_size, 1), lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
+    if kernel == "linear" and any(v is not None for v in (gamma, degree, coef0, budget)):
+        raise ParameterError("--gamma, --degree, --coef0 and --budget apply to --kernel poly, rbf or sigmoid")
+    if kernel != "linear":
+        from .kernel import check_kernel_parameters
+
+        check_kernel_parameters(kernel, gamma, degree, coef0, budget, cache_mb)
+        if bias != "none":
+            raise ParameterError(f"--bias {bias} is not supported with --kernel {kernel}")
+        if budget is not None and (projection or average or average_from is not None):
+            raise ParameterError("--budget cannot be combined with --projection or averaging")
     check_writable(model)
 
     import numpy as np
@@ -169,9 +189,18 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
     bar = progress.bar(T, "training", "it", scale=True)
     t1 = time.perf_counter()
     try:
-        result = train_fn(d.chunk, d.y, lam=lam, iterations=T, batch_size=batch_size, sampling=sampling,
-                          projection=projection, average=average, average_from=average_from, bias=bias,
-                          seed=seed, labels=labels, n_features=d.n_features, progress=_update(bar))
+        if kernel != "linear":
+            from .kernel import train_kernel
+
+            result = train_kernel(d.chunk, d.y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                                  lam=lam, iterations=T, batch_size=batch_size, sampling=sampling,
+                                  projection=projection, average=average, average_from=average_from,
+                                  budget=budget, cache_mb=cache_mb, seed=seed, labels=labels,
+                                  n_features=d.n_features, progress=_update(bar))
+        else:
+            result = train_fn(d.chunk, d.y, lam=lam, iterations=T, batch_size=batch_size, sampling=sampling,
+                              projection=projection, average=average, average_from=average_from, bias=bias,
+                              seed=seed, labels=labels, n_features=d.n_features, progress=_update(bar))
     finally:
         _close(bar)
     t_train = time.perf_counter() - t1
@@ -183,6 +212,8 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         parts = [f"trained on {data}: m={m} n={d.n_features} nnz={d.nnz}",
                  f"T={T} k={batch_size} lambda={lam!r}",
                  f"read {t_read:.2f} s, train {t_train:.2f} s"]
+        if kernel != "linear":
+            parts.insert(2, f"kernel {kernel} gamma={result.gamma!r}: {result.n_support} support vectors")
         if not no_objective:
             obj = objective_fn(result, d.chunk, d.y)
             parts.append(f"objective {obj['objective']:.6g} (hinge {obj['hinge_loss']:.6g}, "
@@ -290,10 +321,13 @@ def eval_(data, model, as_json, no_auc, quiet):
 @click.argument("data")
 @click.argument("model")
 @click.option("-l", "--lambda", "lam", type=float, help="lambda to evaluate with (default: the model's).")
+@click.option("--sample", type=float, metavar="P",
+              help="Estimate the hinge loss on a random fraction P of DATA (for big files and kernel models).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
-def objective(data, model, lam, as_json, quiet):
+def objective(data, model, lam, as_json, quiet, sample=None, seed=1):
     """Primal objective lambda/2 ||w||^2 + mean hinge loss of MODEL on DATA."""
     import math
 
@@ -302,11 +336,13 @@ def objective(data, model, lam, as_json, quiet):
 
     if lam is not None and not (math.isfinite(lam) and lam > 0):
         raise ParameterError(f"lambda must be a positive number, got {lam}")
+    if sample is not None and not (0.0 < sample <= 1.0):
+        raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
     mdl = _load(model)
     progress = _Progress(quiet)
     bar = progress.reading(data)
     try:
-        r = objective_file(mdl, data, lam=lam, progress=_update(bar))
+        r = objective_file(mdl, data, lam=lam, progress=_update(bar), sample=sample, seed=seed)
     finally:
         _close(bar)
     if as_json:
@@ -314,7 +350,7 @@ def objective(data, model, lam, as_json, quiet):
         return
     bias = "" if r["bias_mode"] == "none" else f"bias         {r['bias']!r} ({r['bias_mode']})\n"
     click.echo(
-        f"examples     {r['examples']}\n"
+        f"examples     {r['examples']}{'' if sample is None else f' (random fraction {sample!r} of the file)'}\n"
         f"lambda       {r['lambda']!r}\n"
         f"objective    {_fmt(r['objective'], 8)}\n"
         f"hinge loss   {_fmt(r['hinge_loss'], 8)}\n"

@@ -11,21 +11,50 @@ import math
 import numpy as np
 
 from .io import iter_svmlight
+from .linear import example_losses
+
+
+def class_weights(model):
+    """The model's class weights as {label value: weight} (empty if none)."""
+    text = getattr(model, "info", {}).get("class_weights", "-") if model is not None else "-"
+    if text in ("-", ""):
+        return {}
+    out = {}
+    for item in text.split(","):
+        label, _, weight = item.rpartition(":")
+        out[float(label)] = float(weight)
+    return out
+
+
+def _weights_of(weights, raw):
+    w = np.ones(raw.shape[0])
+    for label, weight in weights.items():
+        w[raw == label] = weight
+    return w
 
 
 class _Totals:
     """Running sums over decision values f and labels y in {-1, +1}."""
 
-    def __init__(self, keep_scores):
+    def __init__(self, keep_scores, model=None):
         self.m = 0
         self.hinge = 0.0
+        self.loss = 0.0              # the loss the model was trained with, class-weighted
+        self.loss_name = getattr(model, "loss", "hinge")
+        self.epsilon = getattr(model, "epsilon", None)
+        self.weights = class_weights(model)
         self.tp = self.fp = self.tn = self.fn = 0
         self.scores = [] if keep_scores else None
         self.truth = [] if keep_scores else None
 
-    def add(self, f, y):
+    def add(self, f, y, raw=None):
         self.m += f.shape[0]
-        self.hinge += float(np.maximum(0.0, 1.0 - y * f).sum())
+        hinge = np.maximum(0.0, 1.0 - y * f)
+        self.hinge += float(hinge.sum())
+        per = hinge if self.loss_name == "hinge" else example_losses(self.loss_name, f, y, self.epsilon)
+        if self.weights and raw is not None:
+            per = per * _weights_of(self.weights, raw)
+        self.loss += float(per.sum())
         pred = f > 0
         pos = y > 0
         self.tp += int(np.count_nonzero(pred & pos))
@@ -79,18 +108,25 @@ def _metrics(totals, model):
         "f1": f1,
         "roc_auc": auc,
         "hinge_loss": _ratio(totals.hinge, m),
+        **({"log_loss": _ratio(totals.loss, m)} if totals.loss_name == "log" else {}),
         "confusion": {"tp": tp, "fp": fp, "tn": tn, "fn": fn},
         "positive_label": model.labels.positive_text,
         "negative_label": model.labels.negative_text,
     }
 
 
-def _stream(model, path, progress, keep_scores):
+def _stream(model, path, progress, keep_scores, sample=None, seed=1):
     zero_based = model.info.get("index_base", "1") == "0"
-    totals = _Totals(keep_scores)
+    totals = _Totals(keep_scores, model)
+    rng = None if sample is None else np.random.Generator(np.random.PCG64(seed))
     for chunk in iter_svmlight(path, zero_based=zero_based, progress=progress, labels=model.labels):
         y = model.labels.encode(chunk.labels)
-        totals.add(model.decision_function(chunk), y)
+        if rng is not None:
+            keep = rng.random(chunk.n_rows) < sample
+            X, y = chunk.matrix()[keep], y[keep]
+            totals.add(model.decision_function(X), y, chunk.labels[keep])
+            continue
+        totals.add(model.decision_function(chunk), y, chunk.labels)
     return totals
 
 
@@ -110,35 +146,43 @@ def evaluate_file(model, path, auc=True, progress=None):
     DataError
         Malformed file, or a label that is not one of the model's two labels.
     """
+    if getattr(model, "task", "binary") != "binary":
+        return _evaluate_other(model, _collect(model, path, progress))
     return _metrics(_stream(model, path, progress, auc), model)
 
 
 def evaluate(model, X, y):
     """In-memory version of :func:`evaluate_file`; ``y`` holds label values."""
-    totals = _Totals(True)
-    totals.add(model.decision_function(X), model.labels.encode(y))
+    if getattr(model, "task", "binary") != "binary":
+        return _evaluate_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), None)])
+    totals = _Totals(True, model)
+    totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64))
     return _metrics(totals, model)
 
 
 def _objective(totals, model, lam):
     lam = model.lam if lam is None else float(lam)
-    sq = float(np.dot(model.w, model.w)) + (model.bias ** 2 if model.bias_mode == "feature" else 0.0)
+    sqw = model.squared_norm()
+    sq = sqw + (model.bias ** 2 if model.bias_mode == "feature" else 0.0)
     hinge = _ratio(totals.hinge, totals.m)
+    mean_loss = _ratio(totals.loss, totals.m)
     reg = 0.5 * lam * sq
     return {
         "examples": totals.m,
         "lambda": lam,
-        "objective": None if hinge is None else reg + hinge,
+        "objective": None if mean_loss is None else reg + mean_loss,
         "regularizer": reg,
+        "loss": totals.loss_name,
+        "mean_loss": mean_loss,
         "hinge_loss": hinge,
-        "norm_w": math.sqrt(float(np.dot(model.w, model.w))),
+        "norm_w": math.sqrt(sqw),
         "bias": model.bias,
         "bias_mode": model.bias_mode,
         "error_rate": _ratio(totals.fp + totals.fn, totals.m),
     }
 
 
-def objective_file(model, path, lam=None, progress=None):
+def objective_file(model, path, lam=None, progress=None, sample=None, seed=1):
     """Primal objective of ``model`` on an SVMlight file, streamed.
 
     f(w) = lambda/2 ||w||^2 + 1/m sum_i max(0, 1 - y_i (<w, x_i> + b))
@@ -149,6 +193,11 @@ def objective_file(model, path, lam=None, progress=None):
     ----------
     lam : float, optional
         lambda to evaluate with; default the model's.
+    sample : float in (0, 1], optional
+        Estimate the hinge loss (and error rate) on a random subset: each
+        example is kept with this probability (``seed`` seeds the draw).
+        For kernel models the hinge part costs |S| kernel evaluations per
+        example and ||w||^2 costs |S|^2; only the first is reduced.
 
     Returns
     -------
@@ -156,11 +205,154 @@ def objective_file(model, path, lam=None, progress=None):
         ``objective``, ``lambda``, ``regularizer``, ``hinge_loss`` (mean),
         ``norm_w`` (||w||, bias excluded), ``error_rate``, ``examples``.
     """
-    return _objective(_stream(model, path, progress, False), model, lam)
+    if getattr(model, "task", "binary") != "binary":
+        return _objective_other(model, _collect(model, path, progress), lam)
+    r = _objective(_stream(model, path, progress, False, sample, seed), model, lam)
+    if sample is not None:
+        r["sample"] = float(sample)
+    return r
 
 
 def objective(model, X, y, lam=None):
     """In-memory version of :func:`objective_file`; ``y`` holds label values."""
-    totals = _Totals(False)
-    totals.add(model.decision_function(X), model.labels.encode(y))
+    if getattr(model, "task", "binary") != "binary":
+        return _objective_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), None)], lam)
+    totals = _Totals(False, model)
+    totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64))
     return _objective(totals, model, lam)
+
+
+# ------------------------------------------------------------------------------------------------------
+# multiclass, regression and ranking: these keep one score row per example (O(m) memory)
+
+def _collect(model, path, progress):
+    """[(decision values, label values, qids)] for each chunk of the file."""
+    zero_based = model.info.get("index_base", "1") == "0"
+    return [(model.decision_function(c), c.labels, c.qid)
+            for c in iter_svmlight(path, zero_based=zero_based, progress=progress)]
+
+
+def _concat(parts):
+    if not parts:
+        return np.zeros(0), np.zeros(0), None
+    f = np.concatenate([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    q = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
+    return f, y, q
+
+
+def _query_groups(q):
+    """Index arrays of the examples of each query (qid >= 0), in qid order."""
+    if q is None or q.size == 0:
+        return []
+    order = np.argsort(q, kind="stable")
+    qs = q[order]
+    cuts = np.flatnonzero(qs[1:] != qs[:-1]) + 1
+    return [g for g in np.split(order, cuts) if q[g[0]] >= 0]
+
+
+def _ranking_pairs(f, y, q):
+    """(pairs, violated pairs, hinge sum, per-query NDCG@10) over ordered pairs
+    with the same qid and y_a > y_b."""
+    n_pairs = correct = 0
+    hinge = 0.0
+    ndcg = []
+    for g in _query_groups(q):
+        fy, yy = f[g], y[g]
+        diff_y = yy[:, None] - yy[None, :]
+        diff_f = fy[:, None] - fy[None, :]
+        mask = diff_y > 0
+        n_pairs += int(mask.sum())
+        correct += int((diff_f[mask] > 0).sum())
+        hinge += float(np.maximum(0.0, 1.0 - diff_f[mask]).sum())
+        gains = 2.0 ** yy - 1.0
+        disc = 1.0 / np.log2(np.arange(2, min(10, g.size) + 2))
+        ideal = np.sort(gains)[::-1][:10] @ disc[: min(10, g.size)]
+        got = gains[np.argsort(-fy, kind="stable")][:10] @ disc[: min(10, g.size)]
+        if ideal > 0:
+            ndcg.append(got / ideal)
+    return n_pairs, correct, hinge, ndcg
+
+
+def _evaluate_other(model, parts):
+    f, y, q = _concat(parts)
+    m = int(y.shape[0])
+    task = model.task
+    if task == "regression":
+        err = f - y
+        var = float(np.var(y)) if m else 0.0
+        return {"examples": m, "task": task,
+                "mse": float(np.mean(err ** 2)) if m else None,
+                "mae": float(np.mean(np.abs(err))) if m else None,
+                "r2": (1.0 - float(np.mean(err ** 2)) / var) if m and var > 0 else None,
+                "eps_insensitive_loss": float(np.mean(example_losses(model.loss, f, y, model.epsilon)))
+                if m else None}
+    if task == "ranking":
+        n_pairs, correct, _, ndcg = _ranking_pairs(f, y, q)
+        return {"examples": m, "task": task, "queries": len(_query_groups(q)), "pairs": n_pairs,
+                "pairwise_accuracy": _ratio(correct, n_pairs),
+                "ndcg_at_10": float(np.mean(ndcg)) if ndcg else None}
+    # multiclass
+    K = model.n_classes
+    idx = model.class_index(y) if m else np.zeros(0, dtype=np.int32)
+    pred = np.argmax(f, axis=1) if m else np.zeros(0, dtype=np.int64)
+    conf = np.zeros((K, K), dtype=np.int64)
+    np.add.at(conf, (idx, pred), 1)
+    per_class = []
+    for c in range(K):
+        tp = int(conf[c, c])
+        precision = _ratio(tp, int(conf[:, c].sum()))
+        recall = _ratio(tp, int(conf[c, :].sum()))
+        f1 = None if precision is None or recall is None else (
+            0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall))
+        per_class.append({"label": model.class_texts[c], "support": int(conf[c, :].sum()),
+                          "precision": precision, "recall": recall, "f1": f1})
+    f1s = [p["f1"] for p in per_class if p["f1"] is not None]
+    return {"examples": m, "task": task, "classes": K,
+            "accuracy": _ratio(int(np.trace(conf)), m), "correct": int(np.trace(conf)),
+            "macro_f1": float(np.mean(f1s)) if f1s else None,
+            "per_class": per_class, "confusion": conf.tolist(),
+            "labels": list(model.class_texts)}
+
+
+def _objective_other(model, parts, lam=None):
+    """The regularised objective of the loss the model was trained with."""
+    f, y, q = _concat(parts)
+    m = int(y.shape[0])
+    lam = model.lam if lam is None else float(lam)
+    task = model.task
+    out = {"examples": m, "lambda": lam, "task": task, "loss": model.loss}
+    weights = class_weights(model)
+    if task == "multiclass":
+        idx = model.class_index(y) if m else np.zeros(0, dtype=np.int32)
+        sw = _weights_of(weights, y) if weights else np.ones(m)
+        sq = float(np.sum(model.W ** 2)) + (float(np.sum(model.biases ** 2)) if model.bias_mode == "feature" else 0)
+        if model.method == "crammer-singer":
+            K = model.n_classes
+            cost = (1.0 - np.eye(K)) if model.cost is None else np.asarray(model.cost).reshape(K, K)
+            zy = f[np.arange(m), idx] if m else np.zeros(0)
+            viol = np.max(cost[idx] + f - zy[:, None], axis=1) if m else np.zeros(0)
+            mean_loss = float(np.mean(sw * viol)) if m else None
+            out.update(objective=None if mean_loss is None else 0.5 * lam * sq + mean_loss, mean_loss=mean_loss,
+                       regularizer=0.5 * lam * sq)
+        else:
+            per_class = []
+            for c in range(model.n_classes):
+                y_pm = np.where(idx == c, 1.0, -1.0)
+                loss_c = float(np.mean(sw * example_losses(model.loss, f[:, c], y_pm))) if m else None
+                sq_c = float(model.W[c] @ model.W[c]) + (model.biases[c] ** 2 if model.bias_mode == "feature" else 0)
+                per_class.append(None if loss_c is None else 0.5 * lam * sq_c + loss_c)
+            out.update(objective=None if not m else float(np.sum(per_class)), per_class_objective=per_class,
+                       regularizer=0.5 * lam * sq)
+        out["error_rate"] = float(np.mean(np.argmax(f, axis=1) != idx)) if m else None
+        return out
+    sq = float(model.w @ model.w) + (model.bias ** 2 if model.bias_mode == "feature" else 0.0)
+    if task == "regression":
+        mean_loss = float(np.mean(example_losses(model.loss, f, y, model.epsilon))) if m else None
+    else:
+        n_pairs, _, hinge, _ = _ranking_pairs(f, y, q)
+        mean_loss = _ratio(hinge, n_pairs)
+        out["pairs"] = n_pairs
+    out.update(objective=None if mean_loss is None else 0.5 * lam * sq + mean_loss, mean_loss=mean_loss,
+               regularizer=0.5 * lam * sq, norm_w=math.sqrt(float(model.w @ model.w)))
+    return out

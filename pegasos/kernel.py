@@ -1,0 +1,419 @@
+"""Kernel SVMs with Pegasos (paper Sec. 4, Fig. 3): training API, model, model file.
+
+The problem is Eq. (1) in the feature space of a kernel (paper Eq. (17)-(18))::
+
+    min_w  lambda/2 ||w||^2 + 1/m sum_i max(0, 1 - y_i <w, phi(x_i)>)
+
+solved by Fig. 3 with the corrections of the project's paper notes (Sec. 1.7):
+the margin of the sampled example is computed from the current support set
+with the scale 1/(lambda (t-1)) of the linear algorithm's w_t (an update is
+certain at t = 1), and y_j (not y_{i_t}) inside the kernel sum.  Mini-batches
+of k follow Fig. 2: every margin of the batch at w_t, each violator's count
+alpha_j increases by 1, and w_{t+1} = 1/(lambda t k) sum_j alpha_j y_j phi(x_j).
+The compiled loop is :class:`pegasos._kernel.KernelState`; its docstring
+gives the exact state, the cache and the budget rule.
+"""
+
+import math
+import numbers
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .defaults import DEFAULT_LAMBDA, DEFAULT_SEED
+from .errors import ModelFormatError, ParameterError
+
+KERNELS = ("linear", "poly", "rbf", "sigmoid")
+DEFAULT_DEGREE = 3
+DEFAULT_COEF0 = 0.0
+DEFAULT_CACHE_MB = 100.0
+_PARALLEL_MIN_WORK = 200_000        # (rows x support vectors) below which predict uses one thread
+
+#: header keys of a kernel model file, in the order they are written
+KERNEL_KEYS = ("kernel", "gamma", "degree", "coef0", "budget", "support_vectors_removed")
+
+
+def check_kernel_parameters(kernel, gamma=None, degree=None, coef0=None, budget=None, cache_mb=None):
+    """Validate kernel settings; raise ParameterError with a one-line reason."""
+    if kernel not in KERNELS:
+        raise ParameterError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, numbers.Real)
+                              or not math.isfinite(gamma) or gamma <= 0):
+        raise ParameterError(f"gamma must be a positive number, got {gamma!r}")
+    if degree is not None and (isinstance(degree, bool) or not isinstance(degree, numbers.Integral)
+                               or degree < 1):
+        raise ParameterError(f"degree must be an integer >= 1, got {degree!r}")
+    if coef0 is not None and (isinstance(coef0, bool) or not isinstance(coef0, numbers.Real)
+                              or not math.isfinite(coef0)):
+        raise ParameterError(f"coef0 must be a finite number, got {coef0!r}")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, numbers.Integral)
+                               or budget < 1):
+        raise ParameterError(f"the budget must be a positive integer number of support vectors, got {budget!r}")
+    if cache_mb is not None and not (isinstance(cache_mb, numbers.Real) and math.isfinite(cache_mb)
+                                     and cache_mb >= 0):
+        raise ParameterError(f"the cache size must be a non-negative number of MB, got {cache_mb!r}")
+
+
+@dataclass
+class KernelModel:
+    """A trained kernel SVM: f(x) = sum_s coef_s K(sv_s, x) + bias.
+
+    Attributes
+    ----------
+    kernel, gamma, degree, coef0 : the kernel (LIBSVM's names and meanings)
+    sv_indptr, sv_indices, sv_data : CSR arrays of the support vectors
+        (int64, int32 zero-based columns, float64)
+    coef : ndarray of shape (n_sv,), float64
+    labels, lam, bias, bias_mode, info : as in :class:`pegasos.linear.LinearModel`
+    n_features : int
+        Number of features of the training data.
+    """
+
+    kernel: str
+    gamma: float
+    degree: int
+    coef0: float
+    sv_indptr: np.ndarray
+    sv_indices: np.ndarray
+    sv_data: np.ndarray
+    coef: np.ndarray
+    labels: object
+    lam: float
+    n_features: int
+    bias: float = 0.0
+    bias_mode: str = "none"
+    info: dict = field(default_factory=dict)
+    threads: int = 0
+    _sv_sqn: np.ndarray = field(default=None, repr=False)
+
+    kind = "kernel"
+
+    @property
+    def n_support(self):
+        return int(self.coef.shape[0])
+
+    @property
+    def sv_sqnorms(self):
+        if self._sv_sqn is None:
+            from . import _kernel
+            self._sv_sqn = _kernel.row_sqnorms(self.sv_indptr, self.sv_data)
+        return self._sv_sqn
+
+    def decision_function(self, X):
+        """Decision values sum_s coef_s K(sv_s, x_i) + bias, shape (m,) float64.
+
+        X is a scipy sparse matrix or :class:`pegasos.io.Chunk` of any width.
+        Rows are split among threads (one per core by default, ``threads``
+        to override); the values do not depend on the number of threads.
+        """
+        from . import _kernel
+        from .linear import _csr_arrays
+
+        indptr, indices, data = _csr_arrays(X)
+        m = indptr.shape[0] - 1
+        out = np.empty(m, dtype=np.float64)
+        args = (self.sv_indptr, self.sv_indices, self.sv_data, self.sv_sqnorms, self.coef,
+                _kernel.KERNEL_CODES[self.kernel], float(self.gamma), float(self.coef0), int(self.degree),
+                indptr, indices, data)
+        n_threads = self.threads or os.cpu_count() or 1
+        n_threads = max(1, min(n_threads, m, 64))
+        if n_threads == 1 or m * self.n_support < _PARALLEL_MIN_WORK:
+            _kernel.kernel_decision(*args, 0, m, float(self.bias), out)
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        cuts = np.linspace(0, m, n_threads + 1).astype(np.int64)
+        with ThreadPoolExecutor(n_threads) as pool:
+            jobs = [pool.submit(_kernel.kernel_decision, *args, int(a), int(b), float(self.bias), out)
+                    for a, b in zip(cuts[:-1], cuts[1:])]
+            for j in jobs:
+                j.result()
+        return out
+
+    def predict(self, X):
+        """Predicted label values (float64): positive where the decision value is > 0."""
+        f = self.decision_function(X)
+        return np.where(f > 0, self.labels.positive, self.labels.negative)
+
+    def support_matrix(self):
+        """The support vectors as a scipy CSR matrix (n_sv, n_features)."""
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((self.sv_data, self.sv_indices, self.sv_indptr),
+                          shape=(self.n_support, self.n_features))
+
+    def squared_norm(self):
+        """||w||^2 = sum_ij coef_i coef_j K(sv_i, sv_j): |S|^2 kernel evaluations
+        (O(|S|^2 nnz) time, O(|S|) memory, split among threads like predict)."""
+        if self.n_support == 0:
+            return 0.0
+        bias, self.bias = self.bias, 0.0
+        try:
+            f = self.decision_function(self.support_matrix())
+        finally:
+            self.bias = bias
+        return max(0.0, float(np.dot(self.coef, f)))
+
+    def regularizer(self):
+        """lambda/2 ||w||^2."""
+        return 0.5 * self.lam * self.squared_norm()
+
+    def save(self, path):
+        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
+        from .model import save_model
+        save_model(self, path)
+
+
+def _kernel_settings(kernel, gamma, degree, coef0, n_features):
+    check_kernel_parameters(kernel, gamma, degree, coef0)
+    if gamma is None:
+        gamma = 1.0 / n_features if n_features > 0 else 1.0
+    degree = DEFAULT_DEGREE if degree is None else int(degree)
+    coef0 = DEFAULT_COEF0 if coef0 is None else float(coef0)
+    return float(gamma), degree, coef0
+
+
+def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam=DEFAULT_LAMBDA,
+                 iterations=None, epochs=None, batch_size=1, sampling="uniform", projection=False,
+                 average=False, average_from=None, budget=None, cache_mb=DEFAULT_CACHE_MB,
+                 seed=DEFAULT_SEED, labels=None, n_features=None, order=None, progress=None,
+                 return_state=False):
+    """Train a kernel SVM with Pegasos (Fig. 3; Fig. 2's mini-batches for k > 1).
+
+    Parameters
+    ----------
+    X, y, lam, iterations, epochs, batch_size, sampling, seed, labels, n_features, order, progress
+        As in :func:`pegasos.linear.train` (the same sampler: the same seed
+        visits the same examples).
+    kernel : {"linear", "poly", "rbf", "sigmoid"}
+        K(u,v) = <u,v>, (gamma <u,v> + coef0)^degree, exp(-gamma ||u-v||^2),
+        tanh(gamma <u,v> + coef0).
+    gamma : float > 0, optional
+        Default 1/n_features (LIBSVM's default).
+    degree : int >= 1 (default 3); coef0 : float (default 0)
+    projection : bool
+        Project onto the ball of radius 1/sqrt(lambda) after each step
+        (Eq. (6) in feature space; not in Fig. 3, see README).
+    average, average_from : as in :func:`pegasos.linear.train`.
+    budget : int >= 1, optional
+        Keep at most this many support vectors (not in the paper; see
+        :mod:`pegasos._kernel`).  Not with projection or averaging.
+    cache_mb : float >= 0
+        Bound on the kernel-row cache in MiB (results do not depend on it).
+    return_state : bool
+        Also return the compiled state (for tests: alphas, counters).
+
+    Returns
+    -------
+    KernelModel (and the state with ``return_state``)
+    """
+    from . import _kernel
+    from .linear import BinaryLabels, _csr_arrays, _Orders, check_parameters, iterations_for
+
+    indptr, indices, data = _csr_arrays(X)
+    data = np.ascontiguousarray(data, dtype=np.float64)
+    m = indptr.shape[0] - 1
+    if n_features is None:
+        n_features = X.shape[1] if hasattr(X, "shape") else (int(indices.max()) + 1 if indices.size else 0)
+    if np.shape(y) != (m,):
+        raise ParameterError(f"y has shape {np.shape(y)}; it needs one label per example ({m})")
+    if labels is None:
+        labels = BinaryLabels.from_values(y)
+    y_pm = np.ascontiguousarray(labels.encode(y))
+    if indices.size and int(indices.max()) >= n_features:
+        raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
+                             "the data use")
+    if epochs is None and iterations is None:
+        from .defaults import DEFAULT_EPOCHS
+        epochs = DEFAULT_EPOCHS
+    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, "none", seed)
+    check_kernel_parameters(kernel, gamma, degree, coef0, budget, cache_mb)
+    gamma, degree, coef0 = _kernel_settings(kernel, gamma, degree, coef0, n_features)
+    if budget is not None and (projection or average or average_from is not None):
+        raise ParameterError("a budget cannot be combined with projection or averaging")
+    k = int(batch_size)
+    T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
+    if average and average_from is None:
+        average_from = 0.0
+    avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
+    state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[kernel],
+                                gamma, coef0, degree, float(lam), k, bool(projection), avg_start,
+                                int(budget or 0), int(cache_mb * (1 << 20)))
+    for block, n in _Orders(m, k, sampling, seed, order).blocks(T):
+        state.run(block, n)
+        if progress is not None:
+            progress(n)
+    ex, coef = state.support()
+    keep = np.argsort(ex, kind="stable")
+    ex, coef = ex[keep], coef[keep]
+    if not np.all(np.isfinite(coef)):
+        raise ParameterError("training diverged to non-finite coefficients (check the scale of the data "
+                             "and the kernel parameters)")
+    starts, ends = indptr[ex], indptr[ex + 1]
+    lengths = ends - starts
+    sv_indptr = np.zeros(ex.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=sv_indptr[1:])
+    take = (np.repeat(starts - sv_indptr[:-1], lengths) + np.arange(int(sv_indptr[-1]), dtype=np.int64)
+            if ex.size else np.zeros(0, dtype=np.int64))
+    stats = state.stats()
+    info = {
+        "lambda": repr(float(lam)),
+        "iterations": str(T),
+        "batch_size": str(k),
+        "sampling": sampling,
+        "projection": "on" if projection else "off",
+        "averaging": "last" if not avg_start else ("all" if avg_start == 1 else "suffix"),
+        "average_from": repr(float(average_from)) if avg_start else "-",
+        "averaged_iterates": f"{avg_start}..{T}" if avg_start else "-",
+        "seed": str(seed),
+        "train_examples": str(m),
+        "budget": str(int(budget)) if budget else "-",
+        "support_vectors_removed": str(stats["removed"]),
+    }
+    model = KernelModel(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                        sv_indptr=sv_indptr, sv_indices=np.ascontiguousarray(indices[take], dtype=np.int32),
+                        sv_data=np.ascontiguousarray(data[take], dtype=np.float64), coef=coef,
+                        labels=labels, lam=float(lam), n_features=int(n_features), info=info)
+    return (model, state) if return_state else model
+
+
+# ------------------------------------------------------------ model files --
+
+def _header_keys():
+    from .model import HEADER_KEYS
+
+    return HEADER_KEYS[:2] + KERNEL_KEYS + HEADER_KEYS[2:]
+
+
+def kernel_model_text(model):
+    """The model file of a :class:`KernelModel` (see README, "Kernels")."""
+    from .model import MAGIC, VERSION
+
+    base = int(model.info.get("index_base", "1"))
+    header = dict(model.info)
+    header.update({
+        "kind": "kernel",
+        "loss": "hinge",
+        "kernel": model.kernel,
+        "gamma": repr(float(model.gamma)),
+        "degree": str(int(model.degree)),
+        "coef0": repr(float(model.coef0)),
+        "lambda": repr(float(model.lam)),
+        "bias_mode": model.bias_mode,
+        "bias": repr(float(model.bias)),
+        "label_negative": model.labels.negative_text,
+        "label_positive": model.labels.positive_text,
+        "n_features": str(model.n_features),
+        "index_base": str(base),
+    })
+    lines = [f"{MAGIC} {VERSION}"]
+    for key in _header_keys():
+        value = str(header.get(key, "-")).replace("\n", " ").replace("\r", " ") or "-"
+        lines.append(f"{key} {value}")
+    lines.append(f"support_vectors {model.n_support}")
+    ip, ind, dat, coef = model.sv_indptr, model.sv_indices, model.sv_data, model.coef
+    for s in range(model.n_support):
+        a, b = int(ip[s]), int(ip[s + 1])
+        feats = " ".join(f"{c + base}:{float(v)!r}" for c, v in zip(ind[a:b].tolist(), dat[a:b].tolist()))
+        lines.append(f"{float(coef[s])!r} {feats}" if feats else repr(float(coef[s])))
+    lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+def parse_kernel_model(path, lines):
+    """Read a kernel model from its lines (CR already stripped, trailing blank
+    lines removed, first line checked by :func:`pegasos.model.load_model`)."""
+    from .linear import BinaryLabels
+    from .model import _check_float
+
+    keys = _header_keys()
+    header = {}
+    i = 1
+    value = ""
+    while i < len(lines):
+        key, _, value = lines[i].strip().partition(" ")
+        value = value.strip()
+        if key == "support_vectors":
+            break
+        if key not in keys:
+            raise ModelFormatError(path, f"unknown header line {lines[i][:60]!r}", i + 1)
+        if not value:
+            raise ModelFormatError(path, f"header line {key!r} has no value", i + 1)
+        if key in header:
+            raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
+        header[key] = value
+        i += 1
+    if i == len(lines):
+        raise ModelFormatError(path, "truncated model file: no 'support_vectors' line")
+    missing = [k for k in keys if k not in header]
+    if missing:
+        raise ModelFormatError(path, f"damaged model file: header lacks {', '.join(missing)}")
+    if header["loss"] != "hinge":
+        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}")
+    if header["kernel"] not in KERNELS:
+        raise ModelFormatError(path, f"unknown kernel {header['kernel']!r}")
+    sv_line = i + 1
+    if not value.isdigit():
+        raise ModelFormatError(path, f"bad support vector count {value!r}", sv_line)
+    count = int(value)
+    for key in ("n_features", "degree"):
+        if not header[key].isdigit():
+            raise ModelFormatError(path, f"bad {key} {header[key]!r}")
+    n = int(header["n_features"])
+    degree = int(header["degree"])
+    base = header["index_base"]
+    if base not in ("0", "1"):
+        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
+    base = int(base)
+    lam = _check_float(header["lambda"], path, None, "lambda")
+    gamma = _check_float(header["gamma"], path, None, "gamma")
+    coef0 = _check_float(header["coef0"], path, None, "coef0")
+    bias = _check_float(header["bias"], path, None, "bias")
+    neg = _check_float(header["label_negative"], path, None, "label_negative")
+    pos = _check_float(header["label_positive"], path, None, "label_positive")
+    if lam <= 0:
+        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
+    if gamma <= 0 or degree < 1:
+        raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}")
+    if neg >= pos:
+        raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "
+                                     f"label_positive {header['label_positive']}")
+    if header["bias_mode"] not in ("none", "feature", "unregularized"):
+        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}")
+    body = lines[i + 1:]
+    if len(body) < count + 1 or body[count].strip() != "end":
+        raise ModelFormatError(path, f"truncated or damaged model file: expected {count} support vector "
+                                     "lines and a final 'end' line")
+    if len(body) > count + 1:
+        raise ModelFormatError(path, "unexpected text after the 'end' line", sv_line + count + 2)
+    coef = np.empty(count, dtype=np.float64)
+    indptr = np.zeros(count + 1, dtype=np.int64)
+    cols, vals = [], []
+    for s, ln in enumerate(body[:count]):
+        lineno = sv_line + 1 + s
+        tokens = ln.split()
+        if not tokens:
+            raise ModelFormatError(path, "empty support vector line", lineno)
+        coef[s] = _check_float(tokens[0], path, lineno, "coefficient")
+        last = -1
+        for tok in tokens[1:]:
+            idx_text, sep, val_text = tok.partition(":")
+            if not sep or not idx_text.isdigit():
+                raise ModelFormatError(path, f"{tok[:40]!r} is not index:value", lineno)
+            col = int(idx_text) - base
+            if col < 0 or col >= n:
+                raise ModelFormatError(path, f"feature index {idx_text} is outside the model's features", lineno)
+            if col <= last:
+                raise ModelFormatError(path, f"feature index {idx_text} is not increasing", lineno)
+            last = col
+            cols.append(col)
+            vals.append(_check_float(val_text, path, lineno, "feature value"))
+        indptr[s + 1] = len(cols)
+    info = {k: header[k] for k in keys if k not in KERNEL_KEYS}
+    info.update({k: header[k] for k in ("budget", "support_vectors_removed")})
+    labels = BinaryLabels(neg, pos, header["label_negative"], header["label_positive"])
+    return KernelModel(kernel=header["kernel"], gamma=gamma, degree=degree, coef0=coef0, sv_indptr=indptr,
+                       sv_indices=np.array(cols, dtype=np.int32), sv_data=np.array(vals, dtype=np.float64),
+                       coef=coef, labels=labels, lam=lam, n_features=n, bias=bias,
+                       bias_mode=header["bias_mode"], info=info)
