@@ -132,13 +132,30 @@ def main():
               help="Keep at most B support vectors (drop the one whose removal changes w least).")
 @click.option("--cache-mb", type=float, default=100.0, show_default=True,
               help="Memory bound of the kernel-row cache in MiB (kernels only).")
+@click.option("--loss", type=click.Choice(["hinge", "log", "squared-hinge", "eps-insensitive", "rank"]),
+              default="hinge", show_default=True,
+              help="hinge (SVM), log (logistic regression), squared-hinge, eps-insensitive (regression on "
+                   "real-valued labels), rank (pairs with the same qid, SVMlight -z p).")
+@click.option("-p", "--epsilon", type=float, default=0.1, show_default=True,
+              help="Width of the insensitive zone of --loss eps-insensitive.")
+@click.option("--multiclass", type=click.Choice(["ovr", "crammer-singer"]),
+              help="More than two labels: one-vs-rest (the default then) or Crammer-Singer.")
+@click.option("--cost-matrix", metavar="FILE",
+              help="Crammer-Singer costs: K lines of K numbers, row = true class, column = predicted class, "
+                   "classes in increasing label order, zero diagonal.")
+@click.option("-j", "cost_factor", type=float, metavar="FACTOR",
+              help="Weight of the positive class's errors (SVMlight -j).")
+@click.option("-w", "class_weights", multiple=True, metavar="LABEL:WEIGHT",
+              help="Weight of the errors on class LABEL (LIBLINEAR -wi); repeatable.")
+@click.option("--jobs", type=int, default=2, show_default=True, help="Threads for one-vs-rest training.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--no-objective", is_flag=True, help="Do not compute the training objective for the summary.")
 @_errors_to_click
 def train(data, model, lam, iterations, epochs, batch_size, sampling, projection, average, average_from,
           bias, seed, zero_based, dtype, allow_one_class, quiet, no_objective, kernel="linear", gamma=None,
-          degree=None, coef0=None, budget=None, cache_mb=100.0):
-    """Train a linear SVM on DATA and write it to MODEL (default: DATA's name + .model)."""
+          degree=None, coef0=None, budget=None, cache_mb=100.0, loss="hinge", epsilon=0.1, multiclass=None,
+          cost_matrix=None, cost_factor=None, class_weights=(), jobs=2):
+    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's name + .model)."""
     from .errors import PegasosError, ParameterError
     from .model import check_writable
 
@@ -178,7 +195,30 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         d = read_svmlight(data, zero_based=zero_based, dtype=np.dtype(dtype), progress=_update(bar))
     finally:
         _close(bar)
-    labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class)
+    from .linear import TASK_OF_LOSS
+
+    task = TASK_OF_LOSS[loss]
+    n_labels = len(d.distinct_labels) if not d.labels_overflow else 65
+    if task == "binary" and (multiclass is not None or n_labels > 2):
+        if multiclass is None and sorted(l.value for l in d.distinct_labels) == [-1.0, 0.0, 1.0]:
+            BinaryLabels.from_data(d)          # SVMlight's label 0 = unlabelled: refuse, naming the line
+        task = "multiclass"
+        multiclass = multiclass or "ovr"
+    if kernel != "linear" and task != "binary":
+        raise ParameterError("kernels support binary classification with the hinge loss")
+    labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class) if task == "binary" else None
+    if task == "multiclass" and n_labels < 2:
+        BinaryLabels.from_data(d)              # no examples / one class: the same messages
+    if task in ("regression", "ranking") and d.n_examples == 0:
+        raise PegasosError(f"{data}: no training examples found")
+    class_weight = _class_weights(class_weights, cost_factor, labels)
+    cost = None
+    if cost_matrix is not None:
+        if multiclass != "crammer-singer":
+            raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
+        from .multiclass import read_cost_matrix
+
+        cost = read_cost_matrix(cost_matrix, int(np.unique(d.y).size))
     t_read = time.perf_counter() - t0
 
     m = d.n_examples
@@ -186,7 +226,8 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         epochs = DEFAULT_EPOCHS
     check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias)
     T = iterations if iterations is not None else iterations_for(m, batch_size, epochs, sampling)
-    bar = progress.bar(T, "training", "it", scale=True)
+    bar = progress.bar(T * (int(np.unique(d.y).size) if task == "multiclass" and multiclass == "ovr" else 1),
+                       "training", "it", scale=True)
     t1 = time.perf_counter()
     try:
         if kernel != "linear":
@@ -197,10 +238,22 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
                                   projection=projection, average=average, average_from=average_from,
                                   budget=budget, cache_mb=cache_mb, seed=seed, labels=labels,
                                   n_features=d.n_features, progress=_update(bar))
+        elif task == "multiclass":
+            from .multiclass import train_multiclass
+
+            texts = {l.value: l.text for l in d.distinct_labels}
+            result = train_multiclass(d.chunk, d.y, method=multiclass, loss=loss, lam=lam, iterations=T,
+                                      batch_size=batch_size, sampling=sampling, projection=projection,
+                                      average=average, average_from=average_from, bias=bias, seed=seed,
+                                      n_features=d.n_features, class_weight=class_weight, cost=cost,
+                                      class_texts=[texts.get(v) or None for v in np.unique(d.y)]
+                                      if not d.labels_overflow else None,
+                                      n_jobs=jobs, progress=_update(bar))
         else:
             result = train_fn(d.chunk, d.y, lam=lam, iterations=T, batch_size=batch_size, sampling=sampling,
                               projection=projection, average=average, average_from=average_from, bias=bias,
-                              seed=seed, labels=labels, n_features=d.n_features, progress=_update(bar))
+                              seed=seed, labels=labels, n_features=d.n_features, progress=_update(bar),
+                              loss=loss, epsilon=epsilon, class_weight=class_weight, qid=d.chunk.qid)
     finally:
         _close(bar)
     t_train = time.perf_counter() - t1
@@ -214,12 +267,44 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
                  f"read {t_read:.2f} s, train {t_train:.2f} s"]
         if kernel != "linear":
             parts.insert(2, f"kernel {kernel} gamma={result.gamma!r}: {result.n_support} support vectors")
+        if task == "multiclass":
+            parts.insert(2, f"{multiclass}, {result.n_classes} classes")
         if not no_objective:
-            obj = objective_fn(result, d.chunk, d.y)
-            parts.append(f"objective {obj['objective']:.6g} (hinge {obj['hinge_loss']:.6g}, "
-                         f"train error {obj['error_rate']:.4f})")
+            obj = objective_fn(result, d.chunk, d.y) if task != "ranking" else _ranking_objective(result, d)
+            details = []
+            if obj.get("mean_loss") is not None:
+                details.append(f"{obj.get('loss', 'hinge')} {obj['mean_loss']:.6g}")
+            if obj.get("error_rate") is not None:
+                details.append(f"train error {obj['error_rate']:.4f}")
+            parts.append(f"objective {obj['objective']:.6g} ({', '.join(details)})")
         parts.append(f"model {model}")
         click.echo(" | ".join(parts))
+
+
+def _class_weights(items, cost_factor, labels):
+    """{label value: weight} from -w LABEL:WEIGHT options and -j FACTOR (positive class)."""
+    from .errors import ParameterError
+
+    out = {}
+    if cost_factor is not None:
+        if labels is None:
+            raise ParameterError("-j applies to binary classification")
+        out[labels.positive] = cost_factor
+    for item in items:
+        label, sep, weight = item.rpartition(":")
+        try:
+            out[float(label)] = float(weight)
+        except ValueError:
+            raise ParameterError(f"-w expects LABEL:WEIGHT, got {item!r}") from None
+        if not sep:
+            raise ParameterError(f"-w expects LABEL:WEIGHT, got {item!r}")
+    return out or None
+
+
+def _ranking_objective(model, d):
+    from .scoring import _objective_other
+
+    return _objective_other(model, [(model.decision_function(d.chunk), d.y, d.chunk.qid)])
 
 
 def _load(model_path):
@@ -234,27 +319,47 @@ def _load(model_path):
 @click.argument("output", required=False)
 @click.option("--labels", "as_labels", is_flag=True,
               help="Write predicted labels (as spelled in the training data) instead of decision values.")
+@click.option("--proba", is_flag=True, help="Write P(positive label) (models trained with --loss log).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
-def predict(data, model, output, as_labels, quiet):
+def predict(data, model, output, as_labels, quiet, proba=False):
     """Write one decision value <w,x> + b per example of DATA (to OUTPUT or stdout).
 
     A decision value > 0 predicts the positive label.
     """
+    import numpy as np
+
     from .io import iter_svmlight
     from .model import atomic_write
+
+    from .errors import ParameterError
 
     mdl = _load(model)
     zero_based = mdl.info.get("index_base", "1") == "0"
     progress = _Progress(quiet)
+    task = getattr(mdl, "task", "binary")
+    if proba and getattr(mdl, "loss", "hinge") != "log":
+        raise ParameterError(f"--proba needs a model trained with --loss log ({model} uses {mdl.loss})")
+    if as_labels and task in ("regression", "ranking"):
+        raise ParameterError(f"--labels applies to classification models, not to {task}")
 
     def write(f):
         bar = progress.reading(data)
         try:
             for chunk in iter_svmlight(data, zero_based=zero_based, progress=_update(bar)):
                 values = mdl.decision_function(chunk)
-                if as_labels:
+                if task == "multiclass":
+                    if as_labels:
+                        lines = [mdl.class_texts[c] for c in np.argmax(values, axis=1).tolist()]
+                    elif proba:
+                        p = 0.5 * (1.0 + np.tanh(0.5 * values))     # each one-vs-rest problem's P(class)
+                        lines = [" ".join(map(repr, row)) for row in p.tolist()]
+                    else:
+                        lines = [" ".join(map(repr, row)) for row in values.tolist()]
+                elif as_labels:
                     lines = mdl.labels.decode(values > 0).tolist()
+                elif proba:
+                    lines = [repr(v) for v in (0.5 * (1.0 + np.tanh(0.5 * values))).tolist()]
                 else:
                     lines = [repr(v) for v in values.tolist()]
                 f.write("\n".join(lines))
@@ -294,6 +399,9 @@ def eval_(data, model, as_json, no_auc, quiet):
     if as_json:
         click.echo(json.dumps(r, indent=2))
         return
+    if r.get("task") in ("multiclass", "regression", "ranking"):
+        click.echo(_other_eval_text(r))
+        return
     c = r["confusion"]
     pos, neg = r["positive_label"], r["negative_label"]
     acc = _fmt(r["accuracy"])
@@ -314,7 +422,34 @@ def eval_(data, model, as_json, no_auc, quiet):
         f"  {'true ' + pos:>{width}} {c['fn']:>{width + 3}} {c['tp']:>{width + 3}}",
         f"TP={c['tp']} FP={c['fp']} TN={c['tn']} FN={c['fn']}",
     ]
+    if "log_loss" in r:
+        rows.insert(7, f"log loss     {_fmt(r['log_loss'], 6)}")
     click.echo("\n".join(rows))
+
+
+def _other_eval_text(r):
+    """eval's text for multiclass, regression and ranking models."""
+    if r["task"] == "regression":
+        return (f"examples     {r['examples']}\nMSE          {_fmt(r['mse'], 6)}\nMAE          {_fmt(r['mae'], 6)}\n"
+                f"R^2          {_fmt(r['r2'], 6)}\neps-insensitive loss {_fmt(r['eps_insensitive_loss'], 6)}")
+    if r["task"] == "ranking":
+        return (f"examples     {r['examples']}\nqueries      {r['queries']}\npairs        {r['pairs']}\n"
+                f"pairwise accuracy {_fmt(r['pairwise_accuracy'])}\nNDCG@10      {_fmt(r['ndcg_at_10'])}")
+    acc = _fmt(r["accuracy"]) + (f" ({r['correct']}/{r['examples']})" if r["examples"] else "")
+    rows = [f"examples     {r['examples']}", f"classes      {r['classes']}", f"accuracy     {acc}",
+            f"macro F1     {_fmt(r['macro_f1'])}", "per class:   label  support  precision  recall  F1"]
+    for p in r["per_class"]:
+        rows.append(f"  {p['label']:>12} {p['support']:>8} {_fmt(p['precision']):>10} {_fmt(p['recall']):>7} "
+                    f"{_fmt(p['f1']):>7}")
+    if r["classes"] <= 20:
+        width = max(6, max(len(t) for t in r["labels"]) + 1)
+        rows.append("confusion matrix (rows: true label, columns: predicted label)")
+        rows.append(" " * (width + 2) + "".join(f"{t:>{width}}" for t in r["labels"]))
+        for t, row in zip(r["labels"], r["confusion"]):
+            rows.append(f"  {t:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+    else:
+        rows.append("(confusion matrix: use --json)")
+    return "\n".join(rows)
 
 
 @main.command()
@@ -348,12 +483,22 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1):
     if as_json:
         click.echo(json.dumps(r, indent=2))
         return
+    if r.get("task") in ("multiclass", "regression", "ranking"):
+        rows = [f"examples     {r['examples']}", f"task         {r['task']} (loss {r['loss']})",
+                f"lambda       {r['lambda']!r}", f"objective    {_fmt(r['objective'], 8)}"]
+        if r.get("mean_loss") is not None:
+            rows.append(f"mean loss    {_fmt(r['mean_loss'], 8)}")
+        rows.append(f"regularizer  {r['regularizer']:.8f}")
+        if r.get("error_rate") is not None:
+            rows.append(f"error rate   {_fmt(r['error_rate'])}")
+        click.echo("\n".join(rows))
+        return
     bias = "" if r["bias_mode"] == "none" else f"bias         {r['bias']!r} ({r['bias_mode']})\n"
     click.echo(
         f"examples     {r['examples']}{'' if sample is None else f' (random fraction {sample!r} of the file)'}\n"
         f"lambda       {r['lambda']!r}\n"
         f"objective    {_fmt(r['objective'], 8)}\n"
-        f"hinge loss   {_fmt(r['hinge_loss'], 8)}\n"
+        f"{(r.get('loss') or 'hinge') + ' loss':<13}{_fmt(r.get('mean_loss', r['hinge_loss']), 8)}\n"
         f"regularizer  {r['regularizer']:.8f}\n"
         f"norm of w    {r['norm_w']:.6f}\n"
         f"{bias}"

@@ -90,7 +90,7 @@ class BinaryLabels:
             third = labels[2]
             seen = " and ".join(f"{l.text!r} on line {l.line}" for l in labels[:2])
             hint = (" (SVMlight's label 0 marks unlabelled examples for transduction, "
-                    "which pegasos does not support)") if third.value == 0 else ""
+                    "which pegasos does not support; --multiclass ovr treats 0 as a class)") if third.value == 0 else ""
             raise DataError(data.path, f"label {third.text!r} is a third class, after {seen}; "
                                        f"binary training needs exactly two classes{hint}",
                             line=third.line)
@@ -207,7 +207,8 @@ class LinearModel:
         if self.loss != "log":
             raise ParameterError(f"probabilities need a model trained with the log loss, not {self.loss}")
         f = self.decision_function(X)
-        return 0.5 * (1.0 + np.tanh(0.5 * f))
+        e = np.exp(-np.abs(f))          # 1/(1+e^-f) for f >= 0, e^f/(1+e^f) below: no cancellation
+        return np.where(f >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
     def losses(self, f, y):
         """Per-example loss of decision values f against targets y (label
@@ -437,6 +438,9 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     else:
         if class_weight:
             raise ParameterError(f"class weights apply to classification, not to the {loss} loss")
+        if not np.all(np.isfinite(y)):
+            i = int(np.argmin(np.isfinite(y)))
+            raise ParameterError(f"target {y[i]} (example {i + 1}) is not finite")
         labels = None
         y_run = y
     if indices.size and int(indices.max()) >= n_features:
@@ -567,12 +571,23 @@ class _PairOrders:
         if qid is None:
             raise ParameterError("the rank loss needs qid: tokens in the data")
         qid = np.asarray(qid, dtype=np.int64)
+        if qid.shape != np.shape(y):
+            raise ParameterError(f"qid has shape {qid.shape}; it needs one query id per example ({len(y)})")
         bad = np.flatnonzero(qid < 0)
         if bad.size:
             raise ParameterError(f"example {bad[0] + 1} has no integer qid: (the rank loss needs one on every line)")
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.explicit = None if order is None else np.ascontiguousarray(order, dtype=np.int64)
         self.pos = 0
+        if self.explicit is not None:
+            a, b = self.explicit[0::2], self.explicit[1::2]
+            if self.explicit.size % 2 or (self.explicit.size and (self.explicit.min() < 0
+                                                                  or self.explicit.max() >= qid.size)):
+                raise ParameterError("the pair order needs an even number of indices in 0..m-1")
+            bad = np.flatnonzero((qid[a] != qid[b]) | (y[a] == y[b]))
+            if bad.size:
+                raise ParameterError(f"pair {bad[0] + 1} of the order ({a[bad[0]]}, {b[bad[0]]}) is not two "
+                                     "examples of one qid with different labels")
         srt = np.lexsort((y, qid))
         qs, ys = qid[srt], y[srt]
         m = srt.size

@@ -99,6 +99,21 @@ def parse_model(path):
     return header, weights, lines
 
 
+def parse_model_any(path):
+    """(header dict, body lines) of any model file: header lines up to the
+    first 'weights' or 'class' line."""
+    lines = Path(path).read_text().splitlines()
+    assert lines[0] == "pegasos_model 1"
+    header = {}
+    i = 1
+    while not lines[i].startswith(("weights ", "class ")):
+        key, value = lines[i].split(" ", 1)
+        header[key] = value
+        i += 1
+    assert lines[-1] == "end"
+    return header, lines[i:], lines
+
+
 def model_vector(path, n=None):
     """(w as a dense float64 vector over zero-based columns, b, header)."""
     header, weights, _ = parse_model(path)
@@ -437,10 +452,9 @@ BAD_TRAIN = [
     ("multilabel_spaces", "CASE-05.multilabel_spaces.svm", (), 3, ("multi-label",)),
     ("one_class", "CASE-20.one_class.svm", (), None, ("only one class (+1)",)),
     ("one_line", "CASE-04.oneline.svm", (), None, ("only one class (-1)",)),
-    # labels 1/2/3: the case wants 'line 2' and label '2' mentioned (see the report)
-    ("multiclass", "CASE-05.multiclass.svm", (), 2, ("'2'",)),
+    # -1/0/+1 is SVMlight's transduction, not three classes (labels 1/2/3 train one-vs-rest)
     ("transductive", "CASE-05.transductive.svm", (), 3, ("'0'",)),
-    ("three_classes_later", "+1 1:1\n-1 2:1\n\n# c\n+1 3:1\n2 1:1\n", (), 6, ("'2'",)),
+    ("transductive_later", "+1 1:1\n-1 2:1\n\n# c\n+1 3:1\n0 1:1\n", (), 6, ("'0'",)),
 ]
 
 
@@ -767,12 +781,19 @@ def test_case05_zero_one_equals_plus_minus_one(tmp_path):
     assert ev["examples"] == 4 and ev["positive_label"] == "1"
 
 
-def test_case05_multiclass_message(tmp_path):
-    """Labels 1,2,3: the case asks for 'line 2' and label '2' in the message."""
+def test_case05_multiclass_trains_one_vs_rest(tmp_path):
+    """Labels 1,2,3: CASE-05 predates multiclass support and asked for an error at
+    line 2; a file with more than two labels now trains one-vs-rest by default
+    (SVMlight's -1/0/+1 stays an error, see the transductive case)."""
     data = case_file("CASE-05.multiclass.svm")
-    msg = error_line(run_pegasos("train", data, "m", cwd=tmp_path), file=data)
-    assert "line 2" in msg and "'2'" in msg, msg
-    assert list(tmp_path.iterdir()) == []
+    out = ok(run_pegasos("train", "-l", "0.01", "--epochs", "50", data, "m", cwd=tmp_path))
+    assert "ovr, 3 classes" in out
+    header, _, _ = parse_model_any(tmp_path / "m")
+    assert header["task"] == "multiclass" and header["multiclass"] == "ovr"
+    assert header["classes"] == "3" and header["class_labels"] == "1 2 3"
+    assert ok(run_pegasos("predict", "--labels", data, tmp_path / "m")).split() == ["1", "2", "3"]
+    values = ok(run_pegasos("predict", data, tmp_path / "m")).splitlines()
+    assert [len(v.split()) for v in values] == [3, 3, 3]
 
 
 def test_case07_unsorted_equals_sorted(tmp_path):
