@@ -91,7 +91,8 @@ def primal_objective(X, y, lam, w, b=0.0, bias="none"):
 # ------------------------------------------------------- Fig. 1 / Fig. 2 --
 
 def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_starts=(),
-                    record=False):
+                    record=False, loss="hinge", epsilon=0.0, sample_weight=None, pairs=False,
+                    radius2=None):
     """Mini-batch Pegasos, paper Fig. 2 (Fig. 1 when every |A_t| = 1), dense.
 
     For t = 1..T, with eta_t = 1/(lam t) and w_1 = 0:
@@ -127,6 +128,14 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
         Also return the iterates [(w_1, b_1), ..., (w_{T+1}, b_{T+1})] and the
         v_t = 1/|A_t| sum_{i in A_t+} y_i x_i of Eq. (12)-(13).
 
+    loss, epsilon, sample_weight, pairs, radius2
+        Other losses (paper Sec. 5, notes Sec. 3); with the defaults the
+        loop is the hinge loop above, unchanged.  Otherwise
+        :func:`pegasos_general_outputs` runs (see there): the step uses
+        g_i = -dloss/dz times ``sample_weight[i]``, ``pairs`` makes every
+        batch a (k, 2) array of example pairs (ranking), and the projection
+        radius is sqrt(``radius2``) (default 1/lam).
+
     Returns
     -------
     dict
@@ -135,6 +144,10 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
         ``"iterates"`` and ``"v"``.  w has shape (n,); with
         ``bias="feature"`` the constant feature's weight is returned as b.
     """
+    if loss != "hinge" or sample_weight is not None or pairs or radius2 is not None:
+        return pegasos_general_outputs(X, y, lam, batches, loss=loss, epsilon=epsilon,
+                                       sample_weight=sample_weight, pairs=pairs, projection=projection,
+                                       radius2=radius2, bias=bias, average_starts=average_starts)
     X = to_dense(X)
     y = np.asarray(y, dtype=np.float64)
     m, n = X.shape
@@ -188,12 +201,15 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
     return out
 
 
-def pegasos(X, y, lam, batches, projection=False, average_from_t=None, bias="none"):
+def pegasos(X, y, lam, batches, projection=False, average_from_t=None, bias="none", **loss_options):
     """One output of :func:`pegasos_outputs`: the last iterate w_{T+1} when
     ``average_from_t`` is None, else the mean of w_s..w_T with s =
-    ``average_from_t``.  Returns (w, b)."""
+    ``average_from_t``.  Returns (w, b).  ``loss_options``: ``loss``,
+    ``epsilon``, ``sample_weight``, ``pairs``, ``radius2`` (see
+    :func:`pegasos_general_outputs`)."""
     starts = () if average_from_t is None else (average_from_t,)
-    out = pegasos_outputs(X, y, lam, batches, projection=projection, bias=bias, average_starts=starts)
+    out = pegasos_outputs(X, y, lam, batches, projection=projection, bias=bias, average_starts=starts,
+                          **loss_options)
     return out["last"] if average_from_t is None else out[average_from_t]
 
 
@@ -234,3 +250,160 @@ def eq13_last_iterate(lam, vs):
     """
     T = len(vs)
     return np.sum(vs, axis=0) / (lam * T)
+
+
+# ------------------------------------------------------- other losses ------
+#
+# Paper Sec. 5 and notes Sec. 3: only the loss's sub-gradient changes.  With
+# z = <w_t, x_i> (+ b_t) and g_i = -dloss/dz at z (a sub-gradient where the
+# loss has a kink, taken as 0 there, as the hinge's strict "< 1" does):
+#
+#   hinge          max(0, 1 - y z)          g = y            if y z < 1, else 0
+#   log            log(1 + exp(-y z))       g = y / (1 + exp(y z))
+#   squared-hinge  max(0, 1 - y z)^2        g = 2 y (1 - y z) if y z < 1, else 0
+#   eps-insensitive max(0, |z - y| - eps)   g = +1 if y - z > eps, -1 if z - y > eps, else 0
+#                                           (y real-valued)
+#   rank           the hinge on z = <w, x_a - x_b> with label sign(y_a - y_b)
+#                  (pairs from one query with y_a != y_b)
+#
+# and the step is w_{t+1} = (1 - 1/t) w_t + eta_t/|A_t| sum_{i in A_t} c_i g_i x_i
+# (c_i the example's weight, 1 by default; x_a - x_b for a pair).
+
+LOSSES = ("hinge", "log", "squared-hinge", "eps-insensitive", "rank")
+
+
+def loss_values(loss, z, y, epsilon=0.0):
+    """The loss of decision values z against targets y (+-1, real for
+    eps-insensitive; for rank, y is the pair's label sign(y_a - y_b))."""
+    z = np.asarray(z, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if loss in ("hinge", "rank"):
+        return np.maximum(0.0, 1.0 - y * z)
+    if loss == "squared-hinge":
+        return np.maximum(0.0, 1.0 - y * z) ** 2
+    if loss == "log":
+        return np.logaddexp(0.0, -y * z)
+    if loss == "eps-insensitive":
+        return np.maximum(0.0, np.abs(z - y) - epsilon)
+    raise ValueError(loss)
+
+
+def minus_loss_derivative(loss, z, y, epsilon=0.0):
+    """g = -dloss/dz (the sub-gradient of the table above), elementwise."""
+    z = np.asarray(z, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    yz = y * z
+    if loss in ("hinge", "rank"):
+        return np.where(yz < 1.0, y, 0.0)
+    if loss == "squared-hinge":
+        return np.where(yz < 1.0, 2.0 * y * (1.0 - yz), 0.0)
+    if loss == "log":
+        # y / (1 + e^{yz}) = y exp(-log(1 + e^{yz})), without overflow
+        return y * np.exp(-np.logaddexp(0.0, yz))
+    if loss == "eps-insensitive":
+        return np.where(y - z > epsilon, 1.0, np.where(z - y > epsilon, -1.0, 0.0))
+    raise ValueError(loss)
+
+
+def all_pairs(qid, y):
+    """Every ordered pair (a, b) with qid_a == qid_b and y_a != y_b, as an
+    (n_pairs, 2) int64 array in lexicographic order of (a, b) (double loop)."""
+    qid = np.asarray(qid)
+    y = np.asarray(y, dtype=np.float64)
+    out = [(a, b) for a in range(len(y)) for b in range(len(y))
+           if qid[a] == qid[b] and y[a] != y[b]]
+    return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+def objective(X, y, lam, w, loss="hinge", epsilon=0.0, sample_weight=None, pairs=None, b=0.0):
+    """lam/2 ||w||^2 + (1/m) sum_i c_i loss_i (no bias in the regulariser;
+    b is added to every decision value).  With ``pairs`` ((P, 2) array, the
+    rank loss), the mean is over the pairs, with label sign(y_a - y_b)."""
+    X = to_dense(X)
+    w = np.asarray(w, dtype=np.float64)
+    f = X[:, :w.shape[0]] @ w + b
+    if pairs is not None:
+        P = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        z = f[P[:, 0]] - f[P[:, 1]]
+        losses = loss_values("rank", z, np.sign(y[P[:, 0]] - y[P[:, 1]]))
+    else:
+        losses = loss_values(loss, f, y, epsilon)
+        if sample_weight is not None:
+            losses = losses * np.asarray(sample_weight, dtype=np.float64)
+    return 0.5 * lam * float(w @ w) + float(losses.mean())
+
+
+def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sample_weight=None, pairs=False,
+                            projection=False, radius2=None, bias="none", average_starts=()):
+    """Pegasos with another loss (paper Sec. 5), dense; same conventions and
+    outputs as :func:`pegasos_outputs` (no ``record``).
+
+    For t = 1..T, eta_t = 1/(lam t), w_1 = 0, b_1 = 0:
+
+        z_i     = <w_t, x_i> + b_t      (pairs: z = <w_t, x_a> - <w_t, x_b>, label sign(y_a - y_b))
+        g_i     = c_i * (-dloss/dz)(z_i)  (c_i = sample_weight[i], 1 for pairs)
+        w_t+1   = (1 - 1/t) w_t + eta_t/|A_t| sum_{i in A_t} g_i x_i      (x_a - x_b for a pair)
+        b_t+1   = b_t + eta_t/|A_t| sum g_i                                 (bias="unregularized")
+        w_t+1  <- min(1, sqrt(radius2) / ||w_t+1||) w_t+1                   (projection; radius2 = 1/lam
+                                                                             by default)
+
+    ``batches``: index arrays A_t, or with ``pairs`` arrays of shape (k, 2)
+    (or flat a0, b0, a1, b1, ...) of example pairs.
+    """
+    X = to_dense(X)
+    y = np.asarray(y, dtype=np.float64)
+    m, n = X.shape
+    if pairs:
+        assert bias == "none", "a bias cancels in a pair difference"
+    if bias == "feature":
+        X = np.hstack([X, np.ones((m, 1))])
+    c = np.ones(m) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    radius = math.sqrt(1.0 / lam if radius2 is None else radius2)
+    T = len(batches)
+    starts = sorted(set(int(s) for s in average_starts))
+    for s in starts:
+        assert 1 <= s <= T, s
+    sums = {s: [np.zeros(X.shape[1]), 0.0] for s in starts}
+    w = np.zeros(X.shape[1])
+    b = 0.0
+    for t in range(1, T + 1):
+        if pairs:
+            P = np.asarray(batches[t - 1], dtype=np.int64).reshape(-1, 2)
+            a_, b_ = P[:, 0], P[:, 1]
+            assert np.all(y[a_] != y[b_]), "a pair needs two different labels"
+            z = X[a_] @ w - X[b_] @ w
+            labels = np.where(y[a_] > y[b_], 1.0, -1.0)
+            rows = X[a_] - X[b_]
+            g = minus_loss_derivative("rank", z, labels)
+            size = P.shape[0]
+        else:
+            A = np.asarray(batches[t - 1], dtype=np.int64)
+            z = X[A] @ w + b
+            rows = X[A]
+            g = c[A] * minus_loss_derivative(loss, z, y[A], epsilon)
+            size = A.size
+        for s in starts:
+            if t >= s:
+                sums[s][0] += w
+                sums[s][1] += b
+        eta = 1.0 / (lam * t)
+        v = (g[:, None] * rows).sum(axis=0) / size
+        w = (1.0 - 1.0 / t) * w + eta * v
+        if bias == "unregularized":
+            b = b + eta * g.sum() / size
+        if projection:
+            norm = math.sqrt(float(w @ w))
+            if norm > radius:
+                w = (radius / norm) * w
+
+    def split(wb):
+        wv, bv = wb
+        if bias == "feature":
+            return wv[:-1].copy(), float(wv[-1])
+        return wv, float(bv)
+
+    out = {"last": split((w, b))}
+    for s in starts:
+        count = T - s + 1
+        out[s] = split((sums[s][0] / count, sums[s][1] / count))
+    return out
