@@ -45,6 +45,7 @@ With a budget B the support vector with the smallest alpha_j^2 K(x_j, x_j)
 sqrt(K(x_j, x_j))) is dropped while |S| > B; ties go to the one that joined
 S first.  Dropped support vectors leave a dead slot until more than half the
 slots are dead; then the slots are compacted and the cache is cleared.
+(:mod:`pegasos.kernel` does not combine a budget with projection or averaging.)
 """
 
 from libc.math cimport exp, sqrt, tanh

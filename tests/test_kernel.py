@@ -227,7 +227,8 @@ def test_rbf_reaches_good_objective(heart):
     (dict(kernel="poly", degree=1.5), "degree must be an integer >= 1"),
     (dict(kernel="tanh"), "kernel must be one of"),
     (dict(budget=0), "budget must be a positive integer"),
-    (dict(budget=5, projection=True), "budget cannot be combined"),
+    (dict(budget=5, projection=True), "budget cannot be combined with projection or averaging"),
+    (dict(budget=5, average_from=0.5), "budget cannot be combined with projection or averaging"),
     (dict(cache_mb=-1), "cache size"),
 ])
 def test_bad_parameters(heart, kw, msg):
