@@ -233,7 +233,8 @@ def machine_info():
         commit = "unknown (git not found)"
     versions = {name: package_version(dist) for name, dist in
                 [("numpy", "numpy"), ("scipy", "scipy"), ("scikit-learn", "scikit-learn"),
-                 ("liblinear-official", "liblinear-official"), ("pegasos", "pegasos")]}
+                 ("liblinear-official", "liblinear-official"), ("libsvm-official", "libsvm-official"),
+                 ("pegasos", "pegasos")]}
     return dict(
         cpu=cpu,
         cores=os.cpu_count(),
