@@ -529,10 +529,10 @@ def _sample_weights(y, class_weight):
     sw = np.ones(y.shape[0], dtype=np.float64)
     for label, weight in class_weight.items():
         if not (math.isfinite(weight) and weight > 0):
-            raise ParameterError(f"the weight of class {label} must be positive, got {weight}")
+            raise ParameterError(f"the weight of class {_fmt_label(float(label))} must be positive, got {weight}")
         hit = y == float(label)
         if not hit.any():
-            raise ParameterError(f"class weight given for label {label}, which is not in the data")
+            raise ParameterError(f"class weight given for label {_fmt_label(float(label))}, which is not in the data")
         sw[hit] = weight
     return sw
 
