@@ -19,6 +19,8 @@ _EXPORTS = {
     "read_svmlight": "io",
     "iter_svmlight": "io",
     "train": "linear",
+    "train_kernel": "kernel",
+    "KernelModel": "kernel",
     "LinearModel": "linear",
     "BinaryLabels": "linear",
     "save_model": "model",

@@ -321,3 +321,7 @@ def test_cli_bad_kernel_parameters_one_line(tmp_path, args, msg):
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and msg in r.stderr and r.stderr.startswith("Error: ")
     assert not (tmp_path / "x.model").exists()
+
+
+def test_exported_from_the_package():
+    assert pegasos.train_kernel is train_kernel and pegasos.KernelModel is KernelModel
