@@ -14,6 +14,9 @@ Sections:
   kernel  RBF kernel SVM on a9a / a9a.t (the paper's Adult setting): pegasos (also with a
           budget) against LIBSVM (libsvm-official) and scikit-learn's SVC; about 10 minutes.
           `--only kernel` writes benchmarks/RESULTS_kernel.md instead of RESULTS.md.
+  multiclass  dna and sector: pegasos one-vs-rest and Crammer-Singer (API and CLI) against
+          LIBLINEAR -s 3 / -s 4 and scikit-learn SGDClassifier, test accuracy and training time;
+          `--only multiclass` writes benchmarks/RESULTS_multiclass.md (use --repeats 3).
 
 Peers missing from the running interpreter's environment (liblinear-official,
 scikit-learn) are installed with pip first.  Synthetic files live in a temporary
@@ -30,13 +33,14 @@ from pathlib import Path
 
 import bench_kernel
 import bench_memory
+import bench_multiclass
 import bench_parse
 import bench_train
 from common import (REFERENCE_OPTIMA, data_dir, ensure_packages, import_pegasos,
                     machine_info, make_synthetic)
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("parse", "train", "memory", "kernel")
+SECTIONS = ("parse", "train", "memory", "kernel", "multiclass")
 
 
 def parse_args(argv=None):
@@ -59,6 +63,8 @@ def parse_args(argv=None):
     p.add_argument("--output", default=None,
                    help="markdown report to write (default RESULTS.md; RESULTS_kernel.md for --only kernel)")
     args = p.parse_args(argv)
+    if args.output is None and args.only == ["multiclass"]:
+        args.output = str(HERE / "RESULTS_multiclass.md")
     if args.output is None:
         args.output = str(HERE / ("RESULTS_kernel.md" if args.only == ["kernel"] else "RESULTS.md"))
     if args.repeats is None:
@@ -180,6 +186,11 @@ def main(argv=None):
             else:
                 table, notes, _ = bench_kernel.run(a9a, a9a_t, pegasos, pegasos_error, log=log)
             parts.append(section("RBF kernel SVM on a9a (gamma = 0.05, C = 1)", table, notes))
+
+        if "multiclass" in args.sections:
+            log("== multiclass on dna and sector")
+            table, notes, _ = bench_multiclass.run(root, args.repeats, pegasos, pegasos_error, log=log)
+            parts.append(section("Multiclass linear SVM: dna and sector", table, notes))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

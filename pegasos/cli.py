@@ -198,6 +198,8 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
     from .linear import TASK_OF_LOSS
 
     task = TASK_OF_LOSS[loss]
+    if multiclass is not None and task != "binary":
+        raise ParameterError(f"--multiclass needs a classification loss (hinge, log, squared-hinge), not {loss}")
     n_labels = len(d.distinct_labels) if not d.labels_overflow else 65
     if task == "binary" and (multiclass is not None or n_labels > 2):
         if multiclass is None and sorted(l.value for l in d.distinct_labels) == [-1.0, 0.0, 1.0]:
@@ -352,14 +354,14 @@ def predict(data, model, output, as_labels, quiet, proba=False):
                     if as_labels:
                         lines = [mdl.class_texts[c] for c in np.argmax(values, axis=1).tolist()]
                     elif proba:
-                        p = 0.5 * (1.0 + np.tanh(0.5 * values))     # each one-vs-rest problem's P(class)
+                        p = _sigmoid(values)     # each one-vs-rest problem's P(class)
                         lines = [" ".join(map(repr, row)) for row in p.tolist()]
                     else:
                         lines = [" ".join(map(repr, row)) for row in values.tolist()]
                 elif as_labels:
                     lines = mdl.labels.decode(values > 0).tolist()
                 elif proba:
-                    lines = [repr(v) for v in (0.5 * (1.0 + np.tanh(0.5 * values))).tolist()]
+                    lines = [repr(v) for v in _sigmoid(values).tolist()]
                 else:
                     lines = [repr(v) for v in values.tolist()]
                 f.write("\n".join(lines))
@@ -372,6 +374,15 @@ def predict(data, model, output, as_labels, quiet, proba=False):
         sys.stdout.flush()
     else:
         atomic_write(output, write)
+
+
+def _sigmoid(f):
+    """1 / (1 + e^-f) without cancellation (as LinearModel.predict_proba): 0.5 (1 + tanh(f/2))
+    loses the relative precision of small probabilities and gives 0 below about 1e-17."""
+    import numpy as np
+
+    e = np.exp(-np.abs(f))
+    return np.where(f >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def _fmt(v, digits=4):

@@ -303,8 +303,9 @@ def _evaluate_other(model, parts):
         tp = int(conf[c, c])
         precision = _ratio(tp, int(conf[:, c].sum()))
         recall = _ratio(tp, int(conf[c, :].sum()))
-        f1 = None if precision is None or recall is None else (
-            0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall))
+        # 2TP / (2TP + FP + FN): defined (0) for a class with support that is never predicted,
+        # whose precision is undefined; None only for a class absent from the truth and the predictions
+        f1 = _ratio(2 * tp, 2 * tp + int(conf[:, c].sum()) - tp + int(conf[c, :].sum()) - tp)
         per_class.append({"label": model.class_texts[c], "support": int(conf[c, :].sum()),
                           "precision": precision, "recall": recall, "f1": f1})
     f1s = [p["f1"] for p in per_class if p["f1"] is not None]

@@ -1,0 +1,593 @@
+"""Multiclass (one-vs-rest, Crammer-Singer with costs) and the CLI of the new problems.
+
+1. Crammer-Singer is checked against a dense NumPy reference of the step of
+   paper Eq. (20) (tests/multiclass_reference.py) fed the very same batches.
+2. One-vs-rest equals K independent binary runs with the per-class seeds.
+3. Objectives are compared with LIBLINEAR -s 3 and -s 4 at C = 1/(lambda m).
+4. The installed command end to end on dna and sector, plus ranking, log loss
+   and regression on small hand-written files.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn import metrics
+
+import pegasos
+from pegasos.linear import _Orders, iterations_for
+from pegasos.multiclass import train_multiclass
+
+import multiclass_reference as ref
+from conftest import data_file, run_pegasos
+
+DNA = "dna/dna.scale"
+DNA_T = "dna/dna.scale.t"
+SECTOR = "sector/sector.scale.bz2"
+SECTOR_T = "sector/sector.t.scale.bz2"
+
+
+def ok(r):
+    assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout}\nstderr: {r.stderr}"
+    return r
+
+
+def one_line_error(r, *fragments):
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
+    assert "Traceback" not in r.stderr
+    for frag in fragments:
+        assert frag in lines[0], (frag, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def dna():
+    X, y = pegasos.load_svmlight(str(data_file(DNA)))
+    return X.tocsr(), y
+
+
+@pytest.fixture(scope="module")
+def dna_sub(dna):
+    """300 rows of dna with their values (all 1) jittered into [0.75, 1.25]: with
+    0/1 values, different classes' scores tie exactly in exact arithmetic and the
+    solver's rounding (W = a V) then decides the argmax, not its tie rule."""
+    X, y = dna
+    rng = np.random.default_rng(0)
+    rows = np.sort(rng.choice(X.shape[0], 300, replace=False))
+    X = X[rows].copy()
+    X.data = X.data * rng.uniform(0.75, 1.25, size=X.data.size)
+    return X, y[rows]
+
+
+def random_problem(m=60, n=15, K=5, seed=3, zero_row=True):
+    """Sparse X (with an all-zero row) and negative values; labels 10, 20, ..., 10K."""
+    rng = np.random.default_rng(seed)
+    dense = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.4)
+    if zero_row:
+        dense[5] = 0.0
+    y = 10.0 * (rng.integers(0, K, size=m) + 1)
+    y[:K] = 10.0 * (np.arange(K) + 1)          # every class present
+    return sp.csr_matrix(dense), y
+
+
+# ------------------------------------------------------------------ 1. Crammer-Singer exactness
+
+COSTS = {
+    # dna (K = 3): ties at W = 0 between equal costs of the same row (row 3: 1, 1) and a zero cost
+    3: np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 0.5], [1.0, 1.0, 0.0]]),
+    # random (K = 5): costs in {0, 1, 2}: many exact ties and zero costs
+    5: np.array([[0, 1, 1, 2, 0], [2, 0, 1, 1, 1], [1, 1, 0, 0, 2], [0, 2, 2, 0, 1], [1, 1, 1, 1, 0]], float),
+}
+
+
+def _batches(m, k, sampling, seed, T):
+    return ref.batches_from_blocks(_Orders(m, k, sampling, seed, None).blocks(T), k)
+
+
+def _check_cs(X, y, *, lam, k, projection, output, bias, variant, epochs, seed=7):
+    classes = np.unique(y)
+    K = classes.size
+    yc = np.searchsorted(classes, y)
+    m = X.shape[0]
+    sampling = "uniform" if k == 1 else "permutation"      # k = 7: short last batch every epoch
+    T = iterations_for(m, k, epochs, sampling)
+    avg = {"last": dict(), "average": dict(average=True), "suffix": dict(average_from=0.6)}[output]
+    avg_start = {"last": 0, "average": 1, "suffix": math.ceil(0.6 * T)}[output]
+    cost = COSTS[K] if "cost" in variant else None
+    class_weight = {float(classes[0]): 2.5, float(classes[-1]): 0.4} if "weights" in variant else None
+    weights = None if class_weight is None else np.array([class_weight.get(float(v), 1.0) for v in y])
+
+    model = train_multiclass(X, y, method="crammer-singer", lam=lam, iterations=T, batch_size=k, sampling=sampling,
+                             projection=projection, bias=bias, seed=seed, class_weight=class_weight,
+                             cost=None if cost is None else cost.ravel(), **avg)
+    W_ref, b_ref, stats = ref.crammer_singer(X, yc, K, lam, _batches(m, k, sampling, seed, T), cost=cost,
+                                              weights=weights, projection=projection, avg_start=avg_start,
+                                              bias=bias)
+    if projection:
+        assert stats["projections"] > 0, "the projection never acted: the case tests nothing"
+    # a tie up to rounding would be decided by rounding, not by the rule: the data must not have one
+    assert stats["near_ties"] == 0
+    if cost is None:
+        assert stats["exact_ties"] > 0   # W_1 = 0: all K - 1 >= 2 other classes tie at delta = 1
+    scale = max(1.0, float(np.abs(W_ref).max()), float(np.abs(b_ref).max()))
+    assert np.abs(model.W - W_ref).max() <= 1e-9 * scale
+    assert np.abs(model.biases - b_ref).max() <= 1e-9 * scale
+    assert np.abs(W_ref).max() > 0
+    if bias == "none":
+        assert np.all(model.biases == 0)
+    # the multiclass objective of the API equals the reference formula
+    obj = pegasos.objective(model, X, y)
+    expect = ref.cs_objective(X, yc, model.W, model.biases, lam, cost, weights, bias == "feature")
+    assert obj["objective"] == pytest.approx(expect, rel=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["plain", "cost", "weights", "cost+weights"])
+@pytest.mark.parametrize("bias", ["none", "feature"])
+@pytest.mark.parametrize("output", ["last", "average", "suffix"])
+@pytest.mark.parametrize("projection", [False, True])
+@pytest.mark.parametrize("k", [1, 7])
+def test_crammer_singer_matches_reference_dna(dna_sub, k, projection, output, bias, variant):
+    X, y = dna_sub
+    _check_cs(X, y, lam=1e-2, k=k, projection=projection, output=output, bias=bias, variant=variant,
+              epochs=2 if k == 1 else 6)
+
+
+@pytest.mark.parametrize("variant", ["plain", "cost", "weights", "cost+weights"])
+@pytest.mark.parametrize("bias", ["none", "feature"])
+@pytest.mark.parametrize("output", ["last", "average", "suffix"])
+@pytest.mark.parametrize("projection", [False, True])
+@pytest.mark.parametrize("k", [1, 7])
+def test_crammer_singer_matches_reference_random(k, projection, output, bias, variant):
+    # with the constant feature the all-zero row scores only the biases, which are
+    # (1/(lam T)) times integer counts of updates and tie in exact arithmetic
+    X, y = random_problem(zero_row=bias == "none")
+    _check_cs(X, y, lam=0.05, k=k, projection=projection, output=output, bias=bias, variant=variant,
+              epochs=10 if k == 1 else 30)
+
+
+def test_crammer_singer_sequential_and_float32(dna_sub):
+    """Sequential sampling (file order) with k = 4 and float32 values: same iterates."""
+    X, y = dna_sub
+    yc = np.searchsorted(np.unique(y), y)
+    T = iterations_for(X.shape[0], 4, 3, "sequential")
+    for Xv in (X, X.astype(np.float32)):
+        X = Xv.astype(np.float64)          # the values the solver sees (float32-rounded in the 2nd run)
+        model = train_multiclass(Xv, y, method="crammer-singer", lam=3e-3, iterations=T, batch_size=4,
+                                 sampling="sequential", average_from=0.5)
+        W_ref, _, stats = ref.crammer_singer(X, yc, 3, 3e-3, _batches(X.shape[0], 4, "sequential", 1, T),
+                                         avg_start=math.ceil(0.5 * T))
+        assert stats["near_ties"] == 0
+        assert np.abs(model.W - W_ref).max() <= 1e-9 * max(1.0, np.abs(W_ref).max())
+
+
+def _one_step(X, y, cost=None):
+    """W after the single iteration t = 1 on example 0 (W_1 = 0, so every score is exactly 0)."""
+    return train_multiclass(X, y, method="crammer-singer", lam=0.5, iterations=1, sampling="sequential",
+                            cost=None if cost is None else np.asarray(cost, float).ravel()).W
+
+
+def test_crammer_singer_tie_rule():
+    """At W = 0 every value is delta(r, y): ties are decided by the solver's rule,
+    which the reference reproduces (multiclass_reference.most_violating)."""
+    x = sp.csr_matrix(np.array([[1.0, 2.0], [0.5, 0.0], [0.0, 1.0]]))
+    eta_x = np.array([1.0, 2.0]) / 0.5
+    # default costs, true class 2 (label 3): classes 0 and 1 tie at delta = 1, the lower (0) wins
+    W = _one_step(x, np.array([3.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(W, np.vstack([-eta_x, 0 * eta_x, eta_x]))
+    # true class 0: lowest other class is 1
+    W = _one_step(x, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(W, np.vstack([eta_x, -eta_x, 0 * eta_x]))
+    # equal positive costs of classes 1 and 2 for true class 0: class 1 (lower) wins
+    W = _one_step(x, np.array([1.0, 2.0, 3.0]), [[0, 2, 2], [1, 0, 1], [1, 1, 0]])
+    np.testing.assert_array_equal(W, np.vstack([eta_x, -eta_x, 0 * eta_x]))
+    # a larger cost beats a lower index
+    W = _one_step(x, np.array([1.0, 2.0, 3.0]), [[0, 1, 3], [1, 0, 1], [1, 1, 0]])
+    np.testing.assert_array_equal(W, np.vstack([eta_x, 0 * eta_x, -eta_x]))
+    # all costs of the true class's row 0: the true class wins the tie at 0, no update
+    W = _one_step(x, np.array([1.0, 2.0, 3.0]), [[0, 0, 0], [1, 0, 1], [1, 1, 0]])
+    np.testing.assert_array_equal(W, np.zeros((3, 2)))
+    # ... also against lower indices: true class 2 with costs 0 everywhere ("lowest r" would pick 0)
+    W = _one_step(x, np.array([3.0, 1.0, 2.0]), [[0, 1, 1], [1, 0, 1], [0, 0, 0]])
+    np.testing.assert_array_equal(W, np.zeros((3, 2)))
+    # the reference's rule agrees on each case
+    assert ref.most_violating(np.zeros(3), 2, np.array([1.0, 1.0, 0.0])) == 0
+    assert ref.most_violating(np.zeros(3), 0, np.array([0.0, 2.0, 2.0])) == 1
+    assert ref.most_violating(np.zeros(3), 0, np.array([0.0, 0.0, 0.0])) == 0
+
+
+# ------------------------------------------------------------------ 2. one-vs-rest = K binary runs
+
+@pytest.mark.parametrize("k,sampling,bias,loss", [
+    (1, "uniform", "none", "hinge"),
+    (1, "permutation", "feature", "hinge"),
+    (5, "permutation", "unregularized", "hinge"),
+    (3, "uniform", "none", "log"),
+    (1, "sequential", "none", "squared-hinge"),
+])
+def test_ovr_equals_independent_binary_runs(dna, k, sampling, bias, loss):
+    X, y = dna
+    classes = np.unique(y)
+    m, seed, lam = X.shape[0], 11, 1e-3
+    T = iterations_for(m, k, 2, sampling)
+    model = train_multiclass(X, y, method="ovr", loss=loss, lam=lam, iterations=T, batch_size=k,
+                             sampling=sampling, bias=bias, seed=seed, average_from=0.5, n_jobs=2)
+    seeds = np.random.SeedSequence(seed).spawn(classes.size)
+    for c, value in enumerate(classes):
+        order = np.concatenate([o for o, _ in _Orders(m, k, sampling, seeds[c], None).blocks(T)])
+        y_bin = np.where(y == value, 1.0, -1.0)
+        binary = pegasos.train(X, y_bin, lam=lam, iterations=T, batch_size=k, sampling=sampling, bias=bias,
+                               average_from=0.5, order=order, loss=loss)
+        np.testing.assert_array_equal(model.W[c], binary.w)
+        assert model.biases[c] == binary.bias
+    assert np.abs(model.W).max() > 0
+
+
+def test_ovr_thread_count_does_not_change_the_model(dna):
+    X, y = dna
+    kw = dict(method="ovr", lam=1e-3, epochs=3, sampling="permutation", average_from=0.5, seed=5,
+              class_weight={2.0: 1.5})
+    models = [train_multiclass(X, y, n_jobs=j, **kw) for j in (1, 2, 3)]
+    for other in models[1:]:
+        np.testing.assert_array_equal(models[0].W, other.W)
+        np.testing.assert_array_equal(models[0].biases, other.biases)
+    assert not np.array_equal(models[0].W, train_multiclass(X, y, n_jobs=2, **dict(kw, seed=6)).W)
+
+
+# ------------------------------------------------------------------ 3. LIBLINEAR objectives
+
+def _liblinear_weights(X, y, s, C):
+    from liblinear.liblinearutil import parameter, problem, train
+
+    classes = np.unique(y)
+    model = train(problem(y, X), parameter(f"-s {s} -c {C!r} -B -1 -e 1e-6 -q"))
+    W = np.zeros((classes.size, X.shape[1]))
+    for li, label in enumerate(model.get_labels()):
+        w, b = model.get_decfun(li)
+        assert b == 0
+        W[int(np.searchsorted(classes, label))] = w
+    return W
+
+
+def test_ovr_per_class_objective_matches_liblinear_s3(dna):
+    X, y = dna
+    lam, m = 1e-3, X.shape[0]
+    yc = np.searchsorted(np.unique(y), y)
+    W = _liblinear_weights(X, y, 3, 1.0 / (lam * m))
+    liblinear = [ref.binary_objective(X, np.where(yc == c, 1.0, -1.0), W[c], lam) for c in range(3)]
+    model = train_multiclass(X, y, method="ovr", lam=lam, epochs=1000, sampling="permutation", average_from=0.5)
+    ours = pegasos.objective(model, X, y)["per_class_objective"]
+    # the API's per-class objective is the binary objective of each row
+    for c in range(3):
+        assert ours[c] == pytest.approx(ref.binary_objective(X, np.where(yc == c, 1.0, -1.0), model.W[c], lam),
+                                        rel=1e-12)
+    np.testing.assert_allclose(ours, liblinear, rtol=0.01)
+
+
+def test_crammer_singer_objective_matches_liblinear_s4(dna):
+    X, y = dna
+    lam, m = 1e-3, X.shape[0]
+    C = 1.0 / (lam * m)
+    yc = np.searchsorted(np.unique(y), y)
+    W = _liblinear_weights(X, y, 4, C)
+    # LIBLINEAR minimises 1/2 ||W||^2 + C sum_i xi_i; times lambda that is ours (C = 1/(lambda m))
+    Z = np.asarray(X @ W.T)
+    xi = np.max((1 - np.eye(3))[yc] + Z - Z[np.arange(m), yc][:, None], axis=1)
+    liblinear_scaled = lam * (0.5 * np.sum(W ** 2) + C * xi.sum())
+    liblinear = ref.cs_objective(X, yc, W, np.zeros(3), lam)
+    assert liblinear_scaled == pytest.approx(liblinear, rel=1e-12)
+    model = train_multiclass(X, y, method="crammer-singer", lam=lam, epochs=4000, sampling="permutation",
+                             average_from=0.5)
+    ours = pegasos.objective(model, X, y)["objective"]
+    assert ours == pytest.approx(liblinear, rel=0.01)
+    assert ours >= liblinear * (1 - 1e-6)      # LIBLINEAR -s 4 is converged here: nothing beats it
+
+
+# ------------------------------------------------------------------ 4. the command end to end
+
+DNA_OPTS = ["-l", "1e-3", "--epochs", "50", "--average-from", "0.5", "--sampling", "permutation", "-q"]
+
+
+@pytest.fixture(scope="module")
+def dna_models(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dna")
+    out = {}
+    for name, extra in (("ovr", []), ("cs", ["--multiclass", "crammer-singer"])):
+        path = tmp / f"{name}.model"
+        ok(run_pegasos("train", *DNA_OPTS, *extra, data_file(DNA), path))
+        out[name] = path
+    cost = tmp / "cost.txt"
+    cost.write_text("# rows: true class 1, 2, 3\n0 1 2\n\n1 0 1.5   # class 2\n2 1 0\n")
+    path = tmp / "cs_cost.model"
+    ok(run_pegasos("train", *DNA_OPTS, "--multiclass", "crammer-singer", "--cost-matrix", cost,
+                   data_file(DNA), path))
+    out["cs_cost"] = path
+    return out
+
+
+@pytest.mark.parametrize("name,target", [("ovr", 0.94), ("cs", 0.92), ("cs_cost", 0.92)])
+def test_cli_dna_eval_matches_sklearn(dna_models, tmp_path, name, target):
+    model = dna_models[name]
+    r = json.loads(ok(run_pegasos("eval", data_file(DNA_T), model, "--json")).stdout)
+    pred_file = tmp_path / "pred.txt"
+    ok(run_pegasos("predict", "--labels", data_file(DNA_T), model, pred_file))
+    pred = np.array([float(v) for v in pred_file.read_text().split()])
+    _, y_true = pegasos.load_svmlight(str(data_file(DNA_T)))
+    labels = [1.0, 2.0, 3.0]
+    assert r["task"] == "multiclass" and r["classes"] == 3 and r["examples"] == y_true.size == pred.size
+    assert r["accuracy"] == pytest.approx(metrics.accuracy_score(y_true, pred), abs=1e-15)
+    assert r["accuracy"] >= target
+    p, rc, f1, support = metrics.precision_recall_fscore_support(y_true, pred, labels=labels, zero_division=0)
+    for c, entry in enumerate(r["per_class"]):
+        assert entry["label"] == str(c + 1)
+        assert entry["precision"] == pytest.approx(p[c], abs=1e-15)
+        assert entry["recall"] == pytest.approx(rc[c], abs=1e-15)
+        assert entry["f1"] == pytest.approx(f1[c], abs=1e-15)
+        assert entry["support"] == support[c]
+    assert r["macro_f1"] == pytest.approx(metrics.f1_score(y_true, pred, average="macro"), abs=1e-15)
+    assert r["confusion"] == metrics.confusion_matrix(y_true, pred, labels=labels).tolist()
+    # predicted labels are the argmax of predict's decision values (K columns)
+    values = np.loadtxt(ok(run_pegasos("predict", data_file(DNA_T), model)).stdout.splitlines())
+    assert values.shape == (y_true.size, 3)
+    np.testing.assert_array_equal(np.array(labels)[np.argmax(values, axis=1)], pred)
+    # eval text shows the same accuracy
+    text = ok(run_pegasos("eval", data_file(DNA_T), model)).stdout
+    assert f"accuracy     {r['accuracy']:.4f} ({r['correct']}/{r['examples']})" in text
+    assert "macro F1" in text and "confusion matrix" in text
+
+
+@pytest.mark.parametrize("name", ["ovr", "cs", "cs_cost"])
+def test_cli_objective_matches_numpy(dna, dna_models, name):
+    X, y = dna
+    model = pegasos.load_model(dna_models[name])
+    yc = np.searchsorted(np.unique(y), y)
+    r = json.loads(ok(run_pegasos("objective", data_file(DNA), dna_models[name], "--json")).stdout)
+    assert r["task"] == "multiclass" and r["lambda"] == 1e-3 and r["examples"] == 2000
+    if name == "ovr":
+        expect = [ref.binary_objective(X, np.where(yc == c, 1.0, -1.0), model.W[c], 1e-3) for c in range(3)]
+        np.testing.assert_allclose(r["per_class_objective"], expect, rtol=1e-12)
+        assert r["objective"] == pytest.approx(sum(expect), rel=1e-12)
+    else:
+        cost = None if name == "cs" else np.array([[0, 1, 2], [1, 0, 1.5], [2, 1, 0]], float)
+        if cost is not None:
+            np.testing.assert_array_equal(model.cost, cost.ravel())
+        assert r["objective"] == pytest.approx(ref.cs_objective(X, yc, model.W, model.biases, 1e-3, cost),
+                                               rel=1e-12)
+    assert r["error_rate"] == pytest.approx(np.mean(np.argmax(np.asarray(X @ model.W.T), axis=1) != yc))
+    lam2 = json.loads(ok(run_pegasos("objective", data_file(DNA), dna_models[name], "-l", "0.01",
+                                     "--json")).stdout)
+    assert lam2["regularizer"] == pytest.approx(10 * r["regularizer"], rel=1e-12)
+    text = ok(run_pegasos("objective", data_file(DNA), dna_models[name])).stdout
+    assert f"objective    {r['objective']:.8f}" in text
+
+
+@pytest.mark.parametrize("name", ["ovr", "cs", "cs_cost"])
+def test_model_round_trip_is_byte_identical(dna_models, tmp_path, name):
+    src = dna_models[name]
+    text = src.read_text()
+    assert f"multiclass {'ovr' if name == 'ovr' else 'crammer-singer'}\n" in text
+    assert ("cost_matrix " in text) == (name == "cs_cost")
+    model = pegasos.load_model(src)
+    model.save(tmp_path / "again.model")
+    assert (tmp_path / "again.model").read_bytes() == src.read_bytes()
+    again = pegasos.load_model(tmp_path / "again.model")
+    np.testing.assert_array_equal(again.W, model.W)
+
+
+def test_cli_sector_ovr_end_to_end(tmp_path):
+    model = tmp_path / "sector.model"
+    opts = ["-l", "1e-4", "--epochs", "5", "--average-from", "0.5", "--sampling", "permutation", "-q"]
+    ok(run_pegasos("train", *opts, "--jobs", "2", data_file(SECTOR), model))
+    r = json.loads(ok(run_pegasos("eval", data_file(SECTOR_T), model, "--json")).stdout)
+    assert r["classes"] == 105 and r["examples"] == 3207
+    assert r["accuracy"] >= 0.90
+    pred = tmp_path / "pred.txt"
+    ok(run_pegasos("predict", "--labels", data_file(SECTOR_T), model, pred))
+    _, y_true = pegasos.load_svmlight(str(data_file(SECTOR_T)))
+    predicted = np.array([float(v) for v in pred.read_text().split()])
+    assert r["accuracy"] == pytest.approx(metrics.accuracy_score(y_true, predicted), abs=1e-15)
+    assert r["macro_f1"] == pytest.approx(metrics.f1_score(y_true, predicted, average="macro",
+                                                           labels=np.unique(y_true)), abs=1e-12)
+    text = ok(run_pegasos("eval", data_file(SECTOR_T), model)).stdout
+    assert "(confusion matrix: use --json)" in text
+    obj = json.loads(ok(run_pegasos("objective", data_file(SECTOR), model, "--json")).stdout)
+    X, y = pegasos.load_svmlight(str(data_file(SECTOR)))
+    api = pegasos.objective(pegasos.load_model(model), X, y)
+    assert len(obj["per_class_objective"]) == 105
+    np.testing.assert_allclose(obj["per_class_objective"], api["per_class_objective"], rtol=1e-12)
+    assert obj["objective"] == pytest.approx(sum(obj["per_class_objective"]), rel=1e-12)
+    assert obj["error_rate"] < 0.05
+    # one thread gives the same bytes
+    model1 = tmp_path / "sector1.model"
+    ok(run_pegasos("train", *opts, "--jobs", "1", data_file(SECTOR), model1))
+    assert model1.read_bytes().replace(b"train_file", b"x") == model.read_bytes().replace(b"train_file", b"x")
+
+
+COST_ERRORS = [
+    ("0 1 1\n1 0\n1 1 0\n", ["line 2", "2 costs on the line, expected 3"]),
+    ("# header\n0 1 1\n1 0 1\n1 -1 0\n", ["line 4", "'-1'", ">= 0"]),
+    ("0 1 1\n1 2 1\n1 1 0\n", ["line 2", "cost of the true class must be 0"]),
+    ("0 1 1\n1 0 1\n\n1 x 0\n", ["line 4", "'x' is not a number"]),
+    ("0 1 1\n1 0 nan\n1 1 0\n", ["line 2", "finite"]),
+]
+
+
+@pytest.mark.parametrize("content,fragments", COST_ERRORS)
+def test_cost_matrix_errors_name_the_line(tmp_path, content, fragments):
+    cost = tmp_path / "cost.txt"
+    cost.write_text(content)
+    r = run_pegasos("train", "-q", "--multiclass", "crammer-singer", "--cost-matrix", cost, data_file(DNA),
+                    tmp_path / "m.model")
+    one_line_error(r, str(cost), *fragments)
+    assert not (tmp_path / "m.model").exists()
+
+
+def test_cost_matrix_row_count_and_method_errors(tmp_path):
+    cost = tmp_path / "cost.txt"
+    cost.write_text("0 1 1\n1 0 1\n")
+    r = run_pegasos("train", "-q", "--multiclass", "crammer-singer", "--cost-matrix", cost, data_file(DNA),
+                    tmp_path / "m.model")
+    one_line_error(r, "2 rows", "3 classes")
+    cost.write_text("0 1 1\n1 0 1\n1 1 0\n")
+    one_line_error(run_pegasos("train", "-q", "--cost-matrix", cost, data_file(DNA), tmp_path / "m.model"),
+                   "crammer-singer")
+
+
+def _header(path):
+    out = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("class ") or line.startswith("weights "):
+            break
+        key, _, value = line.partition(" ")
+        out[key] = value
+    return out
+
+
+def test_class_weights_go_into_header_and_change_model(tmp_path):
+    plain, weighted = tmp_path / "plain.model", tmp_path / "w.model"
+    opts = ["-l", "1e-3", "--epochs", "5", "-q", data_file(DNA)]
+    ok(run_pegasos("train", *opts, plain))
+    ok(run_pegasos("train", "-w", "1:3", "-w", "3:0.5", *opts, weighted))
+    assert "class_weights" not in _header(plain)
+    assert _header(weighted)["class_weights"] == "1:3.0,3:0.5"
+    a, b = pegasos.load_model(plain), pegasos.load_model(weighted)
+    assert not np.array_equal(a.W, b.W)
+    b.save(tmp_path / "again.model")
+    assert (tmp_path / "again.model").read_bytes() == weighted.read_bytes()
+    # the weighted objective uses the weights
+    X, y = pegasos.load_svmlight(str(data_file(DNA)))
+    yc = np.searchsorted(np.unique(y), y)
+    sw = np.where(y == 1, 3.0, np.where(y == 3, 0.5, 1.0))
+    r = json.loads(ok(run_pegasos("objective", data_file(DNA), weighted, "--json")).stdout)
+    f = np.asarray(X @ b.W.T)
+    expect = [0.5 * 1e-3 * b.W[c] @ b.W[c] + np.mean(sw * np.maximum(0, 1 - np.where(yc == c, 1, -1) * f[:, c]))
+              for c in range(3)]
+    np.testing.assert_allclose(r["per_class_objective"], expect, rtol=1e-12)
+    one_line_error(run_pegasos("train", "-w", "7:2", *opts, tmp_path / "x.model"), "label 7", "not in the data")
+    one_line_error(run_pegasos("train", "-j", "2", *opts, tmp_path / "x.model"), "-j applies to binary")
+
+
+def test_cost_factor_j_binary(tmp_path):
+    plain, weighted = tmp_path / "plain.model", tmp_path / "j.model"
+    opts = ["-l", "1e-2", "--epochs", "20", "-q", data_file("heart_scale/heart_scale")]
+    ok(run_pegasos("train", *opts, plain))
+    ok(run_pegasos("train", "-j", "2", *opts, weighted))
+    assert "class_weights" not in _header(plain)
+    assert _header(weighted)["class_weights"] == "1:2.0"
+    assert not np.array_equal(pegasos.load_model(plain).w, pegasos.load_model(weighted).w)
+    # up-weighting the positive class predicts it at least as often
+    X, _ = pegasos.load_svmlight(str(data_file("heart_scale/heart_scale")))
+    assert (np.sum(pegasos.load_model(weighted).decision_function(X) > 0)
+            >= np.sum(pegasos.load_model(plain).decision_function(X) > 0))
+
+
+RANKING = """\
+# three queries, graded relevance 0..2; feature 1 decides the grade, feature 2 is noise
+2 qid:1 1:3.0 2:0.5
+1 qid:1 1:2.0 2:-0.3
+0 qid:1 1:1.0 2:0.9
+0 qid:1 1:0.5 2:-0.2
+2 qid:2 1:2.5 2:-0.8
+0 qid:2 1:0.2 2:0.7
+1 qid:2 1:1.4 2:0.1
+1 qid:3 1:4.0 2:1.0
+0 qid:3 1:3.0 2:-1.0
+2 qid:3 1:5.0 2:0.0
+"""
+
+
+def test_rank_loss_ranks_hand_written_queries(tmp_path):
+    data = tmp_path / "rank.svm"
+    data.write_text(RANKING)
+    model = tmp_path / "rank.model"
+    ok(run_pegasos("train", "--loss", "rank", "-l", "0.01", "-T", "2000", "-q", data, model))
+    assert _header(model)["task"] == "ranking"
+    r = json.loads(ok(run_pegasos("eval", data, model, "--json")).stdout)
+    assert r["task"] == "ranking" and r["queries"] == 3
+    assert r["pairs"] == 5 + 3 + 3                  # ordered pairs y_a > y_b within each query
+    assert r["pairwise_accuracy"] == 1.0
+    assert r["ndcg_at_10"] == pytest.approx(1.0, abs=1e-15)
+    text = ok(run_pegasos("eval", data, model)).stdout
+    assert "pairwise accuracy 1.0000" in text and "NDCG@10      1.0000" in text
+    one_line_error(run_pegasos("predict", "--labels", data, model), "ranking")
+
+
+def test_log_loss_predict_proba(tmp_path):
+    data = data_file("heart_scale/heart_scale")
+    model = tmp_path / "log.model"
+    ok(run_pegasos("train", "--loss", "log", "-l", "1e-2", "--epochs", "30", "-q", data, model))
+    f = np.loadtxt(ok(run_pegasos("predict", data, model)).stdout.splitlines())
+    p = np.loadtxt(ok(run_pegasos("predict", "--proba", data, model)).stdout.splitlines())
+    assert np.all((p > 0) & (p < 1))
+    np.testing.assert_allclose(p, 1.0 / (1.0 + np.exp(-f)), rtol=1e-12)
+    X, y = pegasos.load_svmlight(str(data))
+    np.testing.assert_allclose(pegasos.load_model(model).predict_proba(X), p, rtol=1e-12)
+    r = json.loads(ok(run_pegasos("eval", data, model, "--json")).stdout)
+    y_pm = np.where(y > 0, 1.0, -1.0)
+    assert r["log_loss"] == pytest.approx(np.mean(np.logaddexp(0, -y_pm * f)), rel=1e-12)
+    assert r["accuracy"] > 0.8
+    # multiclass one-vs-rest with the log loss: one probability per class
+    mc = tmp_path / "mc.model"
+    ok(run_pegasos("train", "--loss", "log", "-l", "1e-3", "--epochs", "5", "-q", data_file(DNA), mc))
+    fm = np.loadtxt(ok(run_pegasos("predict", data_file(DNA_T), mc)).stdout.splitlines())
+    pm = np.loadtxt(ok(run_pegasos("predict", "--proba", data_file(DNA_T), mc)).stdout.splitlines())
+    np.testing.assert_allclose(pm, 1.0 / (1.0 + np.exp(-fm)), rtol=1e-12)   # small ones too
+    assert pm.min() < 1e-6
+    hinge = tmp_path / "hinge.model"
+    ok(run_pegasos("train", "-l", "1e-2", "--epochs", "2", "-q", data, hinge))
+    one_line_error(run_pegasos("predict", "--proba", data, hinge), "--loss log")
+
+
+def test_eps_insensitive_regression_eval_matches_numpy(tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 6)) * (rng.random((300, 6)) < 0.7)
+    y = X @ np.array([1.5, -2.0, 0.0, 0.7, 3.0, -0.4]) + 0.05 * rng.normal(size=300)
+    data = tmp_path / "reg.svm"
+    data.write_text("".join(f"{float(t)!r} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(row) if v != 0) + "\n"
+                            for t, row in zip(y, X)))
+    model = tmp_path / "reg.model"
+    ok(run_pegasos("train", "--loss", "eps-insensitive", "-p", "0.1", "-l", "1e-4", "--epochs", "50",
+                   "--sampling", "permutation", "--average-from", "0.5", "-q", data, model))
+    assert _header(model)["epsilon"] == "0.1"
+    f = np.loadtxt(ok(run_pegasos("predict", data, model)).stdout.splitlines())
+    r = json.loads(ok(run_pegasos("eval", data, model, "--json")).stdout)
+    assert r["task"] == "regression" and r["examples"] == 300
+    assert r["mse"] == pytest.approx(np.mean((f - y) ** 2), rel=1e-12)
+    assert r["mae"] == pytest.approx(np.mean(np.abs(f - y)), rel=1e-12)
+    assert r["r2"] == pytest.approx(metrics.r2_score(y, f), rel=1e-12)
+    assert r["eps_insensitive_loss"] == pytest.approx(np.mean(np.maximum(0, np.abs(f - y) - 0.1)), rel=1e-12)
+    assert r["r2"] > 0.99
+    obj = json.loads(ok(run_pegasos("objective", data, model, "--json")).stdout)
+    w = pegasos.load_model(model).w
+    assert obj["objective"] == pytest.approx(0.5e-4 * w @ w + r["eps_insensitive_loss"], rel=1e-12)
+
+
+def test_eval_f1_of_a_class_never_predicted_matches_sklearn(dna, tmp_path):
+    """A class with support that the model never predicts has F1 = 2TP/(2TP+FP+FN) = 0
+    (precision is undefined, F1 is not) and counts in the macro F1, as in sklearn."""
+    X, y = dna
+    model = train_multiclass(X, y, method="ovr", lam=1e-3, epochs=5)
+    model.biases[1] = -1e6                     # class 2 never wins
+    pred = model.predict(X)
+    assert not np.any(pred == 2.0) and np.any(y == 2.0)
+    r = pegasos.evaluate(model, X, y)
+    _, _, f1, _ = metrics.precision_recall_fscore_support(y, pred, labels=[1.0, 2.0, 3.0], zero_division=0)
+    assert [c["f1"] for c in r["per_class"]] == pytest.approx(list(f1), abs=1e-15)
+    assert r["per_class"][1]["precision"] is None and r["per_class"][1]["recall"] == 0.0
+    assert r["macro_f1"] == pytest.approx(metrics.f1_score(y, pred, average="macro", zero_division=0), abs=1e-15)
+    # the same through the command
+    model.save(tmp_path / "m.model")
+    out = json.loads(ok(run_pegasos("eval", data_file(DNA), tmp_path / "m.model", "--json")).stdout)
+    assert out["macro_f1"] == pytest.approx(r["macro_f1"], abs=1e-15)
+
+
+@pytest.mark.parametrize("loss", ["eps-insensitive", "rank"])
+def test_multiclass_with_a_non_classification_loss_is_refused(tmp_path, loss):
+    data = tmp_path / "rank.svm"
+    data.write_text(RANKING)
+    r = run_pegasos("train", "-q", "--loss", loss, "--multiclass", "ovr", data, tmp_path / "m.model")
+    one_line_error(r, "--multiclass", loss)
+    assert not (tmp_path / "m.model").exists()
