@@ -325,3 +325,16 @@ def test_cli_bad_kernel_parameters_one_line(tmp_path, args, msg):
 
 def test_exported_from_the_package():
     assert pegasos.train_kernel is train_kernel and pegasos.KernelModel is KernelModel
+
+
+def test_zero_based_model_file(heart, tmp_path):
+    X, y = heart
+    model = train_kernel(X, y, kernel="rbf", gamma=0.2, lam=0.01, epochs=1, seed=1)
+    model.info["index_base"] = "0"
+    path = tmp_path / "z.model"
+    model.save(path)
+    first = path.read_text().split("\nsupport_vectors ")[1].splitlines()[1].split()
+    assert int(first[1].split(":")[0]) == model.sv_indices[0]
+    loaded = load_model(path)
+    assert np.array_equal(loaded.sv_indices, model.sv_indices)
+    assert np.array_equal(loaded.decision_function(X), model.decision_function(X))
