@@ -209,7 +209,7 @@ def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam
     KernelModel (and the state with ``return_state``)
     """
     from . import _kernel
-    from .linear import BinaryLabels, _csr_arrays, _Orders, check_parameters, iterations_for
+    from .linear import BinaryLabels, _csr_arrays, _info, _Orders, check_parameters, iterations_for
 
     indptr, indices, data = _csr_arrays(X)
     data = np.ascontiguousarray(data, dtype=np.float64)
@@ -257,20 +257,9 @@ def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam
     take = (np.repeat(starts - sv_indptr[:-1], lengths) + np.arange(int(sv_indptr[-1]), dtype=np.int64)
             if ex.size else np.zeros(0, dtype=np.int64))
     stats = state.stats()
-    info = {
-        "lambda": repr(float(lam)),
-        "iterations": str(T),
-        "batch_size": str(k),
-        "sampling": sampling,
-        "projection": "on" if projection else "off",
-        "averaging": "last" if not avg_start else ("all" if avg_start == 1 else "suffix"),
-        "average_from": repr(float(average_from)) if avg_start else "-",
-        "averaged_iterates": f"{avg_start}..{T}" if avg_start else "-",
-        "seed": str(seed),
-        "train_examples": str(m),
-        "budget": str(int(budget)) if budget else "-",
-        "support_vectors_removed": str(stats["removed"]),
-    }
+    info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
+    info["budget"] = str(int(budget)) if budget else "-"
+    info["support_vectors_removed"] = str(stats["removed"])
     model = KernelModel(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                         sv_indptr=sv_indptr, sv_indices=np.ascontiguousarray(indices[take], dtype=np.int32),
                         sv_data=np.ascontiguousarray(data[take], dtype=np.float64), coef=coef,
@@ -325,30 +314,10 @@ def parse_kernel_model(path, lines):
     """Read a kernel model from its lines (CR already stripped, trailing blank
     lines removed, first line checked by :func:`pegasos.model.load_model`)."""
     from .linear import BinaryLabels
-    from .model import _check_float
+    from .model import _check_float, read_header
 
     keys = _header_keys()
-    header = {}
-    i = 1
-    value = ""
-    while i < len(lines):
-        key, _, value = lines[i].strip().partition(" ")
-        value = value.strip()
-        if key == "support_vectors":
-            break
-        if key not in keys:
-            raise ModelFormatError(path, f"unknown header line {lines[i][:60]!r}", i + 1)
-        if not value:
-            raise ModelFormatError(path, f"header line {key!r} has no value", i + 1)
-        if key in header:
-            raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
-        header[key] = value
-        i += 1
-    if i == len(lines):
-        raise ModelFormatError(path, "truncated model file: no 'support_vectors' line")
-    missing = [k for k in keys if k not in header]
-    if missing:
-        raise ModelFormatError(path, f"damaged model file: header lacks {', '.join(missing)}")
+    header, i, value = read_header(path, lines, keys, (), ("support_vectors",))
     if header["loss"] != "hinge":
         raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}")
     if header["kernel"] not in KERNELS:

@@ -263,28 +263,7 @@ def load_model(path):
     if len(lines) > 1 and lines[1].strip() == "kind kernel":
         from .kernel import parse_kernel_model
         return parse_kernel_model(path, lines)
-    header = {}
-    i = 1
-    while i < len(lines):
-        key, _, value = lines[i].strip().partition(" ")
-        value = value.strip()
-        if key == "weights":
-            break
-        if key == "class":
-            break
-        if key not in HEADER_KEYS and key not in OPTIONAL_KEYS:
-            raise ModelFormatError(path, f"unknown header line {lines[i][:60]!r}", i + 1)
-        if not value:
-            raise ModelFormatError(path, f"header line {key!r} has no value", i + 1)
-        if key in header:
-            raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
-        header[key] = value
-        i += 1
-    if i == len(lines):
-        raise ModelFormatError(path, "truncated model file: no 'weights' line")
-    missing = [k for k in HEADER_KEYS if k not in header]
-    if missing:
-        raise ModelFormatError(path, f"damaged model file: header lacks {', '.join(missing)}")
+    header, i, _ = read_header(path, lines, HEADER_KEYS, OPTIONAL_KEYS, ("weights", "class"))
     task = header.get("task", "binary")
     if header["kind"] != "linear" or task not in TASKS or header["loss"] not in LOSSES[task]:
         raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{task}/{header['loss']}")
@@ -322,6 +301,43 @@ def load_model(path):
                             loss=header["loss"], epsilon=epsilon)
     _expect_end(path, lines, i)
     return model
+
+
+def read_header(path, lines, required, optional, stops):
+    """Parse the ``key value`` lines after the first line, up to a line whose
+    key is in ``stops``.
+
+    Returns
+    -------
+    (header dict, index of the stop line, the stop line's value)
+
+    Raises
+    ------
+    ModelFormatError
+        An unknown or repeated key, a key without value, no stop line, or a
+        missing required key.
+    """
+    header = {}
+    i = 1
+    while i < len(lines):
+        key, _, value = lines[i].strip().partition(" ")
+        value = value.strip()
+        if key in stops:
+            break
+        if key not in required and key not in optional:
+            raise ModelFormatError(path, f"unknown header line {lines[i][:60]!r}", i + 1)
+        if not value:
+            raise ModelFormatError(path, f"header line {key!r} has no value", i + 1)
+        if key in header:
+            raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
+        header[key] = value
+        i += 1
+    if i == len(lines):
+        raise ModelFormatError(path, f"truncated model file: no '{stops[0]}' line")
+    missing = [k for k in required if k not in header]
+    if missing:
+        raise ModelFormatError(path, f"damaged model file: header lacks {', '.join(missing)}")
+    return header, i, value
 
 
 def _expect_end(path, lines, i):
