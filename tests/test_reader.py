@@ -1007,3 +1007,31 @@ def test_float32_overflow_is_an_error(tmp_path, token):
     path = str(write(tmp_path, b"1 1:1\n-1 2:" + token + b"\n"))
     expect_error(path, 2, "'2:" + token.decode() + "'", "float32", dtype=np.float32)
     assert read_svmlight(path).chunk.data[1] == float(token)      # fine as float64
+
+
+# ------------------------------------------------------------------ parallel parsing of plain files
+
+@pytest.mark.parametrize("rel", ["a9a/a9a", "w8a/w8a", "mushrooms/mushrooms.txt", "heart_scale/heart_scale"])
+@pytest.mark.parametrize("threads", [2, 3, 7])
+def test_parallel_parse_equals_one_thread(rel, threads):
+    """Byte ranges cut at line starts, parsed in threads and joined in order, give
+    the same arrays, labels (with their first lines), n_features and line count."""
+    path = data_file(rel)
+    a = read_svmlight(path, threads=1)
+    b = read_svmlight(path, threads=threads, block_size=1 << 16)
+    for name in ("labels", "indptr", "indices", "data", "qid"):
+        assert np.array_equal(getattr(a.chunk, name), getattr(b.chunk, name)), name
+    assert (a.n_features, a.n_lines) == (b.n_features, b.n_lines)
+    assert [(l.value, l.line, l.text) for l in a.distinct_labels] == \
+           [(l.value, l.line, l.text) for l in b.distinct_labels]
+
+
+@pytest.mark.parametrize("bad_line", [1, 9000, 32561])
+def test_parallel_parse_reports_the_file_line(tmp_path, bad_line):
+    lines = data_file("a9a/a9a").read_bytes().split(b"\n")
+    lines[bad_line - 1] += b" 200:nan"
+    path = tmp_path / "bad.svm"
+    path.write_bytes(b"\n".join(lines))
+    for threads in (1, 2, 5):
+        with pytest.raises(DataError, match=rf"bad.svm, line {bad_line}: value in '200:nan' is not finite"):
+            read_svmlight(path, threads=threads)
