@@ -207,9 +207,9 @@ cdef class Parser:
     cdef char lab_text[MAX_LABELS][TOKEN_LEN]
     cdef readonly int n_labels
     cdef readonly bint labels_overflow
-    # optional set of allowed label values (e.g. a model's two labels)
-    cdef double allowed[2]
-    cdef int n_allowed
+    # optional set of allowed label values (e.g. a model's labels)
+    cdef double* allowed
+    cdef Py_ssize_t n_allowed
     cdef public object allowed_text
     # error state
     cdef int err
@@ -222,11 +222,14 @@ cdef class Parser:
         self.zero_based = zero_based
         self.float32 = float32
         self.n_allowed = 0
+        self.allowed = NULL
         self.allowed_text = ""
         if allowed_labels is not None:
-            for v in allowed_labels:
-                if self.n_allowed == 2:
-                    raise ValueError("at most two allowed labels")
+            values = [float(v) for v in allowed_labels]
+            self.allowed = <double*> malloc(sizeof(double) * max(1, len(values)))
+            if self.allowed == NULL:
+                raise MemoryError()
+            for v in values:
                 self.allowed[self.n_allowed] = v
                 self.n_allowed += 1
         self.line_no = 0
@@ -258,7 +261,15 @@ cdef class Parser:
             raise MemoryError()
         self.cap_rows = 15
 
+    cdef inline bint _is_allowed(self, double y) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.n_allowed):
+            if self.allowed[i] == y:
+                return True
+        return False
+
     def __dealloc__(self):
+        free(self.allowed)
         free(self.labels)
         free(self.qids)
         free(self.indptr)
@@ -408,7 +419,7 @@ cdef class Parser:
                 self._set_error(E_LABEL_NONFINITE, tok, 0)
                 return -1
             if not have_last_label or y != last_label:
-                if self.n_allowed and y != self.allowed[0] and (self.n_allowed == 1 or y != self.allowed[1]):
+                if self.n_allowed and not self._is_allowed(y):
                     self._set_error(E_LABEL_UNKNOWN, tok, 0)
                     return -1
                 self._note_label(y, tok, q - tok)

@@ -84,7 +84,8 @@ def _terminate(signum, frame):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="pegasos")
 def main():
-    """Train and use linear SVMs with Pegasos, on SVMlight/LIBSVM files.
+    """Train and use SVMs (linear or kernel, binary, multiclass, regression,
+    ranking) with Pegasos, on SVMlight/LIBSVM files.
 
     \b
       pegasos train -l 1e-4 --epochs 20 data.svm        # writes data.svm.model
@@ -110,7 +111,8 @@ def main():
 @click.option("--sampling", type=click.Choice(SAMPLINGS), default="uniform", show_default=True,
               help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
                    "sequential: file order.")
-@click.option("--projection", is_flag=True, help="Project onto the ball of radius 1/sqrt(lambda) after each step.")
+@click.option("--projection", is_flag=True, help="Project onto a ball that holds the optimum after each step (radius 1/sqrt(lambda) "
+                   "for the hinge, sqrt(2 f(0)/lambda) for other losses).")
 @click.option("--average", is_flag=True, help="Output the mean of all iterates w_1..w_T (Theorem 1).")
 @click.option("--average-from", type=float, metavar="F",
               help="Output the mean of the iterates from iteration ceil(F*T) on (e.g. 0.5).")
@@ -147,7 +149,8 @@ def main():
               help="Weight of the positive class's errors (SVMlight -j).")
 @click.option("-w", "class_weights", multiple=True, metavar="LABEL:WEIGHT",
               help="Weight of the errors on class LABEL (LIBLINEAR -wi); repeatable.")
-@click.option("--jobs", type=int, default=2, show_default=True, help="Threads for one-vs-rest training.")
+@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Threads for one-vs-rest training.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--no-objective", is_flag=True, help="Do not compute the training objective for the summary.")
 @_errors_to_click
@@ -206,8 +209,10 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
             BinaryLabels.from_data(d)          # SVMlight's label 0 = unlabelled: refuse, naming the line
         task = "multiclass"
         multiclass = multiclass or "ovr"
-    if kernel != "linear" and task != "binary":
-        raise ParameterError("kernels support binary classification with the hinge loss")
+    if kernel != "linear" and (task != "binary" or loss != "hinge"):
+        raise ParameterError("kernels support binary classification with the hinge loss only")
+    if kernel != "linear" and (class_weights or cost_factor is not None):
+        raise ParameterError("class weights (-w, -j) are not supported with kernels")
     labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class) if task == "binary" else None
     if task == "multiclass" and n_labels < 2:
         BinaryLabels.from_data(d)              # no examples / one class: the same messages
@@ -292,6 +297,9 @@ def _class_weights(items, cost_factor, labels):
         if labels is None:
             raise ParameterError("-j applies to binary classification")
         out[labels.positive] = cost_factor
+        if any(item.rpartition(":")[0] and float(item.rpartition(":")[0]) == labels.positive
+               for item in items if _is_number(item.rpartition(":")[0])):
+            raise ParameterError("give the positive class's weight with either -j or -w, not both")
     for item in items:
         label, sep, weight = item.rpartition(":")
         try:
@@ -301,6 +309,14 @@ def _class_weights(items, cost_factor, labels):
         if not sep:
             raise ParameterError(f"-w expects LABEL:WEIGHT, got {item!r}")
     return out or None
+
+
+def _is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
 
 
 def _ranking_objective(model, d):
@@ -325,9 +341,12 @@ def _load(model_path):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
 def predict(data, model, output, as_labels, quiet, proba=False):
-    """Write one decision value <w,x> + b per example of DATA (to OUTPUT or stdout).
+    """Write one decision value per example of DATA (to OUTPUT or stdout).
 
-    A decision value > 0 predicts the positive label.
+    Binary models: f(x) = <w,x> + b (kernel models: sum of c_i K(sv_i, x));
+    f > 0 predicts the positive label.  Multiclass models: K values per line,
+    one per class in increasing label order.  Regression and ranking: the
+    prediction or the score.
     """
     import numpy as np
 
@@ -341,7 +360,10 @@ def predict(data, model, output, as_labels, quiet, proba=False):
     progress = _Progress(quiet)
     task = getattr(mdl, "task", "binary")
     if proba and getattr(mdl, "loss", "hinge") != "log":
-        raise ParameterError(f"--proba needs a model trained with --loss log ({model} uses {mdl.loss})")
+        raise ParameterError(f"--proba needs a model trained with --loss log "
+                             f"({model} uses {getattr(mdl, 'loss', 'hinge')})")
+    if proba and as_labels:
+        raise ParameterError("give either --proba or --labels, not both")
     if as_labels and task in ("regression", "ranking"):
         raise ParameterError(f"--labels applies to classification models, not to {task}")
 
@@ -397,7 +419,13 @@ def _fmt(v, digits=4):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
 def eval_(data, model, as_json, no_auc, quiet):
-    """Accuracy, precision, recall, F1, ROC AUC, hinge loss and confusion matrix on DATA."""
+    """Evaluate MODEL on DATA.
+
+    Binary: accuracy, precision, recall, F1, ROC AUC, hinge (and log) loss,
+    confusion matrix.  Multiclass: accuracy, per-class precision/recall/F1,
+    macro-F1, confusion matrix.  Regression: MSE, MAE, R^2.  Ranking:
+    pairwise accuracy and NDCG@10 (gain 2^label - 1) averaged over queries.
+    """
     from .scoring import evaluate_file
 
     mdl = _load(model)
@@ -474,7 +502,7 @@ def _other_eval_text(r):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
 def objective(data, model, lam, as_json, quiet, sample=None, seed=1):
-    """Primal objective lambda/2 ||w||^2 + mean hinge loss of MODEL on DATA."""
+    """Primal objective lambda/2 ||w||^2 + mean loss of MODEL on DATA (the loss it was trained with)."""
     import math
 
     from .errors import ParameterError
@@ -485,6 +513,8 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1):
     if sample is not None and not (0.0 < sample <= 1.0):
         raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
     mdl = _load(model)
+    if sample is not None and getattr(mdl, "task", "binary") != "binary":
+        raise ParameterError(f"--sample applies to binary models, not to {mdl.task} ones")
     progress = _Progress(quiet)
     bar = progress.reading(data)
     try:
@@ -509,7 +539,7 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1):
         f"examples     {r['examples']}{'' if sample is None else f' (random fraction {sample!r} of the file)'}\n"
         f"lambda       {r['lambda']!r}\n"
         f"objective    {_fmt(r['objective'], 8)}\n"
-        f"{(r.get('loss') or 'hinge') + ' loss':<13}{_fmt(r.get('mean_loss', r['hinge_loss']), 8)}\n"
+        f"{(r.get('loss') or 'hinge') + ' loss':<12} {_fmt(r.get('mean_loss', r['hinge_loss']), 8)}\n"
         f"regularizer  {r['regularizer']:.8f}\n"
         f"norm of w    {r['norm_w']:.6f}\n"
         f"{bias}"

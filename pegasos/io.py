@@ -184,10 +184,15 @@ def _parser(zero_based, dtype, labels=None):
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, not {dtype}")
-    parser = _svmlight.Parser(zero_based=bool(zero_based), float32=dtype == np.float32,
-                              allowed_labels=None if labels is None else (labels.negative, labels.positive))
-    if labels is not None:
-        parser.allowed_text = f" ({labels.negative_text}, {labels.positive_text})"
+    if labels is None:
+        return _svmlight.Parser(zero_based=bool(zero_based), float32=dtype == np.float32)
+    if hasattr(labels, "classes"):                       # a multiclass model
+        values, texts = labels.classes, labels.class_texts
+    else:
+        values, texts = (labels.negative, labels.positive), (labels.negative_text, labels.positive_text)
+    parser = _svmlight.Parser(zero_based=bool(zero_based), float32=dtype == np.float32, allowed_labels=values)
+    shown = ", ".join(texts[:10]) + (", ..." if len(texts) > 10 else "")
+    parser.allowed_text = f" ({shown})"
     return parser
 
 
@@ -220,8 +225,8 @@ def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZ
         Type of the stored values.
     progress : callable(int) or None
         Called with the number of (compressed) bytes read after each block.
-    labels : pegasos.linear.BinaryLabels or None
-        If given, a label that is neither of its two values is an error.
+    labels : BinaryLabels, MulticlassModel or None
+        If given, a label that is not one of its values is an error.
 
     Raises
     ------

@@ -228,8 +228,9 @@ def objective(model, X, y, lam=None):
 def _collect(model, path, progress):
     """[(decision values, label values, qids)] for each chunk of the file."""
     zero_based = model.info.get("index_base", "1") == "0"
+    known = model if model.task == "multiclass" else None      # unknown classes: error naming the line
     return [(model.decision_function(c), c.labels, c.qid)
-            for c in iter_svmlight(path, zero_based=zero_based, progress=progress)]
+            for c in iter_svmlight(path, zero_based=zero_based, progress=progress, labels=known)]
 
 
 def _concat(parts):
