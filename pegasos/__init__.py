@@ -23,6 +23,8 @@ _EXPORTS = {
     "KernelModel": "kernel",
     "LinearModel": "linear",
     "BinaryLabels": "linear",
+    "train_multiclass": "multiclass",
+    "MulticlassModel": "multiclass",
     "save_model": "model",
     "load_model": "model",
     "objective": "scoring",

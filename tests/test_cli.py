@@ -1158,3 +1158,29 @@ def test_api_names_stay_functions():
                 data_file("heart_scale/heart_scale")))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+# =========================================================================== 6. option combinations that are refused
+
+@pytest.mark.parametrize("args, fragment", [
+    (("--kernel", "rbf", "--loss", "log"), "hinge loss only"),
+    (("--kernel", "rbf", "--loss", "squared-hinge"), "hinge loss only"),
+    (("--kernel", "rbf", "-w", "1:5"), "class weights"),
+    (("--kernel", "rbf", "-j", "3"), "class weights"),
+    (("-w", "1:2", "-j", "3"), "either -j or -w"),
+    (("--loss", "rank", "--multiclass", "ovr"), "--multiclass needs a classification loss"),
+])
+def test_contradictory_train_options_are_refused(tmp_path, args, fragment):
+    error_line(run_pegasos("train", *args, data_file("heart_scale/heart_scale"), "m", cwd=tmp_path), fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refusals_of_predict_and_objective(tmp_path):
+    hs = data_file("heart_scale/heart_scale")
+    ok(run_pegasos("train", "-q", "--kernel", "rbf", "--epochs", "1", hs, tmp_path / "k"))
+    error_line(run_pegasos("predict", "--proba", hs, tmp_path / "k"), "--loss log")
+    ok(run_pegasos("train", "-q", "--epochs", "1", data_file("dna/dna.scale"), tmp_path / "mc"))
+    error_line(run_pegasos("objective", "--sample", "0.5", data_file("dna/dna.scale"), tmp_path / "mc"),
+               "--sample applies to binary models")
+    unknown = write(tmp_path / "u.svm", "# c\n\n1 1:0.5\n4 2:1\n")
+    error_line(run_pegasos("eval", unknown, tmp_path / "mc"), "label '4'", file=unknown, line=4)
