@@ -534,6 +534,34 @@ cdef class Parser:
             self.indptr[self.n_rows] = self.nnz
         return 0
 
+    def reserve(self, Py_ssize_t rows, Py_ssize_t nnz):
+        """Grow the buffers to hold at least ``rows`` more rows and ``nnz``
+        more values, so that a good estimate saves the repeated reallocations
+        (which, for big buffers, also stall other threads' page faults)."""
+        while self.cap_rows < self.n_rows + rows:
+            if self._grow_rows_to(self.n_rows + rows) < 0:
+                raise MemoryError()
+        if self.cap_nnz < self.nnz + nnz:
+            if self._grow_nnz(self.nnz + nnz) < 0:
+                raise MemoryError()
+
+    cdef int _grow_rows_to(self, Py_ssize_t cap) noexcept nogil:
+        cdef void* a
+        a = realloc(self.labels, sizeof(double) * (cap + 1))
+        if a == NULL:
+            return -1
+        self.labels = <double*> a
+        a = realloc(self.qids, sizeof(int64_t) * (cap + 1))
+        if a == NULL:
+            return -1
+        self.qids = <int64_t*> a
+        a = realloc(self.indptr, sizeof(int64_t) * (cap + 1))
+        if a == NULL:
+            return -1
+        self.indptr = <int64_t*> a
+        self.cap_rows = cap
+        return 0
+
     def feed(self, const unsigned char[::1] buf):
         """Parse whole lines from ``buf``, which must be empty or end in ``b"\\n"``.
 
