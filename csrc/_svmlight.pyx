@@ -279,21 +279,7 @@ cdef class Parser:
 
     # -------------------------------------------------------------- growth --
     cdef int _grow_rows(self) noexcept nogil:
-        cdef Py_ssize_t cap = self.cap_rows + self.cap_rows // 2 + 64
-        cdef void* a = realloc(self.labels, sizeof(double) * (cap + 1))
-        if a == NULL:
-            return -1
-        self.labels = <double*> a
-        a = realloc(self.qids, sizeof(int64_t) * (cap + 1))
-        if a == NULL:
-            return -1
-        self.qids = <int64_t*> a
-        a = realloc(self.indptr, sizeof(int64_t) * (cap + 1))
-        if a == NULL:
-            return -1
-        self.indptr = <int64_t*> a
-        self.cap_rows = cap
-        return 0
+        return self._grow_rows_to(self.cap_rows + self.cap_rows // 2 + 64)
 
     cdef int _grow_nnz(self, Py_ssize_t need) noexcept nogil:
         cdef Py_ssize_t cap = self.cap_nnz + self.cap_nnz // 2 + 1024
