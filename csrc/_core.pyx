@@ -72,6 +72,9 @@ cdef class LinearState:
     pairs : bool
         Ranking: each sample is a pair (a, b) of examples, the loss is taken
         on <w, x_a - x_b> with label sign(y_a - y_b).
+    t0 : float >= 0
+        Step offset: eta_t = 1/(lambda (t + t0)), shrink 1 - 1/(t + t0)
+        (0 is the paper's step; Bottou's averaged SGD uses an offset).
     """
     cdef readonly Py_ssize_t n_features, dim
     cdef readonly double lam, a, sqnorm, b
@@ -89,14 +92,15 @@ cdef class LinearState:
     cdef readonly int64_t n_refold
     cdef int64_t* viol2
     cdef readonly int loss
-    cdef readonly double epsilon, radius2
+    cdef readonly double epsilon, radius2, t0
     cdef readonly bint pairs
     cdef readonly Py_ssize_t n_classes, size
     cdef int32_t* viol_r
 
     def __cinit__(self, Py_ssize_t n_features, double lam, bint projection=False,
                   int64_t avg_start=0, int bias_mode=0, int loss=0, double epsilon=0.0,
-                  radius2=None, bint pairs=False, Py_ssize_t n_classes=1):
+                  radius2=None, bint pairs=False, Py_ssize_t n_classes=1, double t0=0.0):
+        self.t0 = t0
         self.loss = loss
         self.epsilon = epsilon
         self.radius2 = 1.0 / lam if radius2 is None else radius2
@@ -339,13 +343,13 @@ cdef class LinearState:
             self.A += self.a
             self.b_sum += self.b
             self.n_avg += 1
-        rho = 1.0 - 1.0 / t           # = 1 - eta_t lambda, exactly 0 at t = 1
+        rho = 1.0 - 1.0 / (t + self.t0)   # = 1 - eta_t lambda; exactly 0 at t = 1 when t0 = 0
         if rho <= 0.0:
             self._zero()
         else:
             self.a *= rho
             self.sqnorm *= rho * rho
-        return 1.0 / (self.lam * t)
+        return 1.0 / (self.lam * (t + self.t0))
 
     cdef inline void _end_step(self, int64_t t) noexcept nogil:
         """Iteration t, after the sparse adds: projection onto the ball of

@@ -349,7 +349,7 @@ class _Orders:
 def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, sampling="uniform",
           projection=False, average=False, average_from=None, bias="none", seed=DEFAULT_SEED,
           labels=None, n_features=None, order=None, progress=None, loss="hinge", epsilon=0.1,
-          class_weight=None, qid=None):
+          class_weight=None, qid=None, step_offset=0.0):
     """Train a linear SVM with Pegasos (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -409,6 +409,11 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         SVMlight -j); the objective is (1/m) sum_i weight_i loss_i.
     qid : int64 array of shape (m,) or None
         Query of each example (the rank loss).
+    step_offset : float >= 0
+        t0 of the step eta_t = 1/(lambda (t + t0)) and shrink 1 - 1/(t + t0);
+        0 (default) is the paper's step.  An offset tempers the first, very
+        large steps, as Bottou's averaged SGD does (it then sets t0 so that
+        the first step is about the scale of the data).
 
     Returns
     -------
@@ -446,6 +451,8 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     if indices.size and int(indices.max()) >= n_features:
         raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
                              "the data use")
+    if not (isinstance(step_offset, numbers.Real) and math.isfinite(step_offset) and step_offset >= 0):
+        raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
     if not (math.isfinite(epsilon) and epsilon >= 0):
         raise ParameterError(f"epsilon must be >= 0, got {epsilon}")
     if epochs is None and iterations is None:
@@ -472,8 +479,11 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     f0 = _objective_at_zero(loss, y_run, epsilon, sample_weight)
     w, b = _fit(indptr, indices, data, y_run, n_features, lam=lam, T=T, k=k, projection=projection,
                 avg_start=avg_start, bias=bias, orders=orders, progress=progress, loss=loss, epsilon=epsilon,
-                radius2=projection_radius2(loss, lam, f0, sample_weight), sample_weight=sample_weight)
+                radius2=projection_radius2(loss, lam, f0, sample_weight), sample_weight=sample_weight,
+                t0=step_offset)
     info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
+    if step_offset:
+        info["step_offset"] = repr(float(step_offset))
     if task != "binary":
         info["task"] = task
     if loss == "eps-insensitive":
@@ -501,12 +511,12 @@ def _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m):
 
 
 def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg_start, bias, orders, progress,
-         loss="hinge", epsilon=0.0, radius2=None, sample_weight=None):
+         loss="hinge", epsilon=0.0, radius2=None, sample_weight=None, t0=0.0):
     """Run T iterations of the solver loop; returns (w float64 (n_features,), b)."""
     from . import _core
 
     state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
-                              _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank")
+                              _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank", 1, float(t0))
     for block, n in orders.blocks(T, k):
         state.run(indptr, indices, data, y_run, block, n, k, sample_weight)
         if progress is not None:

@@ -44,7 +44,8 @@ HEADER_KEYS = (
     "n_features", "index_base", "seed", "train_file", "train_examples",
 )
 # written after those only when they apply (absent: binary task, no class weights)
-OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix")
+OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
+                 "step_offset")
 TASKS = ("binary", "regression", "ranking", "multiclass")
 LOSSES = {"binary": ("hinge", "log", "squared-hinge"), "regression": ("eps-insensitive",), "ranking": ("rank",),
           "multiclass": ("hinge", "log", "squared-hinge")}

@@ -165,7 +165,7 @@ def read_cost_matrix(path, n_classes):
 def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, iterations=None, epochs=None,
                      batch_size=1, sampling="uniform", projection=False, average=False, average_from=None,
                      bias="none", seed=DEFAULT_SEED, n_features=None, class_weight=None, cost=None,
-                     class_texts=None, n_jobs=2, progress=None):
+                     class_texts=None, n_jobs=2, progress=None, step_offset=0.0):
     """Train a multiclass linear SVM with Pegasos.
 
     Parameters
@@ -180,7 +180,7 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
         default 1[r != y].
     n_jobs : int >= 1
         Threads for one-vs-rest (the classes are independent).
-    Other parameters are those of :func:`pegasos.linear.train`; T counts the
+    Other parameters (step_offset included) are those of :func:`pegasos.linear.train`; T counts the
     iterations of each one-vs-rest problem, or of the Crammer-Singer run.
 
     Returns
@@ -227,7 +227,10 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
     avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
     sample_weight = _sample_weights(y, class_weight)
     yc = np.searchsorted(classes, y).astype(np.int32)
-    common = dict(lam=lam, T=T, k=k, projection=projection, avg_start=avg_start, bias=bias, progress=progress)
+    if not (math.isfinite(step_offset) and step_offset >= 0):
+        raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
+    common = dict(lam=lam, T=T, k=k, projection=projection, avg_start=avg_start, bias=bias, progress=progress,
+                  t0=step_offset)
 
     if method == "ovr":
         seeds = np.random.SeedSequence(seed).spawn(K)
@@ -256,7 +259,7 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
         worst = cost_used.reshape(K, K).max(axis=1)[yc]
         f0 = float(np.mean(worst if sample_weight is None else worst * sample_weight))
         state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias], 0, 0.0,
-                                  max(2.0 * f0 / lam, 1e-300), False, K)
+                                  max(2.0 * f0 / lam, 1e-300), False, K, float(step_offset))
         for block, n in _Orders(m, k, sampling, seed, None).blocks(T):
             state.run_multiclass(indptr, indices, data, yc, cost_used, block, n, k, sample_weight)
             if progress is not None:
@@ -270,6 +273,8 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
         if not np.all(np.isfinite(M)):
             raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
+    if step_offset:
+        info["step_offset"] = repr(float(step_offset))
     if class_weight:
         info["class_weights"] = _format_class_weights(class_weight)
     if class_texts is None:

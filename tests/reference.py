@@ -92,7 +92,7 @@ def primal_objective(X, y, lam, w, b=0.0, bias="none"):
 
 def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_starts=(),
                     record=False, loss="hinge", epsilon=0.0, sample_weight=None, pairs=False,
-                    radius2=None):
+                    radius2=None, t0=0.0):
     """Mini-batch Pegasos, paper Fig. 2 (Fig. 1 when every |A_t| = 1), dense.
 
     For t = 1..T, with eta_t = 1/(lam t) and w_1 = 0:
@@ -134,7 +134,8 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
         :func:`pegasos_general_outputs` runs (see there): the step uses
         g_i = -dloss/dz times ``sample_weight[i]``, ``pairs`` makes every
         batch a (k, 2) array of example pairs (ranking), and the projection
-        radius is sqrt(``radius2``) (default 1/lam).
+        radius is sqrt(``radius2``) (default 1/lam).  ``t0`` offsets the step:
+        eta_t = 1/(lam (t + t0)) and the shrink is 1 - 1/(t + t0).
 
     Returns
     -------
@@ -144,10 +145,10 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
         ``"iterates"`` and ``"v"``.  w has shape (n,); with
         ``bias="feature"`` the constant feature's weight is returned as b.
     """
-    if loss != "hinge" or sample_weight is not None or pairs or radius2 is not None:
+    if loss != "hinge" or sample_weight is not None or pairs or radius2 is not None or t0:
         return pegasos_general_outputs(X, y, lam, batches, loss=loss, epsilon=epsilon,
                                        sample_weight=sample_weight, pairs=pairs, projection=projection,
-                                       radius2=radius2, bias=bias, average_starts=average_starts)
+                                       radius2=radius2, bias=bias, average_starts=average_starts, t0=t0)
     X = to_dense(X)
     y = np.asarray(y, dtype=np.float64)
     m, n = X.shape
@@ -334,7 +335,7 @@ def objective(X, y, lam, w, loss="hinge", epsilon=0.0, sample_weight=None, pairs
 
 
 def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sample_weight=None, pairs=False,
-                            projection=False, radius2=None, bias="none", average_starts=()):
+                            projection=False, radius2=None, bias="none", average_starts=(), t0=0.0):
     """Pegasos with another loss (paper Sec. 5), dense; same conventions and
     outputs as :func:`pegasos_outputs` (no ``record``).
 
@@ -386,9 +387,9 @@ def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sampl
             if t >= s:
                 sums[s][0] += w
                 sums[s][1] += b
-        eta = 1.0 / (lam * t)
+        eta = 1.0 / (lam * (t + t0))
         v = (g[:, None] * rows).sum(axis=0) / size
-        w = (1.0 - 1.0 / t) * w + eta * v
+        w = (1.0 - 1.0 / (t + t0)) * w + eta * v
         if bias == "unregularized":
             b = b + eta * g.sum() / size
         if projection:

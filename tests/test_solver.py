@@ -577,3 +577,37 @@ def test_label_count_must_match_examples(problems):
     X, y = problems["heart_scale"][:2]
     with pytest.raises(ParameterError):
         train(X, y[:-1], lam=0.01, epochs=1)
+
+
+# ---------------------------------------------------------------------------------------- step offset
+
+@pytest.mark.parametrize("t0", [1.0, 37.5, 1e5])
+@pytest.mark.parametrize("k, projection, average_from, bias",
+                         [(1, False, None, "none"), (7, True, 0.5, "none"), (1, False, 0.0, "unregularized"),
+                          (5, False, None, "feature")])
+def test_step_offset_matches_reference(t0, k, projection, average_from, bias):
+    """eta_t = 1/(lambda (t + t0)), shrink 1 - 1/(t + t0): the compiled loop equals the dense loop."""
+    X, y = load_svmlight(str(data_file("heart_scale/heart_scale")))
+    ypm = np.where(y > 0, 1.0, -1.0)
+    lam, T = 0.01, 300
+    order = np.random.default_rng(3).integers(0, X.shape[0], size=T * k)
+    model = train(X, y, lam=lam, iterations=T, batch_size=k, projection=projection, average_from=average_from,
+                  bias=bias, order=order, step_offset=t0)
+    batches = [order[i * k:(i + 1) * k] for i in range(T)]
+    start = max(1, math.ceil(average_from * T)) if average_from is not None else None
+    out = ref.pegasos_outputs(X, ypm, lam, batches, projection=projection, bias=bias,
+                                    average_starts=() if start is None else (start,), t0=t0)
+    w_ref, b_ref = out["last"] if start is None else out[start]
+    scale = max(np.abs(w_ref).max(), abs(b_ref), 1e-300)
+    assert np.abs(model.w - w_ref).max() <= 1e-9 * scale
+    assert abs(model.bias - b_ref) <= 1e-9 * scale
+    assert model.info["step_offset"] == repr(t0)
+
+
+def test_step_offset_zero_is_the_paper_step():
+    X, y = load_svmlight(str(data_file("heart_scale/heart_scale")))
+    a = train(X, y, lam=0.01, epochs=3, seed=4)
+    b = train(X, y, lam=0.01, epochs=3, seed=4, step_offset=0.0)
+    assert np.array_equal(a.w, b.w) and "step_offset" not in b.info
+    with pytest.raises(ParameterError):
+        train(X, y, lam=0.01, epochs=1, step_offset=-1.0)
