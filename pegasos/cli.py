@@ -188,6 +188,23 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
             raise ParameterError(f"--bias {bias} is not supported with --kernel {kernel}")
         if budget is not None and (projection or average or average_from is not None):
             raise ParameterError("--budget cannot be combined with --projection or averaging")
+    from .linear import TASK_OF_LOSS
+
+    if multiclass is not None and TASK_OF_LOSS[loss] != "binary":
+        raise ParameterError(f"--multiclass needs a classification loss (hinge, log, squared-hinge), not {loss}")
+    if kernel != "linear" and loss != "hinge":
+        raise ParameterError("kernels support binary classification with the hinge loss only")
+    if kernel != "linear" and (class_weights or cost_factor is not None):
+        raise ParameterError("class weights (-w, -j) are not supported with kernels")
+    if step_offset is not None and eta0 is not None:
+        raise ParameterError("give either --t0 or --eta0, not both")
+    if eta0 is not None:
+        if not (math.isfinite(eta0) and eta0 > 0):
+            raise ParameterError(f"--eta0 must be positive, got {eta0}")
+        step_offset = 1.0 / (lam * eta0)
+    step_offset = step_offset or 0.0
+    if step_offset and kernel != "linear":
+        raise ParameterError("--t0 and --eta0 apply to linear models")
     check_writable(model)
 
     import numpy as np
@@ -204,30 +221,15 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         d = read_svmlight(data, zero_based=zero_based, dtype=np.dtype(dtype), progress=_update(bar))
     finally:
         _close(bar)
-    from .linear import TASK_OF_LOSS
-
     task = TASK_OF_LOSS[loss]
-    if multiclass is not None and task != "binary":
-        raise ParameterError(f"--multiclass needs a classification loss (hinge, log, squared-hinge), not {loss}")
     n_labels = len(d.distinct_labels) if not d.labels_overflow else 65
     if task == "binary" and (multiclass is not None or n_labels > 2):
         if multiclass is None and sorted(l.value for l in d.distinct_labels) == [-1.0, 0.0, 1.0]:
             BinaryLabels.from_data(d)          # SVMlight's label 0 = unlabelled: refuse, naming the line
         task = "multiclass"
         multiclass = multiclass or "ovr"
-    if kernel != "linear" and (task != "binary" or loss != "hinge"):
-        raise ParameterError("kernels support binary classification with the hinge loss only")
-    if kernel != "linear" and (class_weights or cost_factor is not None):
-        raise ParameterError("class weights (-w, -j) are not supported with kernels")
-    if step_offset is not None and eta0 is not None:
-        raise ParameterError("give either --t0 or --eta0, not both")
-    if eta0 is not None:
-        if not (math.isfinite(eta0) and eta0 > 0):
-            raise ParameterError(f"--eta0 must be positive, got {eta0}")
-        step_offset = 1.0 / (lam * eta0)
-    step_offset = step_offset or 0.0
-    if step_offset and kernel != "linear":
-        raise ParameterError("--t0 and --eta0 apply to linear models")
+    if kernel != "linear" and task != "binary":
+        raise ParameterError(f"kernels support binary classification only (the data have {n_labels} classes)")
     labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class) if task == "binary" else None
     if task == "multiclass" and n_labels < 2:
         BinaryLabels.from_data(d)              # no examples / one class: the same messages
