@@ -14,6 +14,7 @@ mean of a suffix w_{t0}..w_T.  The bias options are those of Sec. 6.
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -515,6 +516,7 @@ def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg
     """Run T iterations of the solver loop; returns (w float64 (n_features,), b)."""
     from . import _core
 
+    check_weight_memory(n_features, 2 if avg_start else 1)
     state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
                               _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank", 1, float(t0))
     for block, n in orders.blocks(T, k):
@@ -530,6 +532,27 @@ def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     return np.ascontiguousarray(w, dtype=np.float64), float(b)
+
+
+def check_weight_memory(n_features, vectors=1):
+    """Refuse a dense weight state that cannot fit in this machine's memory
+    (a stray huge feature index would otherwise get the process killed).
+
+    Raises
+    ------
+    ParameterError
+        The ``vectors`` float64 vectors of the solver state plus two copies
+        made for the result would exceed 90% of the physical memory.
+    """
+    need = 8.0 * (int(n_features) + 2) * (vectors + 2)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return
+    if need > 0.9 * total:
+        raise ParameterError(f"n_features = {n_features} (1 + the largest feature index) needs "
+                             f"{need / 2**30:.1f} GiB for the weights, more than this machine's "
+                             f"{total / 2**30:.1f} GiB; check the data for a stray huge index")
 
 
 def _sample_weights(y, class_weight):

@@ -252,7 +252,9 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
         cost_used = None
     else:
         from . import _core
+        from .linear import check_weight_memory
 
+        check_weight_memory(n_features * K, 2 if avg_start else 1)
         cost_used = (1.0 - np.eye(K)).ravel() if cost is None else np.ascontiguousarray(cost, dtype=np.float64)
         if cost_used.shape != (K * K,):
             raise ParameterError(f"the cost matrix must be {K} x {K}")

@@ -611,3 +611,17 @@ def test_step_offset_zero_is_the_paper_step():
     assert np.array_equal(a.w, b.w) and "step_offset" not in b.info
     with pytest.raises(ParameterError):
         train(X, y, lam=0.01, epochs=1, step_offset=-1.0)
+
+
+def test_weight_memory_check(monkeypatch):
+    """A stray huge feature index is refused with a message, not an OOM kill."""
+    from pegasos import linear
+
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": (1 << 30) // 4096}      # pretend 1 GiB
+    monkeypatch.setattr(linear.os, "sysconf", lambda name: pages[name])
+    linear.check_weight_memory(10_000_000, 1)                               # 240 MB: fine
+    with pytest.raises(ParameterError, match="n_features = 100000000"):
+        linear.check_weight_memory(100_000_000, 1)                          # 2.4 GB
+    X = sp.csr_matrix(([1.0, 1.0], ([0, 1], [0, 99_999_999])), shape=(2, 100_000_000))
+    with pytest.raises(ParameterError, match="stray huge index"):
+        train(X, np.array([1.0, -1.0]), lam=0.1, iterations=2)
