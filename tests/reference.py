@@ -186,18 +186,9 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
             iterates.append((w.copy(), b))
             vs.append(v)
 
-    def split(wb):
-        wv, bv = wb
-        if bias == "feature":
-            return wv[:-1].copy(), float(wv[-1])
-        return wv, float(bv)
-
-    out = {"last": split((w, b))}
-    for s in starts:
-        count = T - s + 1
-        out[s] = split((sums[s][0] / count, sums[s][1] / count))
+    out = _outputs(w, b, sums, starts, T, bias)
     if record:
-        out["iterates"] = [split(it) for it in iterates]
+        out["iterates"] = [_split(it, bias) for it in iterates]
         out["v"] = [vi[:-1] if bias == "feature" else vi for vi in vs]
     return out
 
@@ -397,14 +388,31 @@ def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sampl
             if norm > radius:
                 w = (radius / norm) * w
 
-    def split(wb):
-        wv, bv = wb
-        if bias == "feature":
-            return wv[:-1].copy(), float(wv[-1])
-        return wv, float(bv)
+    return _outputs(w, b, sums, starts, T, bias)
 
-    out = {"last": split((w, b))}
+
+def _split(wb, bias):
+    """(w, b) with the constant feature's weight moved into b for bias="feature"."""
+    wv, bv = wb
+    if bias == "feature":
+        return wv[:-1].copy(), float(wv[-1])
+    return wv, float(bv)
+
+
+def _outputs(w, b, sums, starts, T, bias):
+    """{"last": (w, b)} plus, for each averaging start s, the mean of w_s..w_T."""
+    out = {"last": _split((w, b), bias)}
     for s in starts:
         count = T - s + 1
-        out[s] = split((sums[s][0] / count, sums[s][1] / count))
+        out[s] = _split((sums[s][0] / count, sums[s][1] / count), bias)
     return out
+
+
+def rel_err(w, b, w_ref, b_ref):
+    """max |delta| / max |reference|, bias included as one more coordinate."""
+    got = np.r_[np.asarray(w, dtype=np.float64), b]
+    want = np.r_[np.asarray(w_ref, dtype=np.float64), b_ref]
+    assert got.shape == want.shape
+    scale = np.abs(want).max()
+    assert scale > 0, "reference is identically zero; the comparison would be vacuous"
+    return float(np.abs(got - want).max() / scale)

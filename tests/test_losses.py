@@ -24,6 +24,7 @@ import scipy.optimize
 import scipy.sparse as sp
 
 import reference as ref
+from reference import rel_err
 from conftest import data_file
 import pegasos
 from pegasos.errors import ParameterError
@@ -36,13 +37,6 @@ LAM = 0.01            # heart_scale
 
 # ----------------------------------------------------------------- helpers --
 
-def rel_err(w, b, w_ref, b_ref):
-    got = np.r_[np.asarray(w, dtype=np.float64), b]
-    want = np.r_[np.asarray(w_ref, dtype=np.float64), b_ref]
-    assert got.shape == want.shape
-    scale = np.abs(want).max()
-    assert scale > 0, "reference is identically zero; the comparison would be vacuous"
-    return float(np.abs(got - want).max() / scale)
 
 
 def permutation_order(m, seed, epochs):

@@ -19,6 +19,7 @@ import pytest
 import scipy.sparse as sp
 
 import reference as ref
+from reference import rel_err
 from conftest import case_file, data_file
 from pegasos import _core
 from pegasos.errors import ParameterError
@@ -60,14 +61,6 @@ def sampler_order(m, k, sampling, seed, T):
     return np.tile(np.arange(m, dtype=np.int64), epochs)
 
 
-def rel_err(w, b, w_ref, b_ref):
-    """max |delta| / max |reference|, bias included as one more coordinate."""
-    got = np.r_[np.asarray(w, dtype=np.float64), b]
-    want = np.r_[np.asarray(w_ref, dtype=np.float64), b_ref]
-    assert got.shape == want.shape
-    scale = np.abs(want).max()
-    assert scale > 0, "reference is identically zero; the comparison would be vacuous"
-    return float(np.abs(got - want).max() / scale)
 
 
 def scipy_objective(X, y, w, lam, b=0.0, bias="none"):
