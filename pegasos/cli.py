@@ -15,7 +15,7 @@ import time
 
 import click
 
-from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS
+from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER, SAMPLINGS
 
 
 def _errors_to_click(fn):
@@ -109,9 +109,9 @@ def main():
 @click.option("--epochs", type=float,
               help=f"Passes over the data instead of T: T = epochs*m/k [default: {DEFAULT_EPOCHS}].")
 @click.option("-k", "--batch-size", type=int, default=1, show_default=True, help="Mini-batch size k.")
-@click.option("--sampling", type=click.Choice(SAMPLINGS), default="uniform", show_default=True,
+@click.option("--sampling", type=click.Choice(SAMPLINGS),
               help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
-                   "sequential: file order.")
+                   "sequential: file order [default: uniform].")
 @click.option("--projection", is_flag=True, help="Project onto a ball that holds the optimum after each step (radius 1/sqrt(lambda) "
                    "for the hinge, sqrt(2 f(0)/lambda) for other losses).")
 @click.option("--average", is_flag=True, help="Output the mean of all iterates w_1..w_T (Theorem 1).")
@@ -157,16 +157,46 @@ def main():
                    "--sampling permutation reaches 1% of the optimum of a9a in one epoch.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Threads for one-vs-rest training.")
+@click.option("--stream", is_flag=True,
+              help="Do not load DATA into memory: read it in passes through a shuffle buffer "
+                   "(--shuffle-buffer), or through a binary cache file (--cache).")
+@click.option("--shuffle-buffer", type=int, metavar="N",
+              help=f"Streaming: hold N examples in memory and visit them in random order, one pass over "
+                   f"DATA per epoch [default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")
+@click.option("--cache", "cache_file", metavar="FILE",
+              help="Streaming: parse DATA once into the binary FILE (reused while DATA is unchanged) and "
+                   "train from it memory-mapped; any sampling, several epochs, stdin.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--no-objective", is_flag=True, help="Do not compute the training objective for the summary.")
 @_errors_to_click
 def train(data, model, lam, iterations, epochs, batch_size, sampling, projection, average, average_from,
           bias, seed, zero_based, dtype, allow_one_class, quiet, no_objective, kernel="linear", gamma=None,
           degree=None, coef0=None, budget=None, cache_mb=100.0, loss="hinge", epsilon=0.1, multiclass=None,
-          cost_matrix=None, cost_factor=None, class_weights=(), jobs=2, step_offset=None, eta0=None):
-    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's name + .model)."""
+          cost_matrix=None, cost_factor=None, class_weights=(), jobs=2, step_offset=None, eta0=None,
+          stream=False, shuffle_buffer=None, cache_file=None):
+    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's name + .model).
+
+    With --stream, DATA may be larger than memory (see --shuffle-buffer and --cache).
+    """
     from .errors import PegasosError, ParameterError
     from .model import check_writable
+
+    if shuffle_buffer is not None and cache_file is not None:
+        raise ParameterError("give either --shuffle-buffer or --cache, not both")
+    if stream and cache_file is None and shuffle_buffer is None:
+        shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
+    if shuffle_buffer is not None:
+        if sampling is not None:
+            raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
+                                 "drop --sampling, or use --cache")
+        if shuffle_buffer < 1:
+            raise ParameterError(f"--shuffle-buffer must be at least 1, got {shuffle_buffer}")
+        if kernel != "linear" or multiclass is not None or loss == "rank" or cost_matrix is not None:
+            raise ParameterError("--shuffle-buffer trains linear binary classifiers and regression; "
+                                 "use --cache FILE for kernels, multiclass and ranking")
+        if data == "-":
+            raise ParameterError("standard input can be read only once: use --cache FILE to train from it")
+    sampling = sampling or "uniform"
 
     if average and average_from is not None:
         raise ParameterError("give either --average or --average-from, not both")
@@ -217,13 +247,29 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
     progress = _Progress(quiet)
     t0 = time.perf_counter()
     bar = progress.reading(data)
+    cache_note = ""
     try:
-        d = read_svmlight(data, zero_based=zero_based, dtype=np.dtype(dtype), progress=_update(bar))
+        if cache_file is not None:
+            from .stream import load_cached
+
+            d, reused = load_cached(data, cache_file, zero_based=zero_based, dtype=np.dtype(dtype),
+                                    progress=_update(bar))
+            cache_note = f"cache {cache_file} ({'reused' if reused else 'built'})"
+        elif shuffle_buffer is not None:
+            from .stream import scan
+
+            d = scan(data, zero_based=zero_based, dtype=np.dtype(dtype),
+                     epsilon=epsilon if loss == "eps-insensitive" else None, progress=_update(bar))
+        else:
+            d = read_svmlight(data, zero_based=zero_based, dtype=np.dtype(dtype), progress=_update(bar))
     finally:
         _close(bar)
     task = TASK_OF_LOSS[loss]
     n_labels = len(d.distinct_labels) if not d.labels_overflow else 65
     if task == "binary" and (multiclass is not None or n_labels > 2):
+        if shuffle_buffer is not None and n_labels > 2:
+            raise ParameterError(f"{data} has {n_labels if n_labels <= 64 else 'more than 64'} labels: "
+                                 "--shuffle-buffer trains binary classifiers; use --cache FILE for multiclass")
         if multiclass is None and sorted(l.value for l in d.distinct_labels) == [-1.0, 0.0, 1.0]:
             BinaryLabels.from_data(d)          # SVMlight's label 0 = unlabelled: refuse, naming the line
         task = "multiclass"
@@ -244,6 +290,12 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
 
         cost = read_cost_matrix(cost_matrix, int(np.unique(d.y).size))
     t_read = time.perf_counter() - t0
+    if shuffle_buffer is not None:
+        return _train_shuffled(d, model, shuffle_buffer, t_read, progress, quiet, no_objective, lam=lam,
+                               iterations=iterations, epochs=epochs, batch_size=batch_size, projection=projection,
+                               average=average, average_from=average_from, bias=bias, seed=seed, loss=loss,
+                               epsilon=epsilon, class_weight=class_weight, step_offset=step_offset,
+                               zero_based=zero_based, dtype=np.dtype(dtype), allow_one_class=allow_one_class)
 
     m = d.n_examples
     if epochs is None and iterations is None:
@@ -299,6 +351,47 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
             details = []
             if obj.get("mean_loss") is not None:
                 details.append(f"{obj.get('loss', 'hinge')} {obj['mean_loss']:.6g}")
+            if obj.get("error_rate") is not None:
+                details.append(f"train error {obj['error_rate']:.4f}")
+            parts.append(f"objective {obj['objective']:.6g} ({', '.join(details)})")
+        if cache_note:
+            parts.append(cache_note)
+        parts.append(f"model {model}")
+        click.echo(" | ".join(parts))
+
+
+def _train_shuffled(d, model, shuffle_buffer, t_read, progress, quiet, no_objective, **options):
+    """``train --shuffle-buffer``: passes over the file (d is its first-pass scan)."""
+    from .linear import iterations_for
+    from .scoring import objective_file
+    from .stream import train_shuffled
+
+    if options["epochs"] is None and options["iterations"] is None:
+        options["epochs"] = DEFAULT_EPOCHS
+    m, k = d.n_examples, options["batch_size"]
+    T = options["iterations"] or (iterations_for(m, k, options["epochs"], "permutation") if m else 1)
+    bar = progress.bar(T, "training", "it", scale=True)
+    t1 = time.perf_counter()
+    try:
+        result = train_shuffled(d.path, shuffle_buffer=shuffle_buffer, scanned=d, progress=_update(bar), **options)
+    finally:
+        _close(bar)
+    t_train = time.perf_counter() - t1
+    result.info["index_base"] = "0" if options["zero_based"] else "1"
+    result.info["train_file"] = d.path
+    result.save(model)
+    if not quiet:
+        parts = [f"trained on {d.path}: m={m} n={d.n_features} nnz={d.nnz}",
+                 f"T={result.info['iterations']} k={k} lambda={options['lam']!r}",
+                 f"shuffle buffer {shuffle_buffer}",
+                 f"scan {t_read:.2f} s, train {t_train:.2f} s"]
+        if not no_objective:
+            bar = progress.reading(d.path)
+            try:
+                obj = objective_file(result, d.path, progress=_update(bar))
+            finally:
+                _close(bar)
+            details = [f"{obj.get('loss', 'hinge')} {obj['mean_loss']:.6g}"]
             if obj.get("error_rate") is not None:
                 details.append(f"train error {obj['error_rate']:.4f}")
             parts.append(f"objective {obj['objective']:.6g} ({', '.join(details)})")

@@ -4,6 +4,7 @@ that ``pegasos --help`` starts fast)."""
 DEFAULT_LAMBDA = 1e-4     # regularisation parameter lambda
 DEFAULT_EPOCHS = 10       # passes over the data when neither T nor epochs is given
 DEFAULT_SEED = 1          # runs are reproducible unless a seed is chosen
+DEFAULT_SHUFFLE_BUFFER = 100_000   # examples held by `train --stream` without --cache
 
 SAMPLINGS = ("uniform", "permutation", "sequential")
 BIAS_MODES = ("none", "feature", "unregularized")

@@ -209,7 +209,8 @@ def _file_size(path):
         return None
 
 
-def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZE, progress=None, labels=None):
+def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZE, progress=None, labels=None,
+                  summary=None):
     """Yield the rows of an SVMlight file as :class:`Chunk` objects.
 
     Each chunk holds the rows of about ``block_size`` bytes of text, so the
@@ -227,6 +228,11 @@ def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZ
         Called with the number of (compressed) bytes read after each block.
     labels : BinaryLabels, MulticlassModel or None
         If given, a label that is not one of its values is an error.
+    summary : dict or None
+        If given, filled once the whole file has been read with what
+        :class:`SVMLightData` records besides the rows: ``n_examples``,
+        ``nnz``, ``n_features``, ``distinct_labels``, ``labels_overflow``,
+        ``n_lines``.
 
     Raises
     ------
@@ -234,6 +240,7 @@ def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZ
         Unreadable file, or a malformed line (the message names file and line).
     """
     parser = _parser(zero_based, dtype, labels)
+    nnz = 0
     first = 0
     stream = open_binary(path)
     try:
@@ -243,6 +250,12 @@ def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZ
             if labels.shape[0]:
                 yield Chunk(labels, indptr, indices, data, first, qids)
                 first += labels.shape[0]
+                nnz += indices.shape[0]
+        if summary is not None:
+            summary.update(
+                n_examples=first, nnz=nnz, n_features=int(parser.n_features),
+                distinct_labels=[LabelInfo(v, line, text) for v, line, text in parser.distinct_labels],
+                labels_overflow=bool(parser.labels_overflow), n_lines=int(parser.line_no))
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

@@ -1,0 +1,521 @@
+"""Training on files larger than memory.
+
+Two ways, both behind ``pegasos train --stream``:
+
+* **Binary cache** (:func:`load_cached`, ``--cache FILE``).  The first run
+  parses the text once, in bounded blocks, into a binary file holding the CSR
+  arrays; training then memory-maps it.  Every sampling scheme of the
+  in-memory trainer works unchanged (uniform draws, permutations, ranking
+  pairs, one-vs-rest, kernels) and the model is bit-identical to in-memory
+  training.  Later runs with the same source file reuse the cache without
+  parsing.  Cost: disk space of 12 bytes per non-zero (8 with float32) plus
+  24 per example; private memory O(m) (the ±1 labels, a permutation), not
+  O(nnz): the mapped pages are the kernel's page cache, which it drops under
+  memory pressure.  Use it for several epochs, for uniform sampling, and to
+  train from standard input.
+
+* **Shuffle buffer** (:func:`train_shuffled`, ``--shuffle-buffer N``).
+  Repeated sequential passes over the text.  A buffer of N examples is
+  filled; then, repeatedly, half of it (a multiple of k, drawn without
+  replacement) is visited in random order and replaced by the next examples
+  of the file; at the end of a pass the rest is visited in random order.
+  Memory is bounded by N (and n_features), whatever the size of the file, and
+  no disk is used; each epoch parses the text again.  The order is only
+  shuffled within a window of about 2N examples: a file sorted by label needs
+  a buffer larger than its longest run of one label, or the cache.  Use it
+  for one or a few epochs (``--eta0`` with suffix averaging reaches 1% of the
+  optimum in one epoch) when disk space is short.  Binary classification and
+  regression only.
+
+Both take a first pass over the text (the cache's build, or a scan) that
+finds m, the dimension and the labels before training starts.
+"""
+
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .defaults import DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
+from .errors import DataError, ParameterError, PegasosError
+from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
+
+CACHE_MAGIC = b"pegasos-cache\n"
+CACHE_VERSION = 1
+_HEADER_BYTES = 1 << 16       # room for the JSON header (64 labels at most)
+_ALIGN = 4096                 # sections start on page boundaries
+_COPY_BYTES = 16 << 20
+
+
+# ---------------------------------------------------------------- cache --
+
+def _source_stamp(path):
+    """(size, mtime in ns) of a regular file, or None (standard input)."""
+    if path == "-":
+        return None
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise DataError(path, "no such file") from None
+    except OSError as e:
+        raise DataError(path, f"cannot open: {e.strerror or e}") from None
+    return st.st_size, st.st_mtime_ns
+
+
+def read_cache_header(cache_path):
+    """The JSON header of a cache file as a dict, or None if the file is not a cache.
+
+    Raises
+    ------
+    DataError
+        The file exists but cannot be read.
+    """
+    try:
+        with open(cache_path, "rb") as f:
+            head = f.read(_HEADER_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DataError(cache_path, f"cannot read the cache: {e.strerror or e}") from None
+    if not head.startswith(CACHE_MAGIC):
+        return None
+    try:
+        header = json.loads(head[len(CACHE_MAGIC):].split(b"\0", 1)[0].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return {}
+    return header if isinstance(header, dict) else {}
+
+
+def _cache_is_current(header, cache_path, path, zero_based, dtype):
+    """True if ``header`` describes a complete cache of ``path`` read with these options."""
+    stamp = _source_stamp(path)
+    if not header or stamp is None or header.get("version") != CACHE_VERSION:
+        return False
+    try:
+        end = max(off + np.dtype(dt).itemsize * count for off, dt, count in header["sections"].values())
+        return (header["source"] == os.path.abspath(path) and header["source_size"] == stamp[0]
+                and header["source_mtime_ns"] == stamp[1] and header["zero_based"] == bool(zero_based)
+                and header["dtype"] == np.dtype(dtype).name and os.path.getsize(cache_path) >= end)
+    except (KeyError, TypeError, ValueError, OSError):
+        return False
+
+
+def open_cache(cache_path, header=None):
+    """Memory-map a cache file as :class:`pegasos.io.SVMLightData` (no copy).
+
+    Returns
+    -------
+    SVMLightData
+        ``chunk`` holds read-only ``numpy.memmap`` arrays: labels float64 (m,),
+        indptr int64 (m+1,), indices int32 (nnz,), data float64 or float32
+        (nnz,), and qid int64 (m,) if the file had qids.
+
+    Raises
+    ------
+    DataError
+        Not a cache file, or a damaged one.
+    """
+    header = read_cache_header(cache_path) if header is None else header
+    if not header:
+        raise DataError(cache_path, "is not a pegasos cache file")
+    try:
+        arrays = {name: np.memmap(cache_path, dtype=np.dtype(dt), mode="r", offset=off, shape=(count,))
+                  if count else np.zeros(0, dtype=np.dtype(dt))
+                  for name, (off, dt, count) in header["sections"].items()}
+        labels = [LabelInfo(float(v), int(line), str(text)) for v, line, text in header["distinct_labels"]]
+        m, path = int(header["n_examples"]), str(header["source"])
+    except (KeyError, TypeError, ValueError, OSError) as e:
+        raise DataError(cache_path, f"damaged cache file ({e}); delete it to rebuild") from None
+    if arrays["labels"].shape[0] != m or arrays["indptr"].shape[0] != m + 1:
+        raise DataError(cache_path, "damaged cache file (section sizes); delete it to rebuild")
+    chunk = Chunk(arrays["labels"], arrays["indptr"], arrays["indices"], arrays["data"], 0, arrays.get("qid"))
+    return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=int(header["n_features"]),
+                        distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
+                        n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
+
+
+def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=None):
+    """Parse an SVMlight file once into a binary cache file; return the header.
+
+    The text is read in blocks of :data:`pegasos.io.BLOCK_SIZE` bytes, so the
+    memory used does not depend on the size of the file.  The cache is written
+    under a temporary name beside ``cache_path`` and renamed when complete.
+
+    Layout: the line ``pegasos-cache``, a JSON header (source file, its size
+    and modification time, the reading options, m, nnz, n_features, the
+    distinct labels, and each section's byte offset, dtype and length), zero
+    padding to 64 KiB, then the sections labels (float64), indptr (int64),
+    indices (int32), data (float64 or float32) and, if any row has one, qid
+    (int64), each starting on a 4 KiB boundary, in native byte order.
+
+    Raises
+    ------
+    DataError
+        Unreadable or malformed input (the message names file and line),
+        ``cache_path`` exists and is not a cache file, or the cache cannot be
+        written (e.g. the disk is full).
+    """
+    if os.path.exists(cache_path) and read_cache_header(cache_path) is None:
+        raise DataError(cache_path, "exists and is not a pegasos cache file; remove it or choose another "
+                                    "--cache name")
+    if os.path.isdir(cache_path):
+        raise DataError(cache_path, "is a directory, not a cache file")
+    dtype = np.dtype(dtype)
+    directory = os.path.dirname(os.path.abspath(cache_path))
+    stamp = _source_stamp(path)
+    summary = {}
+    try:
+        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(cache_path) + ".",
+                                        suffix=".tmp")
+    except OSError as e:
+        raise DataError(cache_path, f"cannot write the cache: {e.strerror or e}") from None
+    side = {}
+    try:
+        with os.fdopen(fd, "w+b") as out:
+            out.truncate(_HEADER_BYTES)
+            out.seek(_HEADER_BYTES)
+            for name in ("data", "labels", "indptr", "qid"):
+                side[name] = tempfile.TemporaryFile(dir=directory)
+            side["indptr"].write(np.zeros(1, dtype=np.int64).tobytes())
+            nnz, has_qid = 0, False
+            for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, progress=progress,
+                                       summary=summary):
+                out.write(memoryview(chunk.indices))
+                side["data"].write(memoryview(chunk.data))
+                side["labels"].write(memoryview(chunk.labels))
+                side["indptr"].write(memoryview(chunk.indptr[1:] + nnz))
+                side["qid"].write(memoryview(chunk.qid))
+                has_qid = has_qid or bool((chunk.qid != -1).any())
+                nnz += chunk.indices.shape[0]
+            m = summary["n_examples"]
+            sections = {"indices": (_HEADER_BYTES, "int32", nnz)}
+            for name, dt, count in (("data", dtype.name, nnz), ("labels", "float64", m),
+                                    ("indptr", "int64", m + 1), ("qid", "int64", m if has_qid else 0)):
+                if name == "qid" and not has_qid:
+                    continue
+                offset = -(-out.tell() // _ALIGN) * _ALIGN
+                out.seek(offset)
+                src = side[name]
+                src.seek(0)
+                shutil.copyfileobj(src, out, _COPY_BYTES)
+                sections[name] = (offset, dt, count)
+            header = {
+                "version": CACHE_VERSION, "source": os.path.abspath(path) if path != "-" else "-",
+                "source_arg": str(path),
+                "source_size": stamp[0] if stamp else None, "source_mtime_ns": stamp[1] if stamp else None,
+                "zero_based": bool(zero_based), "dtype": dtype.name, "byte_order": sys.byteorder,
+                "n_examples": m, "nnz": nnz, "n_features": summary["n_features"], "n_lines": summary["n_lines"],
+                "labels_overflow": summary["labels_overflow"],
+                "distinct_labels": [[repr(l.value), l.line, l.text] for l in summary["distinct_labels"]],
+                "sections": sections,
+            }
+            text = CACHE_MAGIC + json.dumps(header, indent=1).encode("utf-8") + b"\n"
+            if len(text) >= _HEADER_BYTES:
+                raise DataError(cache_path, "cache header too large")
+            out.seek(0)
+            out.write(text)
+            out.flush()
+        os.replace(tmp_name, cache_path)
+    except OSError as e:
+        _remove(tmp_name)
+        raise DataError(cache_path, f"cannot write the cache: {e.strerror or e}") from None
+    except BaseException:
+        _remove(tmp_name)
+        raise
+    finally:
+        for f in side.values():
+            f.close()
+    return header
+
+
+def _remove(name):
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+
+
+def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=None):
+    """Training data from ``cache_path``, built from ``path`` first if needed.
+
+    A cache is reused when it was built from the same file (same absolute
+    name, size and modification time) with the same ``zero_based`` and
+    ``dtype``; otherwise, and always for standard input (``-``), it is
+    rebuilt.
+
+    Returns
+    -------
+    (SVMLightData, bool)
+        The memory-mapped data (see :func:`open_cache`) and whether an
+        existing cache was reused.
+
+    Raises
+    ------
+    DataError
+        As :func:`build_cache` and :func:`open_cache`.
+    """
+    header = read_cache_header(cache_path)
+    if header is not None and _cache_is_current(header, cache_path, path, zero_based, dtype):
+        return open_cache(cache_path, header), True
+    return open_cache(cache_path, build_cache(path, cache_path, zero_based, dtype, progress)), False
+
+
+# -------------------------------------------------------- shuffle buffer --
+
+def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None):
+    """One pass over a file that keeps no rows: what training needs to start.
+
+    Returns
+    -------
+    Scan
+        An :class:`pegasos.io.SVMLightData` with an empty ``chunk``; ``n_features``, ``distinct_labels``,
+        ``labels_overflow`` and ``n_lines`` as :func:`pegasos.io.read_svmlight`
+        gives them.  Extra attributes: ``m`` (examples), ``nnz``,
+        ``label_counts`` ({label value: count}, for at most 64 distinct
+        values) and ``eps_loss_sum`` (sum of max(0, |y| - epsilon), the
+        eps-insensitive loss of w = 0, if ``epsilon`` is given).
+
+    Raises
+    ------
+    DataError
+        Unreadable file or malformed line.
+    """
+    summary, counts, eps_sum = {}, {}, 0.0
+    for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, progress=progress, summary=summary):
+        if len(counts) <= 64:
+            values, n = np.unique(chunk.labels, return_counts=True)
+            for v, c in zip(values.tolist(), n.tolist()):
+                counts[v] = counts.get(v, 0) + c
+        if epsilon is not None:
+            eps_sum += float(np.maximum(0.0, np.abs(chunk.labels) - epsilon).sum())
+    empty = Chunk(np.zeros(0), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=dtype))
+    return Scan(path=str(path), chunk=empty, n_features=summary["n_features"],
+                distinct_labels=summary["distinct_labels"], labels_overflow=summary["labels_overflow"],
+                n_lines=summary["n_lines"], zero_based=bool(zero_based), m=summary["n_examples"],
+                nnz_total=summary["nnz"], label_counts=counts, eps_loss_sum=eps_sum)
+
+
+@dataclass
+class Scan(SVMLightData):
+    """What :func:`scan` learns of a file, without its rows (``chunk`` is empty)."""
+
+    m: int = 0
+    nnz_total: int = 0
+    label_counts: dict = field(default_factory=dict)
+    eps_loss_sum: float = 0.0
+
+    @property
+    def n_examples(self):
+        return self.m
+
+    @property
+    def nnz(self):
+        return self.nnz_total
+
+
+class _Buffer:
+    """Up to about 2N rows as CSR arrays; rows leave in random order."""
+
+    def __init__(self, dtype):
+        self.labels = np.zeros(0)
+        self.indptr = np.zeros(1, dtype=np.int64)
+        self.indices = np.zeros(0, dtype=np.int32)
+        self.data = np.zeros(0, dtype=dtype)
+
+    @property
+    def n_rows(self):
+        return self.labels.shape[0]
+
+    def add(self, chunks):
+        """Append a list of chunks (one concatenation)."""
+        if not chunks:
+            return
+        starts = np.cumsum([self.indices.shape[0]] + [c.indices.shape[0] for c in chunks])
+        self.indptr = np.concatenate([self.indptr] + [c.indptr[1:] + s for c, s in zip(chunks, starts)])
+        self.labels = np.concatenate([self.labels] + [c.labels for c in chunks])
+        self.indices = np.concatenate([self.indices] + [c.indices for c in chunks])
+        self.data = np.concatenate([self.data] + [c.data for c in chunks])
+
+    def keep(self, rows):
+        """Keep only ``rows`` (sorted int64 indices), in that order."""
+        starts, ends = self.indptr[rows], self.indptr[rows + 1]
+        lengths = ends - starts
+        indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        # position in the old arrays of every kept value
+        take = np.arange(indptr[-1], dtype=np.int64) + np.repeat(starts - indptr[:-1], lengths)
+        self.labels, self.indptr = self.labels[rows], indptr
+        self.indices, self.data = self.indices[take], self.data[take]
+
+
+def shuffled_rows(path, shuffle_buffer, k, rng, zero_based=False, dtype=np.float64, labels=None,
+                  n_features=None, block_size=BLOCK_SIZE):
+    """One pass over ``path`` in shuffle-buffer order.
+
+    Yields ``(buffer, rows)``: a :class:`Chunk`-like buffer (labels, indptr,
+    indices, data) and the int64 positions in it of the examples to visit
+    next, in that order.  Every example of the file is visited exactly once
+    per pass.  While the file lasts, ``rows`` has ``half`` =
+    max(k, floor(N/2/k)*k) entries drawn without replacement from a buffer of
+    at least max(N, half) examples (and at most that plus the rows of one
+    block of ``block_size`` bytes of text); at the end of the file the
+    remaining ones come in a random order.
+
+    Raises
+    ------
+    DataError
+        Malformed line, a label outside ``labels``, or an index at or beyond
+        ``n_features`` (the file changed since its first pass).
+    """
+    half = max(k, (shuffle_buffer // 2) // k * k)
+    full = max(shuffle_buffer, half)
+    buf, pending, waiting = _Buffer(np.dtype(dtype)), [], 0
+    for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, labels=labels, block_size=block_size):
+        if n_features is not None and chunk.indices.size and int(chunk.indices.max()) >= n_features:
+            raise DataError(path, "changed while training: a feature index is larger than in the first pass")
+        pending.append(chunk)
+        waiting += chunk.n_rows
+        if buf.n_rows + waiting < full:
+            continue
+        buf.add(pending)
+        pending, waiting = [], 0
+        while buf.n_rows >= full:
+            chosen = rng.choice(buf.n_rows, size=half, replace=False).astype(np.int64)
+            yield buf, chosen
+            mask = np.ones(buf.n_rows, dtype=bool)
+            mask[chosen] = False
+            buf.keep(np.flatnonzero(mask).astype(np.int64))
+    buf.add(pending)
+    if buf.n_rows:
+        yield buf, rng.permutation(buf.n_rows).astype(np.int64)
+
+
+def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_LAMBDA, iterations=None,
+                   epochs=None, batch_size=1, projection=False, average=False, average_from=None, bias="none",
+                   seed=DEFAULT_SEED, loss="hinge", epsilon=0.1, class_weight=None, step_offset=0.0,
+                   zero_based=False, dtype=np.float64, allow_one_class=False, progress=None, scanned=None):
+    """Train a linear model in sequential passes over a file, through a shuffle buffer.
+
+    The Pegasos step (Fig. 1 for k = 1, Fig. 2 with Eq. (8) for k > 1, the
+    same compiled loop as :func:`pegasos.linear.train`) is applied to the
+    examples in the order described in this module's docstring.  Each epoch
+    is a new pass over the file, so T = epochs * ceil(m / k) as with
+    permutation sampling.
+
+    Parameters
+    ----------
+    path : str
+        A file (plain or compressed); standard input cannot be read twice,
+        use :func:`load_cached` for it.
+    shuffle_buffer : int >= 1
+        N, the number of examples held in memory (see the module docstring).
+    scanned : SVMLightData from :func:`scan`, optional
+        The first pass, if already made.
+    lam, iterations, epochs, batch_size, projection, average, average_from,
+    bias, seed, loss, epsilon, class_weight, step_offset :
+        As :func:`pegasos.linear.train` (loss: hinge, log, squared-hinge or
+        eps-insensitive).
+    progress : callable(int) or None
+        Called with the number of iterations done after each block.
+
+    Returns
+    -------
+    pegasos.linear.LinearModel
+        Its header records ``sampling shuffle-buffer`` and the buffer size.
+
+    Raises
+    ------
+    ParameterError
+        A parameter out of range, standard input, or the rank loss.
+    DataError
+        Unreadable file, malformed line, or labels unfit for the task.
+    """
+    from . import _core
+    from .linear import (_BIAS_CODE, _LOSS_CODE, LOSSES, TASK_OF_LOSS, BinaryLabels, LinearModel,
+                         _format_class_weights, _info, _sample_weights, check_parameters, check_weight_memory,
+                         iterations_for, projection_radius2)
+
+    if path == "-":
+        raise ParameterError("standard input can be read only once: use --cache FILE to train from it")
+    if loss not in LOSSES or TASK_OF_LOSS[loss] not in ("binary", "regression"):
+        raise ParameterError(f"the shuffle buffer trains binary classifiers and regression, not the {loss} "
+                             "loss; use --cache FILE")
+    if isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, int) or shuffle_buffer < 1:
+        raise ParameterError(f"the shuffle buffer must hold at least 1 example, got {shuffle_buffer!r}")
+    if not (isinstance(step_offset, (int, float)) and math.isfinite(step_offset) and step_offset >= 0):
+        raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
+    task = TASK_OF_LOSS[loss]
+    d = scanned if scanned is not None else scan(path, zero_based, dtype,
+                                                 epsilon if task == "regression" else None)
+    m, k = d.m, int(batch_size)
+    if m == 0:
+        raise DataError(path, "no training examples found (the file is empty or holds only comments and "
+                              "blank lines)")
+    if epochs is None and iterations is None:
+        epochs = DEFAULT_EPOCHS
+    check_parameters(m, lam, iterations, epochs, k, "permutation", average_from, bias, seed)
+    T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, "permutation")
+    if average and average_from is None:
+        average_from = 0.0
+    avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
+    labels, weights = None, None
+    if task == "binary":
+        labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class)
+        values = np.array(sorted(d.label_counts), dtype=np.float64)
+        per_value = _sample_weights(values, class_weight)
+        weights = dict(zip(values.tolist(), per_value.tolist() if per_value is not None else [1.0] * values.size))
+        f0 = sum(weights[v] * c for v, c in d.label_counts.items()) / m
+    else:
+        if class_weight:
+            raise ParameterError(f"class weights apply to classification, not to the {loss} loss")
+        f0 = d.eps_loss_sum / m
+    if loss == "squared-hinge":
+        projection = True
+    if loss == "log":
+        f0 *= math.log(2.0)
+    radius2 = projection_radius2(loss, lam, f0, np.ones(1) if class_weight else None)
+    n_features = d.n_features
+    check_weight_memory(n_features, 2 if avg_start else 1)
+    state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
+                              _LOSS_CODE[loss], float(epsilon), radius2, False, 1, float(step_offset))
+    rng = np.random.Generator(np.random.PCG64(seed))
+    done = 0
+    while done < T:                       # one pass over the file per epoch
+        for buf, rows in shuffled_rows(path, shuffle_buffer, k, rng, zero_based, dtype, labels, n_features):
+            n = min(T - done, -(-rows.shape[0] // k))
+            y = labels.encode(buf.labels) if labels is not None else buf.labels
+            sw = None
+            if class_weight:
+                sw = np.where(y > 0, weights.get(labels.positive, 1.0), weights.get(labels.negative, 1.0))
+            state.run(buf.indptr, buf.indices, buf.data, y, rows, n, k, sw)
+            done += n
+            if progress is not None:
+                progress(n)
+            if done >= T:
+                break
+    if avg_start:
+        w, b, _ = state.average()
+    else:
+        w, b = state.weights()
+    if bias == "feature":
+        w, b = w[:-1].copy(), float(w[-1])
+    if not np.all(np.isfinite(w)) or not math.isfinite(b):
+        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+    info = _info(lam, T, k, "shuffle-buffer", projection, avg_start, average_from, seed, m)
+    info["shuffle_buffer"] = str(shuffle_buffer)
+    if step_offset:
+        info["step_offset"] = repr(float(step_offset))
+    if task != "binary":
+        info["task"] = task
+    if loss == "eps-insensitive":
+        info["epsilon"] = repr(float(epsilon))
+    if class_weight:
+        info["class_weights"] = _format_class_weights(class_weight, labels)
+    return LinearModel(w=np.ascontiguousarray(w, dtype=np.float64), bias=float(b), labels=labels, lam=float(lam),
+                       bias_mode=bias, info=info, loss=loss,
+                       epsilon=float(epsilon) if loss == "eps-insensitive" else None)

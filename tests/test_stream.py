@@ -1,0 +1,281 @@
+"""Training from files larger than memory: the binary cache and the shuffle buffer.
+
+The cache must give exactly what reading the text gives (so models are
+bit-identical to in-memory training); the shuffle buffer must visit every
+example once per pass, equal permutation sampling when it holds the whole
+file, and reach the in-memory objective (within 1%) with a small buffer.
+"""
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+
+from conftest import data_file, run_pegasos
+from pegasos import linear, stream
+from pegasos.errors import DataError, ParameterError
+from pegasos.io import read_svmlight
+from pegasos.model import load_model
+from pegasos.scoring import objective
+
+A9A = "a9a/a9a"
+SOURCES = ["a9a/a9a", "w8a/w8a", "dna/dna.scale", "ijcnn1/ijcnn1.tst.bz2", "heart_scale/heart_scale",
+           "agaricus/agaricus.txt.train"]
+
+
+def _same_data(a, b):
+    assert a.n_features == b.n_features and a.n_lines == b.n_lines
+    assert a.distinct_labels == b.distinct_labels and a.labels_overflow == b.labels_overflow
+    for name in ("labels", "indptr", "indices", "data"):
+        x, y = getattr(a.chunk, name), getattr(b.chunk, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+
+
+# ------------------------------------------------------------------ cache --
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cache_holds_exactly_what_the_reader_gives(tmp_path, source, dtype):
+    path = str(data_file(source))
+    cached, reused = stream.load_cached(path, str(tmp_path / "c.cache"), dtype=dtype)
+    assert not reused
+    _same_data(cached, read_svmlight(path, dtype=dtype))
+    assert isinstance(cached.chunk.data, np.memmap) and not cached.chunk.data.flags.writeable
+
+
+def test_cache_keeps_qids_and_zero_based_indices(tmp_path):
+    src = tmp_path / "rank.svm"
+    src.write_text("2 qid:1 0:1 3:2\n1 qid:1 1:1\n# comment\n\n0 qid:7 2:0.5\n3 qid:7 0:1e-3 2:4\n")
+    cached, _ = stream.load_cached(str(src), str(tmp_path / "r.cache"), zero_based=True)
+    direct = read_svmlight(str(src), zero_based=True)
+    _same_data(cached, direct)
+    assert np.array_equal(cached.chunk.qid, direct.chunk.qid) and cached.chunk.qid.tolist() == [1, 1, 7, 7]
+    assert read_svmlight(str(src), zero_based=True).chunk.qid is not None
+    # without qids no section is stored and none is returned
+    plain, _ = stream.load_cached(str(data_file(A9A)), str(tmp_path / "p.cache"))
+    assert plain.chunk.qid is None
+
+
+@pytest.mark.parametrize("kw", [dict(sampling="uniform", epochs=2), dict(sampling="permutation", epochs=2),
+                                dict(sampling="permutation", batch_size=16, average_from=0.5, epochs=3),
+                                dict(sampling="uniform", loss="log", bias="feature", iterations=20000)])
+def test_training_on_the_cache_equals_training_in_memory(tmp_path, kw):
+    path = str(data_file(A9A))
+    cached, _ = stream.load_cached(path, str(tmp_path / "a.cache"))
+    d = read_svmlight(path)
+    a = linear.train(cached.chunk, cached.y, lam=1e-4, seed=5, n_features=cached.n_features, **kw)
+    b = linear.train(d.chunk, d.y, lam=1e-4, seed=5, n_features=d.n_features, **kw)
+    assert np.array_equal(a.w, b.w) and a.bias == b.bias
+
+
+def test_cache_is_reused_only_while_source_and_options_match(tmp_path):
+    src = tmp_path / "d.svm"
+    src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
+    cache = str(tmp_path / "d.cache")
+    assert stream.load_cached(str(src), cache)[1] is False
+    assert stream.load_cached(str(src), cache)[1] is True
+    assert stream.load_cached(str(src), cache, dtype=np.float32)[1] is False      # dtype changed
+    assert stream.load_cached(str(src), cache, dtype=np.float32)[1] is True
+    assert stream.load_cached(str(src), cache, zero_based=True, dtype=np.float32)[1] is False
+    # the source changes (new content, new mtime): rebuilt, and the new rows are seen
+    with open(src, "a") as f:
+        f.write("+1 1:0.5\n")
+    st = os.stat(src)
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    d, reused = stream.load_cached(str(src), cache)
+    assert not reused and d.n_examples == 271
+    # a damaged cache (cut short) is rebuilt, not read past its end
+    with open(cache, "r+b") as f:
+        f.truncate(os.path.getsize(cache) - 100)
+    d, reused = stream.load_cached(str(src), cache)
+    assert not reused and d.n_examples == 271
+
+
+def test_cache_refuses_to_overwrite_a_file_that_is_not_a_cache(tmp_path):
+    src = str(data_file("heart_scale/heart_scale"))
+    precious = tmp_path / "notes.txt"
+    precious.write_text("not a cache\n")
+    with pytest.raises(DataError, match="is not a pegasos cache file"):
+        stream.load_cached(src, str(precious))
+    assert precious.read_text() == "not a cache\n"
+
+
+def test_bad_input_leaves_no_cache_and_no_temporary_file(tmp_path):
+    src = tmp_path / "bad.svm.gz"
+    with gzip.open(src, "wt") as f:
+        f.write("+1 1:1\n" * 5000 + "-1 2:x\n")
+    with pytest.raises(DataError, match=r"bad\.svm\.gz.*line 5001"):
+        stream.load_cached(str(src), str(tmp_path / "bad.cache"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.svm.gz"]
+
+
+def test_open_cache_rejects_files_that_are_not_caches(tmp_path):
+    other = tmp_path / "x"
+    other.write_text("+1 1:1\n")
+    with pytest.raises(DataError, match="is not a pegasos cache file"):
+        stream.open_cache(str(other))
+
+
+# --------------------------------------------------------- shuffle buffer --
+
+def _indexed_file(tmp_path, m, name="ids.svm"):
+    """A regression file whose target is the row number (so visits can be traced)."""
+    path = tmp_path / name
+    with open(path, "w") as f:
+        for i in range(m):
+            f.write(f"{i} {i % 7 + 1}:1 9:{i}\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("m,N,k", [(1000, 100, 1), (1000, 64, 5), (1000, 3, 1), (1000, 10, 32), (999, 2000, 4),
+                                   (50000, 1000, 1)])
+def test_each_pass_visits_every_example_once_in_shuffled_order(tmp_path, m, N, k):
+    path = _indexed_file(tmp_path, m)
+    rng = np.random.Generator(np.random.PCG64(0))
+    for _ in range(2):
+        seen, sizes = [], []
+        for buf, rows in stream.shuffled_rows(path, N, k, rng):
+            seen.append(buf.labels[rows].astype(np.int64))
+            sizes.append(rows.shape[0])
+        order = np.concatenate(seen)
+        assert np.array_equal(np.sort(order), np.arange(m))
+        assert not np.array_equal(order, np.arange(m))
+        # every visit but the last (the end of the file) is a whole number of batches
+        assert all(s % k == 0 for s in sizes[:-1])
+
+
+def test_small_buffer_shuffles_locally_only(tmp_path):
+    """An example cannot be visited before the buffer has read it: the window is about N."""
+    m, N, block = 20000, 500, 4096
+    path = _indexed_file(tmp_path, m)
+    rng = np.random.Generator(np.random.PCG64(1))
+    order = np.concatenate([buf.labels[rows] for buf, rows in
+                            stream.shuffled_rows(path, N, 1, rng, block_size=block)]).astype(np.int64)
+    position = np.arange(m)
+    rows_per_block = block // 10 + 1           # lines are at least 10 bytes long
+    # example i is read before it is visited: it cannot come earlier than N + one block allows
+    ahead = order - position
+    assert ahead.max() <= N + rows_per_block
+    assert ahead.max() > N // 2                # and the order is shuffled at that scale
+    assert np.array_equal(np.sort(order), position)
+
+
+@pytest.mark.parametrize("kw", [dict(epochs=3), dict(iterations=50000, batch_size=7, average_from=0.3, bias="feature"),
+                                dict(epochs=2, loss="log", class_weight={1.0: 3.0}, projection=True),
+                                dict(epochs=1.5, loss="squared-hinge", average=True, step_offset=100.0),
+                                dict(epochs=2, batch_size=64, bias="unregularized")])
+def test_buffer_holding_the_whole_file_equals_permutation_sampling(kw):
+    path = str(data_file(A9A))
+    d = read_svmlight(path)
+    a = linear.train(d.chunk, d.y, lam=1e-4, sampling="permutation", seed=3, **kw)
+    b = stream.train_shuffled(path, shuffle_buffer=d.n_examples + 1, lam=1e-4, seed=3, **kw)
+    assert np.array_equal(a.w, b.w) and a.bias == b.bias
+    assert {k: v for k, v in a.info.items() if k != "sampling"} == \
+        {k: v for k, v in b.info.items() if k not in ("sampling", "shuffle_buffer")}
+    assert b.info["sampling"] == "shuffle-buffer" and b.info["shuffle_buffer"] == str(d.n_examples + 1)
+
+
+def test_regression_through_the_buffer_equals_permutation_sampling(tmp_path):
+    path = _indexed_file(tmp_path, 3000)
+    d = read_svmlight(path)
+    y = d.y / 3000.0
+    scaled = tmp_path / "scaled.svm"
+    with open(path) as src, open(scaled, "w") as out:
+        for line, target in zip(src, y):
+            out.write(f"{float(target)!r} {line.split(' ', 1)[1]}")
+    d = read_svmlight(str(scaled))
+    for kw in (dict(epochs=2, epsilon=0.01), dict(epochs=2, epsilon=0.0, projection=True, average_from=0.5)):
+        a = linear.train(d.chunk, d.y, lam=1e-3, sampling="permutation", seed=2, loss="eps-insensitive", **kw)
+        b = stream.train_shuffled(str(scaled), shuffle_buffer=5000, lam=1e-3, seed=2, loss="eps-insensitive", **kw)
+        assert np.array_equal(a.w, b.w) and a.bias == b.bias
+
+
+@pytest.mark.parametrize("source,lam", [(A9A, 1e-4), ("w8a/w8a", 1e-4)])
+def test_small_buffer_reaches_the_in_memory_objective(source, lam):
+    """Same number of updates, suffix averaging: objectives within 1% of each other."""
+    path = str(data_file(source))
+    d = read_svmlight(path)
+    for seed in (1, 2):
+        kw = dict(lam=lam, epochs=5, average_from=0.5, seed=seed)
+        mem = linear.train(d.chunk, d.y, sampling="permutation", **kw)
+        buf = stream.train_shuffled(path, shuffle_buffer=2000, **kw)
+        assert buf.info["iterations"] == mem.info["iterations"]
+        f_mem = objective(mem, d.chunk, d.y)["objective"]
+        f_buf = objective(buf, d.chunk, d.y)["objective"]
+        assert abs(f_buf - f_mem) <= 0.01 * f_mem, (seed, f_mem, f_buf)
+
+
+def test_shuffle_buffer_refusals(tmp_path):
+    path = str(data_file(A9A))
+    with pytest.raises(ParameterError, match="standard input can be read only once"):
+        stream.train_shuffled("-")
+    with pytest.raises(ParameterError, match="not the rank loss"):
+        stream.train_shuffled(path, loss="rank")
+    with pytest.raises(ParameterError, match="at least 1 example"):
+        stream.train_shuffled(path, shuffle_buffer=0)
+    with pytest.raises(DataError, match="third class"):
+        stream.train_shuffled(str(data_file("dna/dna.scale")))
+    empty = tmp_path / "empty.svm"
+    empty.write_text("# nothing\n\n")
+    with pytest.raises(DataError, match="no training examples"):
+        stream.train_shuffled(str(empty))
+
+
+def test_file_changing_between_passes_is_an_error(tmp_path, monkeypatch):
+    src = tmp_path / "d.svm"
+    src.write_text("+1 1:1\n-1 2:1\n" * 50)
+    scanned = stream.scan(str(src))
+    src.write_text("+1 1:1\n-1 2:1\n" * 49 + "+1 5:1\n-1 2:1\n")
+    with pytest.raises(DataError, match=r"changed while training"):
+        stream.train_shuffled(str(src), scanned=scanned)
+    src.write_text("+1 1:1\n-1 2:1\n" * 49 + "+1 1:1\n3 2:1\n")
+    with pytest.raises(DataError, match=r"line 100"):
+        stream.train_shuffled(str(src), scanned=scanned)
+
+
+# -------------------------------------------------------------------- CLI --
+
+def test_cli_stream_and_cache_end_to_end(tmp_path):
+    a9a = data_file(A9A)
+    args = ["--epochs", "2", "--average-from", "0.5", "--eta0", "0.01"]
+    r = run_pegasos("train", "--stream", "--shuffle-buffer", "5000", a9a, tmp_path / "s.model", *args)
+    assert r.returncode == 0, r.stderr
+    assert "shuffle buffer 5000" in r.stdout
+    model = load_model(str(tmp_path / "s.model"))
+    assert model.info["sampling"] == "shuffle-buffer" and model.info["shuffle_buffer"] == "5000"
+    cache = tmp_path / "a9a.cache"
+    for expect in ("built", "reused"):
+        r = run_pegasos("train", "--cache", cache, "--sampling", "permutation", a9a, tmp_path / "c.model", *args)
+        assert r.returncode == 0, r.stderr
+        assert f"cache {cache} ({expect})" in r.stdout
+    r = run_pegasos("train", "--sampling", "permutation", a9a, tmp_path / "m.model", *args)
+    assert (tmp_path / "m.model").read_text() == (tmp_path / "c.model").read_text()
+    # from standard input through a cache, one-vs-rest on three classes
+    dna = data_file("dna/dna.scale")
+    r = run_pegasos("train", "--cache", tmp_path / "dna.cache", "-", tmp_path / "d.model", "--epochs", "2",
+                    input=dna.read_text())
+    assert r.returncode == 0, r.stderr
+    r2 = run_pegasos("train", dna, tmp_path / "d2.model", "--epochs", "2")
+    strip = lambda text: [l for l in text.splitlines() if not l.startswith("train_file")]
+    assert strip((tmp_path / "d.model").read_text()) == strip((tmp_path / "d2.model").read_text())
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--stream", "-"], "standard input can be read only once: use --cache FILE"),
+    (["--stream", "--sampling", "uniform", "A9A"], "drop --sampling"),
+    (["--shuffle-buffer", "10", "--cache", "X", "A9A"], "either --shuffle-buffer or --cache"),
+    (["--shuffle-buffer", "0", "A9A"], "at least 1"),
+    (["--stream", "--kernel", "rbf", "A9A"], "use --cache FILE for kernels"),
+    (["--stream", "--loss", "rank", "A9A"], "use --cache FILE for kernels, multiclass and ranking"),
+    (["--stream", "DNA"], "has 3 labels: --shuffle-buffer trains binary classifiers"),
+    (["--cache", "A9A", "A9A"], "exists and is not a pegasos cache file"),
+])
+def test_cli_stream_errors_are_one_line(tmp_path, args, message):
+    names = {"A9A": str(data_file(A9A)), "DNA": str(data_file("dna/dna.scale")), "X": str(tmp_path / "x.cache")}
+    r = run_pegasos("train", *[names.get(a, a) for a in args], tmp_path / "out.model", input="")
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert not (tmp_path / "out.model").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
