@@ -3,8 +3,16 @@
 Only the extension modules are declared here; the package metadata lives in
 pyproject.toml.  Set PEGASOS_CYTHON_DEBUG=1 to compile with bounds and
 wrap-around checks (slower, used to hunt memory errors).
+
+The solver core (_core) is compiled with OpenMP (-fopenmp) when the C compiler
+accepts it, for the threaded mini-batch step; without it (or with
+PEGASOS_NO_OPENMP=1) the same code builds and runs on one thread.
 """
 import os
+import shlex
+import subprocess
+import sysconfig
+import tempfile
 
 import numpy
 from Cython.Build import cythonize
@@ -27,9 +35,30 @@ common = dict(
     extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
 )
 
+
+def openmp_flags():
+    """["-fopenmp"] if the C compiler builds and links an OpenMP program, else []."""
+    if os.environ.get("PEGASOS_NO_OPENMP", "") not in ("", "0"):
+        return []
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+        try:
+            done = subprocess.run(cc + ["-fopenmp", src, "-o", os.path.join(tmp, "probe")],
+                                  capture_output=True)
+        except OSError:
+            return []
+    return ["-fopenmp"] if done.returncode == 0 else []
+
+
+OPENMP = openmp_flags()
+core = dict(common, extra_compile_args=common["extra_compile_args"] + OPENMP, extra_link_args=OPENMP)
+
 extensions = [
     Extension("pegasos._svmlight", ["csrc/_svmlight.pyx"], **common),
-    Extension("pegasos._core", ["csrc/_core.pyx"], **common),
+    Extension("pegasos._core", ["csrc/_core.pyx"], **core),
     Extension("pegasos._kernel", ["csrc/_kernel.pyx"], **common),
 ]
 

@@ -30,6 +30,33 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from cython cimport floating
+from cython.parallel cimport parallel
+
+# OpenMP helpers in plain C, usable whether or not the module was compiled
+# with -fopenmp (setup.py adds it when the compiler supports it; without it
+# a team has one thread and the barrier is a no-op).  The barrier is an
+# orphaned OpenMP directive: it binds to the enclosing `parallel` region.
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int pg_have_openmp(void) { return 1; }
+    static int pg_thread_num(void) { return omp_get_thread_num(); }
+    static int pg_num_threads(void) { return omp_get_num_threads(); }
+    static void pg_barrier(void) {
+    #pragma omp barrier
+    }
+    #else
+    static int pg_have_openmp(void) { return 0; }
+    static int pg_thread_num(void) { return 0; }
+    static int pg_num_threads(void) { return 1; }
+    static void pg_barrier(void) { }
+    #endif
+    """
+    int pg_have_openmp() noexcept nogil
+    int pg_thread_num() noexcept nogil
+    int pg_num_threads() noexcept nogil
+    void pg_barrier() noexcept nogil
 
 import numpy as np
 cimport numpy as cnp
@@ -41,6 +68,58 @@ DEF AVG_FOLD_RATIO = 1e3    # fold the running sum when A / a > this * n_avg
 BIAS_NONE = 0
 BIAS_FEATURE = 1
 BIAS_UNREGULARIZED = 2
+
+#: True when the module was compiled with OpenMP (threads are available).
+OPENMP = bool(pg_have_openmp())
+
+#: Smallest batch size k for which ``LinearState.run(n_threads > 1)`` uses a
+#: team of threads; smaller batches always take the serial loop.  Chosen from
+#: benchmarks/bench_batch.py (RESULTS.md, section "Mini-batch threads").
+PARALLEL_MIN_BATCH = 256
+
+
+cdef inline double _subgradient(int loss, double yy, double z, double eps) noexcept nogil:
+    """g = -dloss/dz at decision value z for target yy (paper Sec. 5)."""
+    cdef double s
+    if loss == 0:                          # hinge: max(0, 1 - y z)
+        return yy if yy * z < 1.0 else 0.0
+    elif loss == 1:                        # log: log(1 + exp(-y z))
+        if yy * z > 0.0:
+            s = exp(-yy * z)
+            return yy * s / (1.0 + s)
+        return yy / (1.0 + exp(yy * z))
+    elif loss == 2:                        # squared hinge: max(0, 1 - y z)^2
+        return 2.0 * yy * (1.0 - yy * z) if yy * z < 1.0 else 0.0
+    else:                                  # epsilon-insensitive: max(0, |z - y| - eps)
+        if yy - z > eps:
+            return 1.0
+        elif z - yy > eps:
+            return -1.0
+        return 0.0
+
+
+cdef inline int64_t _lower_bound(const int32_t* idx, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
+    """First position j in [lo, hi) with idx[j] >= key (hi if none); idx[lo:hi] sorted."""
+    cdef int64_t mid
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if idx[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline Py_ssize_t _cut(const int64_t* load, Py_ssize_t dim, double share) noexcept nogil:
+    """First feature j in [0, dim] with load[j] >= share (load non-decreasing)."""
+    cdef Py_ssize_t lo = 0, hi = dim, mid
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if <double> load[mid] < share:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 cdef class LinearState:
@@ -96,6 +175,16 @@ cdef class LinearState:
     cdef readonly bint pairs
     cdef readonly Py_ssize_t n_classes, size
     cdef int32_t* viol_r
+    # buffers of the threaded mini-batch step (see _team), shared by the team
+    cdef double* p_g          # sub-gradient of each batch position (k)
+    cdef double* p_d          # d = eta/|A_t| g w / a of each violator (k)
+    cdef double* p_term       # its ||w||^2 increment (k)
+    cdef double* p_bias       # v[n_features] before its add (constant-feature bias) (k)
+    cdef int64_t* p_off       # start of its products in p_prod (k + 1)
+    cdef double* p_prod       # v[j] x_ij before the add, per stored value of the violators
+    cdef Py_ssize_t p_cap, p_prod_cap
+    cdef Py_ssize_t p_nv      # violators of the current batch
+    cdef double p_c           # eta_t / |A_t| of the current batch
 
     def __cinit__(self, Py_ssize_t n_features, double lam, bint projection=False,
                   int64_t avg_start=0, int bias_mode=0, int loss=0, double epsilon=0.0,
@@ -133,12 +222,55 @@ cdef class LinearState:
         self.viol = NULL
         self.viol_y = NULL
         self.viol_cap = 0
+        self.p_g = self.p_d = self.p_term = self.p_bias = self.p_prod = NULL
+        self.p_off = NULL
+        self.p_cap = self.p_prod_cap = 0
 
     def __dealloc__(self):
         free(self.viol)
         free(self.viol2)
         free(self.viol_r)
         free(self.viol_y)
+        self._free_team_buffers()
+
+    cdef void _free_team_buffers(self) noexcept:
+        free(self.p_g)
+        free(self.p_d)
+        free(self.p_term)
+        free(self.p_bias)
+        free(self.p_off)
+        free(self.p_prod)
+        self.p_g = self.p_d = self.p_term = self.p_bias = self.p_prod = NULL
+        self.p_off = NULL
+        self.p_cap = self.p_prod_cap = 0
+
+    cdef int _reserve_team(self, Py_ssize_t k, Py_ssize_t n_prod) except -1:
+        """Buffers of the threaded step for batches of k examples holding
+        at most n_prod stored values."""
+        if k > self.p_cap:
+            free(self.p_g)
+            free(self.p_d)
+            free(self.p_term)
+            free(self.p_bias)
+            free(self.p_off)
+            self.p_g = <double*> malloc(sizeof(double) * k)
+            self.p_d = <double*> malloc(sizeof(double) * k)
+            self.p_term = <double*> malloc(sizeof(double) * k)
+            self.p_bias = <double*> malloc(sizeof(double) * k)
+            self.p_off = <int64_t*> malloc(sizeof(int64_t) * (k + 1))
+            if (self.p_g == NULL or self.p_d == NULL or self.p_term == NULL or self.p_bias == NULL
+                    or self.p_off == NULL):
+                self._free_team_buffers()
+                raise MemoryError()
+            self.p_cap = k
+        if n_prod > self.p_prod_cap:
+            free(self.p_prod)
+            self.p_prod = <double*> malloc(sizeof(double) * max(n_prod, 1))
+            if self.p_prod == NULL:
+                self.p_prod_cap = 0
+                raise MemoryError()
+            self.p_prod_cap = n_prod
+        return 0
 
     cdef int _reserve(self, Py_ssize_t k) except -1:
         if k > self.viol_cap:
@@ -194,16 +326,30 @@ cdef class LinearState:
 
     def run(self, const int64_t[::1] indptr, const int32_t[::1] indices,
             const floating[::1] data, const double[::1] y,
-            const int64_t[::1] order, int64_t n_iter, Py_ssize_t k, sample_weight=None):
+            const int64_t[::1] order, int64_t n_iter, Py_ssize_t k, sample_weight=None,
+            int n_threads=1, feature_load=None):
         """Run ``n_iter`` iterations on batches cut from ``order``.
 
         Iteration j (0-based, within this call) uses the examples
         ``order[j*k : min((j+1)*k, len(order))]``; the batch is divided by
         its own size, so a short last batch of an epoch is an average too.
 
+        With ``n_threads > 1`` and ``k >= PARALLEL_MIN_BATCH`` (and not in
+        pair mode), each iteration of Fig. 2 runs on a team of OpenMP threads
+        (see :meth:`_team`): the margins of the batch are split among the
+        threads and the sub-gradient sum is added to v by feature ranges.
+        Every coordinate of v and every sum receives the same operations in
+        the same order as in the serial loop, so the iterates are
+        bit-identical for any number of threads.  Otherwise (k below the
+        threshold, one thread, ranking pairs, or a build without OpenMP)
+        the serial loop runs.
+
         Parameters
         ----------
-        indptr, indices, data : CSR arrays of X, shape (m, n_features)
+        indptr, indices, data : CSR arrays of X, shape (m, n_features);
+            with ``n_threads > 1`` the column indices of each row must be
+            sorted (repeats allowed), as pegasos' reader and
+            :func:`pegasos.linear._csr_arrays` guarantee
         y : float64 array of shape (m,): -1.0/+1.0 for classification, the
             target for regression, the relevance grade for ranking
         order : int64 array of example indices (0 <= i < m); in pair mode
@@ -213,11 +359,32 @@ cdef class LinearState:
         k : batch size >= 1 (samples per iteration)
         sample_weight : float64 array of shape (m,) or None
             Multiplies each example's loss (class weights).
+        n_threads : int >= 1
+            Threads for the mini-batch step (see above); the result does not
+            depend on it.
+        feature_load : int64 array of shape (dim + 1,) or None
+            Non-decreasing cumulative work per feature (e.g. stored values
+            per column, :func:`feature_load`), used to give the threads
+            feature ranges of equal work; None: ranges of equal width.
+
+        Raises
+        ------
+        ValueError
+            ``order`` too short, ``sample_weight`` or ``feature_load`` of the
+            wrong length, ``n_threads < 1``.
+        MemoryError
+            The buffers of the threaded step cannot be allocated.
         """
         cdef Py_ssize_t n_order = order.shape[0]
         cdef Py_ssize_t step = 2 if self.pairs else 1
         cdef const double[::1] sw
         cdef const double* swp = NULL
+        cdef const int64_t[::1] load
+        cdef const int64_t* loadp = NULL
+        cdef Py_ssize_t pos, r, bsz
+        cdef int64_t it, tot, most
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         if n_iter <= 0:
             return
         if (n_iter - 1) * k * step >= n_order or n_order % step:
@@ -228,10 +395,34 @@ cdef class LinearState:
                 raise ValueError("sample_weight must have one entry per example")
             swp = &sw[0]
         self._reserve(k)
+        if n_threads == 1 or k < PARALLEL_MIN_BATCH or self.pairs or not pg_have_openmp():
+            with nogil:
+                self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                          &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
+                          n_order, n_iter, k)
+            return
+        if feature_load is not None:
+            load = feature_load
+            if load.shape[0] != self.dim + 1:
+                raise ValueError(f"feature_load must have dim + 1 = {self.dim + 1} entries")
+            loadp = &load[0]
+        # the products buffer holds the stored values of the largest batch
+        most = 0
         with nogil:
-            self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
-                      &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
-                      n_order, n_iter, k)
+            pos = 0
+            for it in range(n_iter):
+                bsz = k if pos + k <= n_order else n_order - pos
+                tot = 0
+                for r in range(bsz):
+                    tot += indptr[order[pos + r] + 1] - indptr[order[pos + r]]
+                if tot > most:
+                    most = tot
+                pos += bsz
+        self._reserve_team(k, most)
+        with nogil, parallel(num_threads=n_threads):
+            self._team(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                       &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
+                       n_order, n_iter, k, loadp, pg_thread_num(), pg_num_threads())
 
     cdef inline double _score(self, const int64_t* indptr, const int32_t* indices, const floating* data,
                               int64_t i, Py_ssize_t off=0) noexcept nogil:
@@ -277,7 +468,7 @@ cdef class LinearState:
         cdef int64_t it, t
         cdef Py_ssize_t pos = 0, bsz, r, nv, step = 2 if self.pairs else 1
         cdef int64_t i, i2
-        cdef double eta, z, yy, g, c, s, wgt
+        cdef double eta, z, yy, g, c, wgt
         cdef double eps = self.epsilon
         cdef int loss = self.loss
         for it in range(n_iter):
@@ -301,23 +492,7 @@ cdef class LinearState:
                     z = self._score(indptr, indices, data, i)
                     yy = y[i]
                     wgt = 1.0 if sw == NULL else sw[i]
-                if loss == 0:                          # hinge: max(0, 1 - y z)
-                    g = yy if yy * z < 1.0 else 0.0
-                elif loss == 1:                        # log: log(1 + exp(-y z))
-                    if yy * z > 0.0:
-                        s = exp(-yy * z)
-                        g = yy * s / (1.0 + s)
-                    else:
-                        g = yy / (1.0 + exp(yy * z))
-                elif loss == 2:                        # squared hinge: max(0, 1 - y z)^2
-                    g = 2.0 * yy * (1.0 - yy * z) if yy * z < 1.0 else 0.0
-                else:                                  # epsilon-insensitive: max(0, |z - y| - eps)
-                    if yy - z > eps:
-                        g = 1.0
-                    elif z - yy > eps:
-                        g = -1.0
-                    else:
-                        g = 0.0
+                g = _subgradient(loss, yy, z, eps)
                 if g != 0.0:
                     self.viol[nv] = i
                     self.viol2[nv] = i2
@@ -334,6 +509,147 @@ cdef class LinearState:
                 if self.bias_mode == 2:
                     self.b += c * self.viol_y[r]
             self._end_step(t)
+
+    cdef void _team(self, const int64_t* indptr, const int32_t* indices,
+                    const floating* data, const double* y, const double* sw, const int64_t* order,
+                    Py_ssize_t n_order, int64_t n_iter, Py_ssize_t k, const int64_t* load,
+                    int tid, int nthr) noexcept nogil:
+        """One thread's share of ``n_iter`` iterations of Fig. 2 (no pairs).
+
+        Called by every thread of an OpenMP team (thread ``tid`` of
+        ``nthr``); the phases of an iteration are separated by barriers:
+
+        A. margins: thread tid scores batch positions [bsz tid/nthr,
+           bsz (tid+1)/nthr) at w_t and stores the sub-gradient g of each
+           (independent dot products, each summed in row order as in _score);
+        B. thread 0: the violators in batch order, the running average and
+           the shrink (_begin_step), d_r = eta_t/|A_t| g_r w_r / a;
+        C. scatter v <- v + d_r x_r over the violators in batch order, each
+           thread only into its own feature range [lo, hi) (found by binary
+           search in the sorted row), recording the products v_j x_rj before
+           each add; every coordinate gets its adds in the serial order;
+        D. thread tid sums, for its share of the violators, those products
+           and x_rj^2 in row order: the increment of ||w||^2 of _add;
+        E. thread 0: ||w||^2 += the increments in batch order, the
+           unregularised bias, projection and refold (_end_step).
+
+        The arithmetic of each operation is that of _run/_add, so the
+        iterates do not depend on nthr.
+        """
+        cdef int64_t it, t, i, j, j0, j1, base
+        cdef Py_ssize_t pos = 0, bsz, r, r0, r1, nv, nf = self.n_features, dim = self.dim
+        cdef Py_ssize_t lo, hi
+        cdef double eta, c, d, z, g, x, old, dotv, xx, total
+        cdef double eps = self.epsilon
+        cdef int loss = self.loss, bias_mode = self.bias_mode
+        cdef double A
+        cdef double* v = self.v
+        cdef double* u = self.u
+        cdef double* pg = self.p_g
+        cdef double* pd = self.p_d
+        cdef double* pterm = self.p_term
+        cdef double* pbias = self.p_bias
+        cdef double* prod = self.p_prod
+        cdef int64_t* poff = self.p_off
+        cdef int64_t* viol = self.viol
+        cdef double* viol_y = self.viol_y
+        cdef bint own_bias
+        # ---- this thread's feature range: equal shares of the load, or of the width
+        if load != NULL and load[dim] > 0:
+            total = <double> load[dim]
+            lo = 0 if tid == 0 else _cut(load, dim, (total * tid) / nthr)
+            hi = dim if tid == nthr - 1 else _cut(load, dim, (total * (tid + 1)) / nthr)
+        else:
+            lo = (dim * tid) // nthr
+            hi = (dim * (tid + 1)) // nthr
+        own_bias = bias_mode == 1 and lo <= nf < hi
+        for it in range(n_iter):
+            t = self.t + 1
+            bsz = k if pos + k <= n_order else n_order - pos
+            # ---- A: margins at w_t
+            r0 = (bsz * tid) // nthr
+            r1 = (bsz * (tid + 1)) // nthr
+            for r in range(r0, r1):
+                i = order[pos + r]
+                z = self._score(indptr, indices, data, i)
+                pg[r] = _subgradient(loss, y[i], z, eps)
+            pg_barrier()
+            # ---- B: violators, average, shrink
+            if tid == 0:
+                nv = 0
+                for r in range(bsz):
+                    g = pg[r]
+                    if g != 0.0:
+                        i = order[pos + r]
+                        viol[nv] = i
+                        viol_y[nv] = g * (1.0 if sw == NULL else sw[i])
+                        nv += 1
+                eta = self._begin_step(t)
+                c = eta / bsz
+                base = 0
+                for r in range(nv):
+                    i = viol[r]
+                    pd[r] = c * viol_y[r] / self.a
+                    poff[r] = base
+                    base += indptr[i + 1] - indptr[i]
+                self.p_nv = nv
+                self.p_c = c
+            pg_barrier()
+            nv = self.p_nv
+            A = self.A
+            # ---- C: v <- v + d x over this thread's features
+            if lo < hi:
+                for r in range(nv):
+                    i = viol[r]
+                    d = pd[r]
+                    j0 = indptr[i]
+                    j1 = indptr[i + 1]
+                    j = j0 if lo == 0 else _lower_bound(indices, j0, j1, lo)
+                    base = poff[r] - j0
+                    while j < j1 and indices[j] < hi:
+                        x = data[j]
+                        old = v[indices[j]]
+                        prod[base + j] = old * x
+                        v[indices[j]] = old + d * x
+                        if u != NULL:
+                            u[indices[j]] += A * d * x
+                        j += 1
+                    if own_bias:
+                        old = v[nf]
+                        pbias[r] = old
+                        v[nf] = old + d
+                        if u != NULL:
+                            u[nf] += A * d
+            pg_barrier()
+            # ---- D: the ||w||^2 increment of each violator (as in _add)
+            r0 = (nv * tid) // nthr
+            r1 = (nv * (tid + 1)) // nthr
+            for r in range(r0, r1):
+                i = viol[r]
+                d = pd[r]
+                j0 = indptr[i]
+                base = poff[r] - j0
+                dotv = 0.0
+                xx = 0.0
+                for j in range(j0, indptr[i + 1]):
+                    dotv += prod[base + j]
+                    x = data[j]
+                    xx += x * x
+                if bias_mode == 1:
+                    dotv += pbias[r]
+                    xx += 1.0
+                pterm[r] = self.a * self.a * (2.0 * d * dotv + d * d * xx)
+            pg_barrier()
+            # ---- E: ||w||^2 and b in batch order, projection, refold
+            if tid == 0:
+                c = self.p_c
+                for r in range(nv):
+                    self.sqnorm += pterm[r]
+                    if bias_mode == 2:
+                        self.b += c * viol_y[r]
+                self._end_step(t)
+            pg_barrier()
+            pos += bsz
 
     cdef inline double _begin_step(self, int64_t t) noexcept nogil:
         """Iteration t, after the scores: w_t enters the running sum, then
@@ -465,6 +781,50 @@ cdef class LinearState:
         """||w||^2 recomputed from v (the tracked value drifts by rounding)."""
         v = np.asarray(self.v_mv[:self.size])
         return float(self.a * self.a * np.dot(v, v))
+
+
+def feature_load(const int32_t[::1] indices, Py_ssize_t dim, int64_t last=0):
+    """Cumulative stored values per column, for :meth:`LinearState.run`'s ``feature_load``.
+
+    Parameters
+    ----------
+    indices : int32 array of shape (nnz,)
+        Column indices of the CSR matrix, each in [0, dim).
+    dim : int
+        Length of v (n_features, plus 1 with the constant-feature bias).
+    last : int
+        Extra load of the last column (the bias column: one per example).
+
+    Returns
+    -------
+    int64 array of shape (dim + 1,): out[j] = stored values in columns < j
+    (``last`` included in out[dim]).
+
+    Raises
+    ------
+    ValueError
+        A column index outside [0, dim).
+    """
+    out_arr = np.zeros(dim + 1, dtype=np.int64)
+    cdef int64_t[::1] out = out_arr
+    cdef Py_ssize_t n = indices.shape[0], j
+    cdef int32_t c
+    cdef bint bad = False
+    with nogil:
+        for j in range(n):
+            c = indices[j]
+            if c < 0 or c >= dim:
+                bad = True
+                break
+            out[c + 1] += 1
+        if not bad:
+            if dim > 0:
+                out[dim] += last
+            for j in range(dim):
+                out[j + 1] += out[j]
+    if bad:
+        raise ValueError(f"column index {c} outside [0, {dim})")
+    return out_arr
 
 
 def decision_values(const int64_t[::1] indptr, const int32_t[::1] indices,

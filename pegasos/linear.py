@@ -350,7 +350,7 @@ class _Orders:
 def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, sampling="uniform",
           projection=False, average=False, average_from=None, bias="none", seed=DEFAULT_SEED,
           labels=None, n_features=None, order=None, progress=None, loss="hinge", epsilon=0.1,
-          class_weight=None, qid=None, step_offset=0.0):
+          class_weight=None, qid=None, step_offset=0.0, n_threads=1):
     """Train a linear SVM with Pegasos (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -415,6 +415,18 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         0 (default) is the paper's step.  An offset tempers the first, very
         large steps, as Bottou's averaged SGD does (it then sets t0 so that
         the first step is about the scale of the data).
+    n_threads : int >= 1
+        Threads for the mini-batch step of Fig. 2 (default 1).  When
+        ``batch_size`` k >= ``pegasos._core.PARALLEL_MIN_BATCH`` (256, the
+        measured crossover on 2 cores, see benchmarks/RESULTS.md), the margins
+        y_i <w_t, x_i> of the batch are split among the threads and the
+        sub-gradient step w += eta_t/k sum y_i x_i (Eq. (8)) is added by
+        feature ranges, one range per thread.  Every coordinate gets the same
+        floating-point operations in the same order as with one thread, so
+        the model is bit-identical for any ``n_threads``; below the threshold,
+        with the rank loss (pairs) and with a build without OpenMP the
+        serial loop runs.  Crammer-Singer and one-vs-rest (pegasos.multiclass)
+        always run this step serially.
 
     Returns
     -------
@@ -423,7 +435,8 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     Raises
     ------
     ParameterError
-        A parameter out of range (lambda <= 0, T or k <= 0, k > m, ...).
+        A parameter out of range (lambda <= 0, T or k <= 0, k > m,
+        n_threads < 1, ...).
     """
     indptr, indices, data = _csr_arrays(X)
     m = indptr.shape[0] - 1
@@ -481,7 +494,7 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
     w, b = _fit(indptr, indices, data, y_run, n_features, lam=lam, T=T, k=k, projection=projection,
                 avg_start=avg_start, bias=bias, orders=orders, progress=progress, loss=loss, epsilon=epsilon,
                 radius2=projection_radius2(loss, lam, f0, sample_weight), sample_weight=sample_weight,
-                t0=step_offset)
+                t0=step_offset, n_threads=n_threads)
     info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
     if step_offset:
         info["step_offset"] = repr(float(step_offset))
@@ -512,15 +525,28 @@ def _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m):
 
 
 def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg_start, bias, orders, progress,
-         loss="hinge", epsilon=0.0, radius2=None, sample_weight=None, t0=0.0):
-    """Run T iterations of the solver loop; returns (w float64 (n_features,), b)."""
+         loss="hinge", epsilon=0.0, radius2=None, sample_weight=None, t0=0.0, n_threads=1):
+    """Run T iterations of the solver loop; returns (w float64 (n_features,), b).
+
+    ``n_threads`` (int >= 1): threads for the mini-batch step when k >=
+    ``_core.PARALLEL_MIN_BATCH`` (bit-identical result for any value); the
+    CSR rows must have sorted column indices, as ``_csr_arrays`` gives.
+    Raises ParameterError for n_threads < 1.
+    """
     from . import _core
 
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
+        raise ParameterError(f"the number of threads must be a positive integer, got {n_threads!r}")
+    n_threads = int(n_threads)
     check_weight_memory(n_features, 2 if avg_start else 1)
     state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
                               _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank", 1, float(t0))
+    load = None
+    if n_threads > 1 and k >= _core.PARALLEL_MIN_BATCH and loss != "rank":
+        # stored values per feature, so that each thread's feature range gets an equal share
+        load = _core.feature_load(indices, state.dim, indptr.shape[0] - 1 if bias == "feature" else 0)
     for block, n in orders.blocks(T, k):
-        state.run(indptr, indices, data, y_run, block, n, k, sample_weight)
+        state.run(indptr, indices, data, y_run, block, n, k, sample_weight, n_threads, load)
         if progress is not None:
             progress(n)
     if avg_start:
