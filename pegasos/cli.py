@@ -156,7 +156,9 @@ def main():
               help="First step size; sets T0 = 1/(lambda ETA0). 0.01 with --average-from 0.5 and "
                    "--sampling permutation reaches 1% of the optimum of a9a in one epoch.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Threads for one-vs-rest training.")
+              help="Threads: one-vs-rest trains classes in parallel; the binary linear trainer splits the "
+                   "margins and the update of each mini-batch of k >= 256 among them (same model for any "
+                   "number).")
 @click.option("--stream", is_flag=True,
               help="Do not load DATA into memory: read it in passes through a shuffle buffer "
                    "(--shuffle-buffer), or through a binary cache file (--cache).")
@@ -330,7 +332,7 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
                               projection=projection, average=average, average_from=average_from, bias=bias,
                               seed=seed, labels=labels, n_features=d.n_features, progress=_update(bar),
                               loss=loss, epsilon=epsilon, class_weight=class_weight, qid=d.chunk.qid,
-                              step_offset=step_offset)
+                              step_offset=step_offset, n_threads=jobs)
     finally:
         _close(bar)
     t_train = time.perf_counter() - t1
