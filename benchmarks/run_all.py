@@ -17,6 +17,9 @@ Sections:
   multiclass  dna and sector: pegasos one-vs-rest and Crammer-Singer (API and CLI) against
           LIBLINEAR -s 3 / -s 4 and scikit-learn SGDClassifier, test accuracy and training time;
           `--only multiclass` writes benchmarks/RESULTS_multiclass.md (use --repeats 3).
+  stream  `pegasos train --stream` (shuffle buffer, binary cache) against in-memory training on
+          synthetic files of --stream-bytes sizes (default 1e8,1e9; the issue's figures use
+          `--only stream --stream-bytes 1e9,1e10`, about 15 minutes): time, peak RSS, objective.
 
 Peers missing from the running interpreter's environment (liblinear-official,
 scikit-learn) are installed with pip first.  Synthetic files live in a temporary
@@ -35,12 +38,13 @@ import bench_kernel
 import bench_memory
 import bench_multiclass
 import bench_parse
+import bench_stream
 import bench_train
 from common import (REFERENCE_OPTIMA, data_dir, ensure_packages, import_pegasos,
                     machine_info, make_synthetic)
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("parse", "train", "memory", "kernel", "multiclass")
+SECTIONS = ("parse", "train", "memory", "kernel", "multiclass", "stream")
 
 
 def parse_args(argv=None):
@@ -58,11 +62,19 @@ def parse_args(argv=None):
     p.add_argument("--peer-big-repeats", type=int, default=3,
                    help="runs for scikit-learn and LIBLINEAR readers on the big synthetic "
                    "file (default 3)")
+    p.add_argument("--stream-bytes", default=None,
+                   help="comma-separated sizes of the stream section's synthetic files "
+                   "(default 1e8,1e9; --quick 1e7,1e8)")
     p.add_argument("--data-dir", default=None, help="real data (default $PEGASOS_DATA or ../shared/data)")
     p.add_argument("--tmpdir", default=None, help="where to put the synthetic files")
     p.add_argument("--output", default=None,
                    help="markdown report to write (default RESULTS.md; RESULTS_kernel.md for --only kernel)")
     args = p.parse_args(argv)
+    if args.stream_bytes is None:
+        args.stream_bytes = "1e7,1e8" if args.quick else "1e8,1e9"
+    args.stream_bytes = [float(x) for x in args.stream_bytes.split(",")]
+    if args.output is None and args.only == ["stream"]:
+        args.output = str(HERE / "RESULTS_stream.md")
     if args.output is None and args.only == ["multiclass"]:
         args.output = str(HERE / "RESULTS_multiclass.md")
     if args.output is None:
@@ -191,6 +203,19 @@ def main(argv=None):
             log("== multiclass on dna and sector")
             table, notes, _ = bench_multiclass.run(root, args.repeats, pegasos, pegasos_error, log=log)
             parts.append(section("Multiclass linear SVM: dna and sector", table, notes))
+        if "stream" in args.sections:
+            log("== training from files larger than memory (--stream)")
+            files = []
+            for size in args.stream_bytes:
+                path = tmp / f"synthetic-{size:g}.svm"
+                log(f"writing synthetic file of {size / 1e6:.0f} MB ...")
+                make_synthetic(path, size)
+                files.append((f"synthetic {size / 1e9:g} GB", path))
+            table, notes, _ = bench_stream.run(files, tmp, log=log)
+            for _, path in files:
+                path.unlink()
+            notes.append(f"files: {synth_desc}; each is a prefix of the next")
+            parts.append(section("Training from files larger than memory (`train --stream`)", table, notes))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
