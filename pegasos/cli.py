@@ -297,7 +297,8 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
                                iterations=iterations, epochs=epochs, batch_size=batch_size, projection=projection,
                                average=average, average_from=average_from, bias=bias, seed=seed, loss=loss,
                                epsilon=epsilon, class_weight=class_weight, step_offset=step_offset,
-                               zero_based=zero_based, dtype=np.dtype(dtype), allow_one_class=allow_one_class)
+                               zero_based=zero_based, dtype=np.dtype(dtype), allow_one_class=allow_one_class,
+                               n_threads=jobs)
 
     m = d.n_examples
     if epochs is None and iterations is None:

@@ -495,15 +495,8 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
                 avg_start=avg_start, bias=bias, orders=orders, progress=progress, loss=loss, epsilon=epsilon,
                 radius2=projection_radius2(loss, lam, f0, sample_weight), sample_weight=sample_weight,
                 t0=step_offset, n_threads=n_threads)
-    info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
-    if step_offset:
-        info["step_offset"] = repr(float(step_offset))
-    if task != "binary":
-        info["task"] = task
-    if loss == "eps-insensitive":
-        info["epsilon"] = repr(float(epsilon))
-    if class_weight:
-        info["class_weights"] = _format_class_weights(class_weight, labels)
+    info = model_info(lam, T, k, sampling, projection, avg_start, average_from, seed, m, task=task, loss=loss,
+                      epsilon=epsilon, step_offset=step_offset, class_weight=class_weight, labels=labels)
     return LinearModel(w=w, bias=b, labels=labels, lam=float(lam), bias_mode=bias, info=info, loss=loss,
                        epsilon=float(epsilon) if loss == "eps-insensitive" else None)
 
@@ -526,12 +519,52 @@ def _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m):
 
 def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg_start, bias, orders, progress,
          loss="hinge", epsilon=0.0, radius2=None, sample_weight=None, t0=0.0, n_threads=1):
-    """Run T iterations of the solver loop; returns (w float64 (n_features,), b).
+    """Run T iterations of the solver loop on one CSR matrix; returns (w float64 (n_features,), b).
 
     ``n_threads`` (int >= 1): threads for the mini-batch step when k >=
     ``_core.PARALLEL_MIN_BATCH`` (bit-identical result for any value); the
     CSR rows must have sorted column indices, as ``_csr_arrays`` gives.
     Raises ParameterError for n_threads < 1.
+    """
+    blocks = ((indptr, indices, data, y_run, sample_weight, block, n) for block, n in orders.blocks(T, k))
+    return solve(blocks, n_features, lam=lam, k=k, projection=projection, avg_start=avg_start, bias=bias,
+                 progress=progress, loss=loss, epsilon=epsilon, radius2=radius2, t0=t0, n_threads=n_threads,
+                 load_from=(indices, indptr.shape[0] - 1))
+
+
+def solve(blocks, n_features, *, lam, k, projection, avg_start, bias, progress=None, loss="hinge", epsilon=0.0,
+          radius2=None, t0=0.0, n_threads=1, load_from=None):
+    """Drive the compiled Pegasos loop (Fig. 1/2) over a sequence of blocks.
+
+    Parameters
+    ----------
+    blocks : iterable of (indptr, indices, data, y, sample_weight, order, n_iter)
+        CSR arrays (int64, int32, float64/float32) with sorted column indices,
+        labels y (float64, -1/+1 or targets), per-example weights (float64 or
+        None), the int64 example indices to visit and the number of
+        iterations to run on them (see ``_core.LinearState.run``).  The
+        arrays may change from block to block (streaming); the state carries
+        over, so the blocks together make one run of T iterations.
+    n_features : int
+        Dimension of w.
+    lam, k, projection, avg_start, bias, loss, epsilon, radius2, t0 :
+        As :func:`train` (``avg_start``: first averaged iteration, 0 for the
+        last iterate; ``radius2``: squared radius of the projection ball).
+    n_threads : int >= 1
+        Threads for the mini-batch step when k >= ``_core.PARALLEL_MIN_BATCH``.
+    load_from : (indices, m) or None
+        Columns of the whole matrix, to share the features among threads by
+        their number of stored values; None: equal ranges of features.
+
+    Returns
+    -------
+    (w, b) : float64 array of shape (n_features,), float
+
+    Raises
+    ------
+    ParameterError
+        n_threads < 1, weights too large for memory, or divergence to
+        non-finite weights.
     """
     from . import _core
 
@@ -542,11 +575,12 @@ def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg
     state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
                               _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank", 1, float(t0))
     load = None
-    if n_threads > 1 and k >= _core.PARALLEL_MIN_BATCH and loss != "rank":
+    if n_threads > 1 and k >= _core.PARALLEL_MIN_BATCH and loss != "rank" and load_from is not None:
         # stored values per feature, so that each thread's feature range gets an equal share
-        load = _core.feature_load(indices, state.dim, indptr.shape[0] - 1 if bias == "feature" else 0)
-    for block, n in orders.blocks(T, k):
-        state.run(indptr, indices, data, y_run, block, n, k, sample_weight, n_threads, load)
+        indices, m = load_from
+        load = _core.feature_load(indices, state.dim, m if bias == "feature" else 0)
+    for indptr, indices, data, y, sample_weight, order, n in blocks:
+        state.run(indptr, indices, data, y, order, n, k, sample_weight, n_threads, load)
         if progress is not None:
             progress(n)
     if avg_start:
@@ -558,6 +592,21 @@ def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     return np.ascontiguousarray(w, dtype=np.float64), float(b)
+
+
+def model_info(lam, T, k, sampling, projection, avg_start, average_from, seed, m, *, task="binary",
+               loss="hinge", epsilon=None, step_offset=0.0, class_weight=None, labels=None):
+    """The model-file header entries of a linear training run (str -> str)."""
+    info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
+    if step_offset:
+        info["step_offset"] = repr(float(step_offset))
+    if task != "binary":
+        info["task"] = task
+    if loss == "eps-insensitive":
+        info["epsilon"] = repr(float(epsilon))
+    if class_weight:
+        info["class_weights"] = _format_class_weights(class_weight, labels)
+    return info
 
 
 def check_weight_memory(n_features, vectors=1):

@@ -398,7 +398,8 @@ def shuffled_rows(path, shuffle_buffer, k, rng, zero_based=False, dtype=np.float
 def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_LAMBDA, iterations=None,
                    epochs=None, batch_size=1, projection=False, average=False, average_from=None, bias="none",
                    seed=DEFAULT_SEED, loss="hinge", epsilon=0.1, class_weight=None, step_offset=0.0,
-                   zero_based=False, dtype=np.float64, allow_one_class=False, progress=None, scanned=None):
+                   zero_based=False, dtype=np.float64, allow_one_class=False, progress=None, scanned=None,
+                   n_threads=1):
     """Train a linear model in sequential passes over a file, through a shuffle buffer.
 
     The Pegasos step (Fig. 1 for k = 1, Fig. 2 with Eq. (8) for k > 1, the
@@ -422,6 +423,9 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
         eps-insensitive).
     progress : callable(int) or None
         Called with the number of iterations done after each block.
+    n_threads : int >= 1
+        Threads for the mini-batch step (k large enough); the model does not
+        depend on it.
 
     Returns
     -------
@@ -435,10 +439,8 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
     DataError
         Unreadable file, malformed line, or labels unfit for the task.
     """
-    from . import _core
-    from .linear import (_BIAS_CODE, _LOSS_CODE, LOSSES, TASK_OF_LOSS, BinaryLabels, LinearModel,
-                         _format_class_weights, _info, _sample_weights, check_parameters, check_weight_memory,
-                         iterations_for, projection_radius2)
+    from .linear import (LOSSES, TASK_OF_LOSS, BinaryLabels, LinearModel, _sample_weights, check_parameters,
+                         iterations_for, model_info, projection_radius2, solve)
 
     if path == "-":
         raise ParameterError("standard input can be read only once: use --cache FILE to train from it")
@@ -480,42 +482,29 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
         f0 *= math.log(2.0)
     radius2 = projection_radius2(loss, lam, f0, np.ones(1) if class_weight else None)
     n_features = d.n_features
-    check_weight_memory(n_features, 2 if avg_start else 1)
-    state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
-                              _LOSS_CODE[loss], float(epsilon), radius2, False, 1, float(step_offset))
     rng = np.random.Generator(np.random.PCG64(seed))
-    done = 0
-    while done < T:                       # one pass over the file per epoch
-        for buf, rows in shuffled_rows(path, shuffle_buffer, k, rng, zero_based, dtype, labels, n_features):
-            n = min(T - done, -(-rows.shape[0] // k))
-            y = labels.encode(buf.labels) if labels is not None else buf.labels
-            sw = None
-            if class_weight:
-                sw = np.where(y > 0, weights.get(labels.positive, 1.0), weights.get(labels.negative, 1.0))
-            state.run(buf.indptr, buf.indices, buf.data, y, rows, n, k, sw)
-            done += n
-            if progress is not None:
-                progress(n)
-            if done >= T:
-                break
-    if avg_start:
-        w, b, _ = state.average()
-    else:
-        w, b = state.weights()
-    if bias == "feature":
-        w, b = w[:-1].copy(), float(w[-1])
-    if not np.all(np.isfinite(w)) or not math.isfinite(b):
-        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
-    info = _info(lam, T, k, "shuffle-buffer", projection, avg_start, average_from, seed, m)
+
+    def blocks():
+        done = 0
+        while done < T:                       # one pass over the file per epoch
+            for buf, rows in shuffled_rows(path, shuffle_buffer, k, rng, zero_based, dtype, labels, n_features):
+                n = min(T - done, -(-rows.shape[0] // k))
+                y = labels.encode(buf.labels) if labels is not None else buf.labels
+                sw = None
+                if class_weight:
+                    sw = np.where(y > 0, weights.get(labels.positive, 1.0), weights.get(labels.negative, 1.0))
+                yield buf.indptr, buf.indices, buf.data, y, sw, rows, n
+                done += n
+                if done >= T:
+                    return
+
+    w, b = solve(blocks(), n_features, lam=lam, k=k, projection=projection, avg_start=avg_start, bias=bias,
+                 progress=progress, loss=loss, epsilon=epsilon, radius2=radius2, t0=step_offset,
+                 n_threads=n_threads)
+    info = model_info(lam, T, k, "shuffle-buffer", projection, avg_start, average_from, seed, m, task=task,
+                      loss=loss, epsilon=epsilon, step_offset=step_offset, class_weight=class_weight,
+                      labels=labels)
     info["shuffle_buffer"] = str(shuffle_buffer)
-    if step_offset:
-        info["step_offset"] = repr(float(step_offset))
-    if task != "binary":
-        info["task"] = task
-    if loss == "eps-insensitive":
-        info["epsilon"] = repr(float(epsilon))
-    if class_weight:
-        info["class_weights"] = _format_class_weights(class_weight, labels)
-    return LinearModel(w=np.ascontiguousarray(w, dtype=np.float64), bias=float(b), labels=labels, lam=float(lam),
+    return LinearModel(w=w, bias=b, labels=labels, lam=float(lam),
                        bias_mode=bias, info=info, loss=loss,
                        epsilon=float(epsilon) if loss == "eps-insensitive" else None)

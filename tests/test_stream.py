@@ -279,3 +279,16 @@ def test_cli_stream_errors_are_one_line(tmp_path, args, message):
     assert len(lines) == 1 and message in lines[0], r.stderr
     assert not (tmp_path / "out.model").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_threaded_mini_batches_through_the_buffer_give_the_same_model():
+    """The buffer changes from block to block, so threads split features evenly; same model as 1 thread."""
+    from pegasos import _core
+
+    path = str(data_file(A9A))
+    k = max(256, _core.PARALLEL_MIN_BATCH)
+    kw = dict(shuffle_buffer=3000, lam=1e-4, epochs=2, batch_size=k, average_from=0.5, bias="feature", seed=4)
+    one = stream.train_shuffled(path, n_threads=1, **kw)
+    two = stream.train_shuffled(path, n_threads=2, **kw)
+    assert np.array_equal(one.w, two.w) and one.bias == two.bias
+    assert np.any(one.w != 0)
