@@ -27,7 +27,7 @@ changes of v), which is also O(nnz) per iteration.
 
 from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 from cython cimport floating
 from cython.parallel cimport parallel
@@ -96,6 +96,16 @@ cdef inline double _subgradient(int loss, double yy, double z, double eps) noexc
         elif z - yy > eps:
             return -1.0
         return 0.0
+
+
+cdef inline double _shrink_factor(int64_t t, double t0) noexcept nogil:
+    """1 - eta_t lambda = 1 - 1/(t + t0) (Eq. (5) with the step offset)."""
+    return 1.0 - 1.0 / (t + t0)
+
+
+cdef inline double _step_size(double lam, int64_t t, double t0) noexcept nogil:
+    """eta_t = 1/(lambda (t + t0))."""
+    return 1.0 / (lam * (t + t0))
 
 
 cdef inline int64_t _lower_bound(const int32_t* idx, int64_t lo, int64_t hi, int64_t key) noexcept nogil:
@@ -177,14 +187,18 @@ cdef class LinearState:
     cdef int32_t* viol_r
     # buffers of the threaded mini-batch step (see _team), shared by the team
     cdef double* p_g          # sub-gradient of each batch position (k)
-    cdef double* p_d          # d = eta/|A_t| g w / a of each violator (k)
+    cdef double* p_d          # d = eta/|A_t| g c / a of each violator (k)
     cdef double* p_term       # its ||w||^2 increment (k)
     cdef double* p_bias       # v[n_features] before its add (constant-feature bias) (k)
-    cdef int64_t* p_off       # start of its products in p_prod (k + 1)
-    cdef double* p_prod       # v[j] x_ij before the add, per stored value of the violators
-    cdef Py_ssize_t p_cap, p_prod_cap
+    cdef Py_ssize_t p_cap     # k the four above hold
+    cdef int64_t* p_off       # per thread: start of each violator's products in its buffer (k + 1)
+    cdef double** p_prod      # per thread: v_j x_ij before the add, for its features' stored values
+    cdef int64_t* p_prod_cap  # per thread: capacity of its buffer
+    cdef int p_threads        # threads p_off, p_prod and p_prod_cap are sized for
     cdef Py_ssize_t p_nv      # violators of the current batch
-    cdef double p_c           # eta_t / |A_t| of the current batch
+    cdef int p_fail           # a thread could not grow its buffer
+    cdef readonly int team_size           # threads of the last threaded run (0: none yet)
+    cdef readonly int64_t team_iterations # iterations run by a team of threads so far
 
     def __cinit__(self, Py_ssize_t n_features, double lam, bint projection=False,
                   int64_t avg_start=0, int bias_mode=0, int loss=0, double epsilon=0.0,
@@ -222,9 +236,14 @@ cdef class LinearState:
         self.viol = NULL
         self.viol_y = NULL
         self.viol_cap = 0
-        self.p_g = self.p_d = self.p_term = self.p_bias = self.p_prod = NULL
+        self.p_g = self.p_d = self.p_term = self.p_bias = NULL
+        self.p_cap = 0
         self.p_off = NULL
-        self.p_cap = self.p_prod_cap = 0
+        self.p_prod = NULL
+        self.p_prod_cap = NULL
+        self.p_threads = 0
+        self.team_size = 0
+        self.team_iterations = 0
 
     def __dealloc__(self):
         free(self.viol)
@@ -234,42 +253,42 @@ cdef class LinearState:
         self._free_team_buffers()
 
     cdef void _free_team_buffers(self) noexcept:
+        cdef int j
         free(self.p_g)
         free(self.p_d)
         free(self.p_term)
         free(self.p_bias)
         free(self.p_off)
+        if self.p_prod != NULL:
+            for j in range(self.p_threads):
+                free(self.p_prod[j])
         free(self.p_prod)
-        self.p_g = self.p_d = self.p_term = self.p_bias = self.p_prod = NULL
+        free(self.p_prod_cap)
+        self.p_g = self.p_d = self.p_term = self.p_bias = NULL
         self.p_off = NULL
-        self.p_cap = self.p_prod_cap = 0
+        self.p_prod = NULL
+        self.p_prod_cap = NULL
+        self.p_cap = 0
+        self.p_threads = 0
 
-    cdef int _reserve_team(self, Py_ssize_t k, Py_ssize_t n_prod) except -1:
-        """Buffers of the threaded step for batches of k examples holding
-        at most n_prod stored values."""
-        if k > self.p_cap:
-            free(self.p_g)
-            free(self.p_d)
-            free(self.p_term)
-            free(self.p_bias)
-            free(self.p_off)
+    cdef int _reserve_team(self, Py_ssize_t k, int n_threads) except -1:
+        """Buffers of the threaded step for batches of k examples and up to
+        n_threads threads (each thread grows its own products buffer)."""
+        if k > self.p_cap or n_threads > self.p_threads:
+            self._free_team_buffers()
             self.p_g = <double*> malloc(sizeof(double) * k)
             self.p_d = <double*> malloc(sizeof(double) * k)
             self.p_term = <double*> malloc(sizeof(double) * k)
             self.p_bias = <double*> malloc(sizeof(double) * k)
-            self.p_off = <int64_t*> malloc(sizeof(int64_t) * (k + 1))
+            self.p_off = <int64_t*> malloc(sizeof(int64_t) * (k + 1) * n_threads)
+            self.p_prod = <double**> calloc(n_threads, sizeof(double*))
+            self.p_prod_cap = <int64_t*> calloc(n_threads, sizeof(int64_t))
+            self.p_threads = n_threads if self.p_prod != NULL else 0
             if (self.p_g == NULL or self.p_d == NULL or self.p_term == NULL or self.p_bias == NULL
-                    or self.p_off == NULL):
+                    or self.p_off == NULL or self.p_prod == NULL or self.p_prod_cap == NULL):
                 self._free_team_buffers()
                 raise MemoryError()
             self.p_cap = k
-        if n_prod > self.p_prod_cap:
-            free(self.p_prod)
-            self.p_prod = <double*> malloc(sizeof(double) * max(n_prod, 1))
-            if self.p_prod == NULL:
-                self.p_prod_cap = 0
-                raise MemoryError()
-            self.p_prod_cap = n_prod
         return 0
 
     cdef int _reserve(self, Py_ssize_t k) except -1:
@@ -373,7 +392,8 @@ cdef class LinearState:
             ``order`` too short, ``sample_weight`` or ``feature_load`` of the
             wrong length, ``n_threads < 1``.
         MemoryError
-            The buffers of the threaded step cannot be allocated.
+            The buffers of the threaded step cannot be allocated (during the
+            run: the state is then unusable).
         """
         cdef Py_ssize_t n_order = order.shape[0]
         cdef Py_ssize_t step = 2 if self.pairs else 1
@@ -381,8 +401,6 @@ cdef class LinearState:
         cdef const double* swp = NULL
         cdef const int64_t[::1] load
         cdef const int64_t* loadp = NULL
-        cdef Py_ssize_t pos, r, bsz
-        cdef int64_t it, tot, most
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         if n_iter <= 0:
@@ -406,23 +424,14 @@ cdef class LinearState:
             if load.shape[0] != self.dim + 1:
                 raise ValueError(f"feature_load must have dim + 1 = {self.dim + 1} entries")
             loadp = &load[0]
-        # the products buffer holds the stored values of the largest batch
-        most = 0
-        with nogil:
-            pos = 0
-            for it in range(n_iter):
-                bsz = k if pos + k <= n_order else n_order - pos
-                tot = 0
-                for r in range(bsz):
-                    tot += indptr[order[pos + r] + 1] - indptr[order[pos + r]]
-                if tot > most:
-                    most = tot
-                pos += bsz
-        self._reserve_team(k, most)
+        self._reserve_team(k, n_threads)
+        self.p_fail = 0
         with nogil, parallel(num_threads=n_threads):
             self._team(&indptr[0], &indices[0] if indices.shape[0] else NULL,
                        &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
                        n_order, n_iter, k, loadp, pg_thread_num(), pg_num_threads())
+        if self.p_fail:
+            raise MemoryError("cannot grow a buffer of the threaded step; the state is unusable")
 
     cdef inline double _score(self, const int64_t* indptr, const int32_t* indices, const floating* data,
                               int64_t i, Py_ssize_t off=0) noexcept nogil:
@@ -517,42 +526,46 @@ cdef class LinearState:
         """One thread's share of ``n_iter`` iterations of Fig. 2 (no pairs).
 
         Called by every thread of an OpenMP team (thread ``tid`` of
-        ``nthr``); the phases of an iteration are separated by barriers:
+        ``nthr``); an iteration has four phases separated by barriers:
 
         A. margins: thread tid scores batch positions [bsz tid/nthr,
-           bsz (tid+1)/nthr) at w_t and stores the sub-gradient g of each
-           (independent dot products, each summed in row order as in _score);
-        B. thread 0: the violators in batch order, the running average and
-           the shrink (_begin_step), d_r = eta_t/|A_t| g_r w_r / a;
-        C. scatter v <- v + d_r x_r over the violators in batch order, each
-           thread only into its own feature range [lo, hi) (found by binary
-           search in the sorted row), recording the products v_j x_rj before
-           each add; every coordinate gets its adds in the serial order;
-        D. thread tid sums, for its share of the violators, those products
-           and x_rj^2 in row order: the increment of ||w||^2 of _add;
-        E. thread 0: ||w||^2 += the increments in batch order, the
-           unregularised bias, projection and refold (_end_step).
+           bsz (tid+1)/nthr) at w_t = a v (each a dot product summed in row
+           order, as in _score) and stores g = -dloss/dz of each;
+        C. thread 0 moves w_t into the running average and shrinks
+           (_begin_step); every thread derives the same scale a and step
+           eta_t itself, walks the batch in order and, for each violator
+           (g != 0), adds d x to v only for the features of its range
+           [lo, hi) (start found by binary search in the sorted row),
+           recording the products v_j x_j before each add in its own buffer;
+           so each coordinate gets its adds in the serial order;
+        D. thread tid computes, for its share of the violators, the
+           increment of ||w||^2 of _add: the products summed in row order
+           (thread 0's part of the row, then thread 1's, ...) and x_j^2;
+        E. thread 0 adds the increments in batch order, updates the
+           unregularised bias, projects and refolds (_end_step).
 
-        The arithmetic of each operation is that of _run/_add, so the
+        Every operation has the operands and the order of _run/_add, so the
         iterates do not depend on nthr.
         """
-        cdef int64_t it, t, i, j, j0, j1, base
+        cdef int64_t it, t, i, j, j0, j1, q, cap
         cdef Py_ssize_t pos = 0, bsz, r, r0, r1, nv, nf = self.n_features, dim = self.dim
         cdef Py_ssize_t lo, hi
-        cdef double eta, c, d, z, g, x, old, dotv, xx, total
+        cdef int jt
+        cdef double a_m, b_m, A_m, a_new, A_new, rho, c, d, s, g, gw, x, old, dotv, xx, total
         cdef double eps = self.epsilon
         cdef int loss = self.loss, bias_mode = self.bias_mode
-        cdef double A
         cdef double* v = self.v
         cdef double* u = self.u
         cdef double* pg = self.p_g
         cdef double* pd = self.p_d
         cdef double* pterm = self.p_term
         cdef double* pbias = self.p_bias
-        cdef double* prod = self.p_prod
-        cdef int64_t* poff = self.p_off
         cdef int64_t* viol = self.viol
         cdef double* viol_y = self.viol_y
+        cdef int64_t stride = k + 1
+        cdef int64_t* my_off = self.p_off + tid * stride
+        cdef int64_t* off
+        cdef double* buf
         cdef bint own_bias
         # ---- this thread's feature range: equal shares of the load, or of the width
         if load != NULL and load[dim] > 0:
@@ -563,76 +576,106 @@ cdef class LinearState:
             lo = (dim * tid) // nthr
             hi = (dim * (tid + 1)) // nthr
         own_bias = bias_mode == 1 and lo <= nf < hi
+        if tid == 0:
+            self.team_size = nthr
+            self.team_iterations += n_iter
         for it in range(n_iter):
             t = self.t + 1
+            a_m = self.a
+            b_m = self.b
+            A_m = self.A
             bsz = k if pos + k <= n_order else n_order - pos
             # ---- A: margins at w_t
             r0 = (bsz * tid) // nthr
             r1 = (bsz * (tid + 1)) // nthr
             for r in range(r0, r1):
                 i = order[pos + r]
-                z = self._score(indptr, indices, data, i)
-                pg[r] = _subgradient(loss, y[i], z, eps)
+                s = 0.0
+                for j in range(indptr[i], indptr[i + 1]):
+                    s += v[indices[j]] * data[j]
+                if bias_mode == 1:
+                    s += v[nf]
+                pg[r] = _subgradient(loss, y[i], a_m * s + b_m, eps)
             pg_barrier()
-            # ---- B: violators, average, shrink
-            if tid == 0:
-                nv = 0
-                for r in range(bsz):
-                    g = pg[r]
-                    if g != 0.0:
-                        i = order[pos + r]
-                        viol[nv] = i
-                        viol_y[nv] = g * (1.0 if sw == NULL else sw[i])
-                        nv += 1
-                eta = self._begin_step(t)
-                c = eta / bsz
-                base = 0
-                for r in range(nv):
-                    i = viol[r]
-                    pd[r] = c * viol_y[r] / self.a
-                    poff[r] = base
-                    base += indptr[i + 1] - indptr[i]
-                self.p_nv = nv
-                self.p_c = c
-            pg_barrier()
-            nv = self.p_nv
-            A = self.A
-            # ---- C: v <- v + d x over this thread's features
-            if lo < hi:
-                for r in range(nv):
-                    i = viol[r]
-                    d = pd[r]
+            # ---- C: average and shrink (thread 0), then v <- v + d x over this thread's features
+            rho = _shrink_factor(t, self.t0)
+            if rho <= 0.0:
+                # t = 1 with no offset: w <- 0 (v zeroed); everybody waits for it
+                if tid == 0:
+                    self._begin_step(t)
+                pg_barrier()
+                a_new = self.a
+                A_new = self.A
+            else:
+                a_new = a_m * rho
+                A_new = A_m + a_m if (u != NULL and t >= self.avg_start) else A_m
+                if tid == 0:
+                    self._begin_step(t)
+            c = _step_size(self.lam, t, self.t0) / bsz
+            buf = self.p_prod[tid]
+            cap = self.p_prod_cap[tid]
+            nv = 0
+            q = 0
+            for r in range(bsz):
+                g = pg[r]
+                if g == 0.0:
+                    continue
+                i = order[pos + r]
+                gw = g * (1.0 if sw == NULL else sw[i])
+                d = c * gw / a_new
+                if tid == 0:
+                    viol[nv] = i
+                    viol_y[nv] = gw
+                    pd[nv] = d
+                my_off[nv] = q
+                if lo < hi:
                     j0 = indptr[i]
                     j1 = indptr[i + 1]
                     j = j0 if lo == 0 else _lower_bound(indices, j0, j1, lo)
-                    base = poff[r] - j0
+                    if q + (j1 - j) > cap:
+                        cap = 2 * cap if 2 * cap > q + (j1 - j) + 1024 else q + (j1 - j) + 1024
+                        buf = <double*> realloc(buf, sizeof(double) * cap)
+                        if buf == NULL:
+                            self.p_fail = 1
+                            self.p_prod[tid] = NULL
+                            self.p_prod_cap[tid] = 0
+                            break
+                        self.p_prod[tid] = buf
+                        self.p_prod_cap[tid] = cap
                     while j < j1 and indices[j] < hi:
                         x = data[j]
                         old = v[indices[j]]
-                        prod[base + j] = old * x
+                        buf[q] = old * x
+                        q += 1
                         v[indices[j]] = old + d * x
                         if u != NULL:
-                            u[indices[j]] += A * d * x
+                            u[indices[j]] += A_new * d * x
                         j += 1
                     if own_bias:
                         old = v[nf]
-                        pbias[r] = old
+                        pbias[nv] = old
                         v[nf] = old + d
                         if u != NULL:
-                            u[nf] += A * d
+                            u[nf] += A_new * d
+                nv += 1
+            my_off[nv] = q
             pg_barrier()
+            if self.p_fail:
+                return
             # ---- D: the ||w||^2 increment of each violator (as in _add)
             r0 = (nv * tid) // nthr
             r1 = (nv * (tid + 1)) // nthr
             for r in range(r0, r1):
                 i = viol[r]
                 d = pd[r]
-                j0 = indptr[i]
-                base = poff[r] - j0
                 dotv = 0.0
+                for jt in range(nthr):
+                    off = self.p_off + jt * stride
+                    buf = self.p_prod[jt]
+                    for q in range(off[r], off[r + 1]):
+                        dotv += buf[q]
                 xx = 0.0
-                for j in range(j0, indptr[i + 1]):
-                    dotv += prod[base + j]
+                for j in range(indptr[i], indptr[i + 1]):
                     x = data[j]
                     xx += x * x
                 if bias_mode == 1:
@@ -642,7 +685,6 @@ cdef class LinearState:
             pg_barrier()
             # ---- E: ||w||^2 and b in batch order, projection, refold
             if tid == 0:
-                c = self.p_c
                 for r in range(nv):
                     self.sqnorm += pterm[r]
                     if bias_mode == 2:
@@ -659,13 +701,13 @@ cdef class LinearState:
             self.A += self.a
             self.b_sum += self.b
             self.n_avg += 1
-        rho = 1.0 - 1.0 / (t + self.t0)   # = 1 - eta_t lambda; exactly 0 at t = 1 when t0 = 0
+        rho = _shrink_factor(t, self.t0)   # = 1 - eta_t lambda; exactly 0 at t = 1 when t0 = 0
         if rho <= 0.0:
             self._zero()
         else:
             self.a *= rho
             self.sqnorm *= rho * rho
-        return 1.0 / (self.lam * (t + self.t0))
+        return _step_size(self.lam, t, self.t0)
 
     cdef inline void _end_step(self, int64_t t) noexcept nogil:
         """Iteration t, after the sparse adds: projection onto the ball of
