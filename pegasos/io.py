@@ -300,6 +300,8 @@ def read_svmlight(path, zero_based=False, dtype=np.float64, n_features=None, blo
     if threads > 1 and plain:
         return _read_parallel(path, zero_based, dtype, n_features, block_size, progress, int(threads))
     parser = _parser(zero_based, dtype)
+    if plain:
+        _reserve(parser, path, _file_size(path) or 0)
     stream = open_binary(path)
     try:
         for buf in _whole_lines(stream, path, block_size, progress):
@@ -364,18 +366,28 @@ def _density(path, sample=1 << 20):
     return head.count(b"\n") / len(head), head.count(b":") / len(head)
 
 
+def _reserve(parser, path, span, density=None):
+    """Reserve the parser's buffers for ``span`` bytes of ``path`` at the
+    density of its first MiB (plus 5%).  Besides saving reallocations, a
+    buffer reserved before it is touched gets transparent huge pages, which
+    makes the page faults of filling it 512 times fewer.  Capped by what
+    ``span`` bytes can hold ("1\n" rows, "1:1 " values)."""
+    rows_per_byte, values_per_byte = density or _density(path)
+    parser.reserve(min(int(span * rows_per_byte * 1.05), span // 2) + 16,
+                   min(int(span * values_per_byte * 1.05), span // 4) + 16)
+
+
 def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, threads):
     """read_svmlight for a plain file: byte ranges parsed by parallel threads,
     then the CSR pieces copied in order into the final arrays (each piece is
     freed once copied, so the peak is the result plus one piece)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    rows_per_byte, values_per_byte = _density(path)
+    density = _density(path)
 
     def parse(rng):
         parser = _parser(zero_based, dtype)
-        span = rng[1] - rng[0]
-        parser.reserve(int(span * rows_per_byte * 1.05) + 16, int(span * values_per_byte * 1.05) + 16)
+        _reserve(parser, path, rng[1] - rng[0], density)
         stream = _Range(path, *rng)
         try:
             for buf in _whole_lines(stream, path, block_size, progress):

@@ -1035,3 +1035,23 @@ def test_parallel_parse_reports_the_file_line(tmp_path, bad_line):
     for threads in (1, 2, 5):
         with pytest.raises(DataError, match=rf"bad.svm, line {bad_line}: value in '200:nan' is not finite"):
             read_svmlight(path, threads=threads)
+
+
+@pytest.mark.parametrize("dense_first", [True, False])
+def test_reserved_buffers_do_not_change_the_result(tmp_path, dense_first):
+    """A plain file's buffers are reserved from the density of its first MiB; a
+    first MiB much denser or much sparser than the rest must not matter."""
+    import gzip
+
+    dense = "".join(f"+1 " + " ".join(f"{j}:{(i * j) % 97 / 7}" for j in range(1, 60)) + "\n" for i in range(4000))
+    sparse = "".join(f"-1 {i % 50 + 1}:1\n" for i in range(400000))
+    text = dense + sparse if dense_first else sparse + dense
+    plain, packed = tmp_path / "d.svm", tmp_path / "d.svm.gz"
+    plain.write_text(text)
+    with gzip.open(packed, "wt") as f:
+        f.write(text)
+    for threads in (1, 2):
+        a, b = read_svmlight(str(plain), threads=threads), read_svmlight(str(packed))
+        for name in ("labels", "indptr", "indices", "data"):
+            assert np.array_equal(getattr(a.chunk, name), getattr(b.chunk, name)), name
+        assert a.n_examples == 404000
