@@ -31,6 +31,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 from cython cimport floating
 from cython.parallel cimport parallel
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 # OpenMP helpers in plain C, usable whether or not the module was compiled
 # with -fopenmp (setup.py adds it when the compiler supports it; without it
@@ -76,6 +77,24 @@ OPENMP = bool(pg_have_openmp())
 #: team of threads; smaller batches always take the serial loop.  Chosen from
 #: benchmarks/bench_batch.py (RESULTS.md, section "Mini-batch threads").
 PARALLEL_MIN_BATCH = 256
+
+#: With ADAPT, run(n_threads > 1) runs its iterations in timed chunks of about
+#: ADAPT_CHUNK_EXAMPLES examples and uses whichever of the threads and the
+#: serial loop was faster at its last timing, timing the slower one again
+#: after ADAPT_PROBE times its cost: on a machine whose cores are busy, the
+#: barriers of the team wait for descheduled threads (measured: 100 times
+#: slower than one thread), and the run falls back to the serial loop.  Both
+#: paths give the same iterates, so the choice never changes a result.
+ADAPT = True
+ADAPT_CHUNK_EXAMPLES = 16384
+ADAPT_PROBE = 20.0
+
+
+cdef inline double _seconds() noexcept nogil:
+    """Monotonic clock in seconds."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef inline double _subgradient(int loss, double yy, double z, double eps) noexcept nogil:
@@ -197,6 +216,10 @@ cdef class LinearState:
     cdef int p_threads        # threads p_off, p_prod and p_prod_cap are sized for
     cdef Py_ssize_t p_nv      # violators of the current batch
     cdef int p_fail           # a thread could not grow its buffer
+    cdef Py_ssize_t p_k       # batch size the timings below are for
+    cdef double p_sec_team, p_sec_serial   # seconds per iteration of the last timed chunk (-1: none)
+    cdef double p_since       # seconds run by the faster path since the slower one was timed
+    cdef readonly int64_t team_chunks, serial_chunks   # chunks run each way by run(n_threads > 1)
     cdef readonly int team_size           # threads of the last threaded run (0: none yet)
     cdef readonly int64_t team_iterations # iterations run by a team of threads so far
 
@@ -244,6 +267,10 @@ cdef class LinearState:
         self.p_threads = 0
         self.team_size = 0
         self.team_iterations = 0
+        self.p_k = 0
+        self.p_sec_team = self.p_sec_serial = -1.0
+        self.p_since = 0.0
+        self.team_chunks = self.serial_chunks = 0
 
     def __dealloc__(self):
         free(self.viol)
@@ -401,6 +428,10 @@ cdef class LinearState:
         cdef const double* swp = NULL
         cdef const int64_t[::1] load
         cdef const int64_t* loadp = NULL
+        cdef int64_t chunk, done, n
+        cdef Py_ssize_t pos
+        cdef bint team
+        cdef double start
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         if n_iter <= 0:
@@ -426,12 +457,73 @@ cdef class LinearState:
             loadp = &load[0]
         self._reserve_team(k, n_threads)
         self.p_fail = 0
-        with nogil, parallel(num_threads=n_threads):
-            self._team(&indptr[0], &indices[0] if indices.shape[0] else NULL,
-                       &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
-                       n_order, n_iter, k, loadp, pg_thread_num(), pg_num_threads())
-        if self.p_fail:
-            raise MemoryError("cannot grow a buffer of the threaded step; the state is unusable")
+        if k != self.p_k:                   # timings are per iteration of batches of k
+            self.p_k = k
+            self.p_sec_team = self.p_sec_serial = -1.0
+            self.p_since = 0.0
+        chunk = max(1, ADAPT_CHUNK_EXAMPLES // k) if ADAPT else n_iter
+        done = 0
+        while done < n_iter:
+            n = self._plan(chunk, n_iter - done) if ADAPT else n_iter
+            team = n > 0
+            n = n if team else -n
+            pos = done * k
+            start = _seconds()
+            if team:
+                with nogil, parallel(num_threads=n_threads):
+                    self._team(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                               &data[0] if data.shape[0] else NULL, &y[0], swp, &order[pos],
+                               n_order - pos, n, k, loadp, pg_thread_num(), pg_num_threads())
+                if self.p_fail:
+                    raise MemoryError("cannot grow a buffer of the threaded step; the state is unusable")
+            else:
+                with nogil:
+                    self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                              &data[0] if data.shape[0] else NULL, &y[0], swp, &order[pos],
+                              n_order - pos, n, k)
+            self._timed(team, (_seconds() - start) / n, n)
+            done += n
+
+    cdef int64_t _plan(self, int64_t chunk, int64_t rest):
+        """Iterations of the next chunk, negative for the serial loop.
+
+        The team runs a 2-iteration warm-up (thread start, buffer growth),
+        then each path is timed once on a short probe (chunk / 4
+        iterations), then the faster one runs whole chunks and the slower
+        one is probed again once the time run since its last probe is
+        ADAPT_PROBE times what the probe cost (so probing costs at most
+        about 1/ADAPT_PROBE of the run, however slow the slower path is)."""
+        cdef int64_t probe = min(max(1, chunk // 4), rest)
+        cdef bint team_faster
+        if self.team_chunks == 0:
+            return min(2, rest)
+        if self.p_sec_team < 0.0:
+            return probe
+        if self.p_sec_serial < 0.0:
+            return -probe
+        team_faster = self.p_sec_team <= self.p_sec_serial
+        if self.p_since >= ADAPT_PROBE * probe * (self.p_sec_serial if team_faster else self.p_sec_team):
+            return -probe if team_faster else probe
+        return min(chunk, rest) if team_faster else -min(chunk, rest)
+
+    cdef void _timed(self, bint team, double sec, int64_t n):
+        """Record a chunk's seconds per iteration (see _plan)."""
+        cdef bint was_faster
+        if self.p_sec_team < 0.0 or self.p_sec_serial < 0.0:
+            was_faster = True
+        else:
+            was_faster = (self.p_sec_team <= self.p_sec_serial) == team
+        if team:
+            if self.team_chunks > 0:        # the first one starts the threads and grows buffers
+                self.p_sec_team = sec
+            self.team_chunks += 1
+        else:
+            self.p_sec_serial = sec
+            self.serial_chunks += 1
+        if was_faster:
+            self.p_since += sec * n
+        else:
+            self.p_since = 0.0
 
     cdef inline double _score(self, const int64_t* indptr, const int32_t* indices, const floating* data,
                               int64_t i, Py_ssize_t off=0) noexcept nogil:
