@@ -20,6 +20,17 @@ Sections:
   stream  `pegasos train --stream` (shuffle buffer, binary cache) against in-memory training on
           synthetic files of --stream-bytes sizes (default 1e8,1e9; the issue's figures use
           `--only stream --stream-bytes 1e9,1e10`, about 15 minutes): time, peak RSS, objective.
+  synthetic  issue 3: time to within 1% of f* on a 1M x 50k synthetic set (50 per row,
+          lambda 1e-4) for pegasos (API, CLI), scikit-learn SGD (plain, averaged) and LIBLINEAR;
+          the whole `pegasos train` process against a liblinear-official user's script on a9a
+          and that set; the command's start-up cost (about 6 minutes; --quick: 100k rows).
+  compressed  issue 3: reading .gz, .bz2, .xz (a 200 MB synthetic file) against the
+          decompressor alone (Python module and binary) and through a pipe (about 4 minutes).
+  scale   issue 3: the scale curve m = 1e5, 1e6, 1e7 (10 per row, 20k features, 1.26 GB at
+          1e7): read time, peak RSS, iterations and time to within 1% of f* (about 6 minutes;
+          --quick: m = 1e4, 1e5, 1e6).
+  A report of some sections only (--only) that goes to RESULTS.md is merged into it
+  (benchmarks/merge_results.py): the other sections' tables are kept.
 
 Peers missing from the running interpreter's environment (liblinear-official,
 scikit-learn) are installed with pip first.  Synthetic files live in a temporary
@@ -34,17 +45,22 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_compressed
 import bench_kernel
 import bench_memory
 import bench_multiclass
 import bench_parse
+import bench_scale
 import bench_stream
+import bench_synthetic
 import bench_train
+import merge_results
 from common import (REFERENCE_OPTIMA, data_dir, ensure_packages, import_pegasos,
                     machine_info, make_synthetic)
 
 HERE = Path(__file__).resolve().parent
 SECTIONS = ("parse", "train", "memory", "kernel", "multiclass", "stream")
+SECTIONS += ("synthetic", "compressed", "scale")     # issue 3: speed and scale
 
 
 def parse_args(argv=None):
@@ -216,12 +232,37 @@ def main(argv=None):
                 path.unlink()
             notes.append(f"files: {synth_desc}; each is a prefix of the next")
             parts.append(section("Training from files larger than memory (`train --stream`)", table, notes))
+
+        if "synthetic" in args.sections:
+            log("== issue 3: time to 1% of f* on a synthetic set, whole process, start-up")
+            if pegasos is None:
+                parts.append(section("Synthetic set", "", ["skipped: pegasos not importable"]))
+            else:
+                for title, table, notes in bench_synthetic.run(tmp, args.repeats, args.quick, pegasos,
+                                                               log=log, data_root=root):
+                    parts.append(section(title, table, notes))
+
+        if "compressed" in args.sections:
+            log("== issue 3: compressed input against the decompressor")
+            table, notes, _ = bench_compressed.run(tmp, args.repeats, args.quick, log=log)
+            parts.append(section("Compressed input against the decompressor alone", table, notes))
+
+        if "scale" in args.sections:
+            log("== issue 3: scale curve")
+            if pegasos is None:
+                parts.append(section("Scale curve", "", ["skipped: pegasos not importable"]))
+            else:
+                for title, table, notes in bench_scale.run(tmp, args.repeats, args.quick, pegasos, log=log):
+                    parts.append(section(title, table, notes))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     minutes = (time.perf_counter() - started) / 60
     report = "\n".join(parts) + f"\n_Total benchmark time: {minutes:.1f} min._\n"
-    Path(args.output).write_text(report)
+    written = report
+    if args.only and Path(args.output).resolve() == (HERE / "RESULTS.md").resolve() and Path(args.output).exists():
+        written = merge_results.merge(Path(args.output).read_text(), report)   # keep the other sections
+    Path(args.output).write_text(written)
     print()
     print(report)
     log(f"written to {args.output}")
