@@ -23,6 +23,12 @@ the shrink and the projection are O(1) and an iteration costs O(nnz of the
 batch).  The mean of the iterates w_s for s >= avg_start is kept lazily as
 ``(A v - u) / count`` (A = running sum of the scale a, u corrects for the
 changes of v), which is also O(nnz) per iteration.
+
+Mini-batches of k >= PARALLEL_MIN_BATCH can run on a team of OpenMP threads
+(``LinearState.run(n_threads=N)``): the margins of the batch are split among
+the threads and v is updated by feature ranges, with the operations of the
+serial loop in its order, so the iterates are bit-identical for any N.  The
+Crammer-Singer loop (``run_multiclass``) and ranking pairs stay serial.
 """
 
 from libc.math cimport exp, sqrt
@@ -183,6 +189,16 @@ cdef class LinearState:
     t0 : float >= 0
         Step offset: eta_t = 1/(lambda (t + t0)), shrink 1 - 1/(t + t0)
         (0 is the paper's step; Bottou's averaged SGD uses an offset).
+
+    Attributes
+    ----------
+    team_size : int
+        Threads of the last threaded run (0 if none; see :meth:`run`).
+    team_iterations : int
+        Iterations run on a team of threads so far.
+    team_chunks, serial_chunks : int
+        Timed chunks run on the threads / the serial loop by
+        ``run(n_threads > 1)`` (see ``ADAPT``).
     """
     cdef readonly Py_ssize_t n_features, dim
     cdef readonly double lam, a, sqnorm, b
@@ -381,14 +397,17 @@ cdef class LinearState:
         its own size, so a short last batch of an epoch is an average too.
 
         With ``n_threads > 1`` and ``k >= PARALLEL_MIN_BATCH`` (and not in
-        pair mode), each iteration of Fig. 2 runs on a team of OpenMP threads
-        (see :meth:`_team`): the margins of the batch are split among the
-        threads and the sub-gradient sum is added to v by feature ranges.
-        Every coordinate of v and every sum receives the same operations in
-        the same order as in the serial loop, so the iterates are
-        bit-identical for any number of threads.  Otherwise (k below the
-        threshold, one thread, ranking pairs, or a build without OpenMP)
-        the serial loop runs.
+        pair mode), the iterations of Fig. 2 can run on a team of OpenMP
+        threads (see :meth:`_team`): the margins of the batch are split among
+        the threads and the sub-gradient sum (Eq. (8)) is added to v by
+        feature ranges.  Every coordinate of v and every sum receives the
+        same operations in the same order as in the serial loop, so the
+        iterates are bit-identical for any number of threads.  With ``ADAPT``
+        (the default) the iterations run in timed chunks on the team or on
+        the serial loop, whichever is currently faster (see :meth:`_plan`),
+        so a machine whose cores are busy falls back to one thread.
+        Otherwise (k below the threshold, one thread, ranking pairs, or a
+        build without OpenMP) the serial loop runs.
 
         Parameters
         ----------
