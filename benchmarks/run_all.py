@@ -20,6 +20,9 @@ Sections:
   stream  `pegasos train --stream` (shuffle buffer, binary cache) against in-memory training on
           synthetic files of --stream-bytes sizes (default 1e8,1e9; the issue's figures use
           `--only stream --stream-bytes 1e9,1e10`, about 15 minutes): time, peak RSS, objective.
+  batch   threads for the mini-batch step: solver time with 1 and 2 threads for k = 1..4096 on
+          a9a and a 200000 x 50000 synthetic set, speed-up and crossover k (about 10 minutes;
+          needs both cores free: the threads' barriers wait for any descheduled thread).
   synthetic  issue 3: time to within 1% of f* on a 1M x 50k synthetic set (50 per row,
           lambda 1e-4) for pegasos (API, CLI), scikit-learn SGD (plain, averaged) and LIBLINEAR;
           the whole `pegasos train` process against a liblinear-official user's script on a9a
@@ -40,11 +43,13 @@ directory that is deleted at the end.
 import argparse
 import importlib.util
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import bench_batch
 import bench_compressed
 import bench_kernel
 import bench_memory
@@ -55,11 +60,11 @@ import bench_stream
 import bench_synthetic
 import bench_train
 import merge_results
-from common import (REFERENCE_OPTIMA, data_dir, ensure_packages, import_pegasos,
+from common import (DATA_SCRIPTS, REFERENCE_OPTIMA, data_dir, ensure_packages, import_pegasos,
                     machine_info, make_synthetic)
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("parse", "train", "memory", "kernel", "multiclass", "stream")
+SECTIONS = ("parse", "train", "memory", "kernel", "multiclass", "stream", "batch")
 SECTIONS += ("synthetic", "compressed", "scale")     # issue 3: speed and scale
 
 
@@ -232,6 +237,24 @@ def main(argv=None):
                 path.unlink()
             notes.append(f"files: {synth_desc}; each is a prefix of the next")
             parts.append(section("Training from files larger than memory (`train --stream`)", table, notes))
+
+        if "batch" in args.sections:
+            log("== threads for the mini-batch step")
+            datasets = []
+            a9a = root / "a9a" / "a9a"
+            if a9a.exists():
+                datasets.append(("a9a", a9a))
+            wide = tmp / "synthetic-wide.svm"
+            log("writing the wide synthetic set ...")
+            subprocess.run([sys.executable, str(DATA_SCRIPTS / "make_synthetic.py"),
+                            *bench_batch.synthetic_args(wide)], check=True)
+            datasets.append(("synthetic 200000 x 50000, 50 per row", wide))
+            if pegasos is None:
+                table, notes = "", ["skipped: pegasos not importable"]
+            else:
+                table, notes, _ = bench_batch.run(datasets, args.repeats, pegasos, log=log)
+            wide.unlink()
+            parts.append(section("Threads for the mini-batch step (1 vs 2 threads)", table, notes))
 
         if "synthetic" in args.sections:
             log("== issue 3: time to 1% of f* on a synthetic set, whole process, start-up")
