@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import (REFERENCE_OPTIMA, markdown_table, median_time, objective, pegasos_command,
+from common import (REFERENCE_OPTIMA, markdown_table, objective, pegasos_command,
                     run_measured, to_pm1, warm_cache, make_synthetic)
 
 HERE = Path(__file__).resolve().parent
@@ -136,18 +136,6 @@ def cli_command(data, model, lam, flags, epochs=None, iterations=None, seed=1):
             "--no-objective", str(data), str(model)]
 
 
-def run_cli(cmd, repeats):
-    """Run a command ``repeats`` times; median seconds, max peak RSS and the last run."""
-    runs = []
-    for _ in range(repeats):
-        run = run_measured(cmd)
-        if run["returncode"] != 0:
-            raise RuntimeError(f"`{' '.join(map(str, cmd[1:]))}` failed: {run['stderr'].strip()[-300:]}")
-        runs.append(run)
-    return dict(seconds=statistics.median(r["seconds"] for r in runs),
-                maxrss_mb=max(r["maxrss_mb"] for r in runs), last=runs[-1])
-
-
 def liblinear_weights(model):
     """LIBLINEAR's w oriented so that a positive value predicts +1."""
     w, _ = model.get_decfun()
@@ -196,56 +184,97 @@ def sgd_fit(X, y, lam, epochs, seed, average):
 
 # ------------------------------------------------------------------ table 1
 
-def time_to_target(pegasos, data_path, X, y, lam, f_star, repeats, cli_repeats, log, tmpdir,
-                   with_cli=True, with_sgd=True):
-    """Every tool's effort and time to f <= (1 + TOL) f*; returns a list of row dicts."""
+def timed(fn):
+    """Seconds of one call of ``fn`` (garbage collected first)."""
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def interleaved(timers, repeats, log=None):
+    """Run each timer once per round, ``repeats`` rounds, so that a change of the
+    machine's load falls on every tool alike.  ``timers``: [(row dict, fn)], fn()
+    returns seconds or a run_measured dict.  Sets each row's ``seconds`` (median)
+    and, for processes, ``rss`` (largest peak RSS)."""
+    for r in range(repeats):
+        if log:
+            log(f"    timing round {r + 1}/{repeats} ...")
+        for row, fn in timers:
+            got = fn()
+            if isinstance(got, dict):
+                if got["returncode"] != 0:
+                    raise RuntimeError(f"a timed process failed: {got['stderr'].strip()[-300:]}")
+                row.setdefault("times", []).append(got["seconds"])
+                row["rss"] = max(row.get("rss", 0.0), got["maxrss_mb"])
+            else:
+                row.setdefault("times", []).append(got)
+    for row, _ in timers:
+        row["seconds"] = statistics.median(row["times"])
+
+
+def time_to_target(pegasos, data_path, X, y, lam, f_star, repeats, log, tmpdir, with_cli=True, with_sgd=True):
+    """Every tool's effort and time to f <= (1 + TOL) f*; returns a list of row dicts.
+
+    First each tool's effort is searched, then all timed runs take turns (see
+    ``interleaved``)."""
     score = Scorer(X, y, lam)
     target = (1.0 + TOL) * f_star
-    rows = []
+    rows, timers = [], []
+    tmpdir = Path(tmpdir)
 
-    for name, settings, flags in SETTINGS:
-        log(f"  pegasos API, {name} ...")
+    for i, (name, settings, flags) in enumerate(SETTINGS):
+        log(f"  pegasos API, {name}: searching ...")
         found = search(EPOCH_GRID, lambda e, s: score(pegasos_fit(pegasos, X, y, lam, settings, s, epochs=e).w),
                        target)
         row = dict(tool="pegasos (Python API)", config=name, unit="epochs", peer=False, **found)
-        if found["value"] is not None:
-            row["seconds"], _, _ = median_time(
-                lambda: pegasos_fit(pegasos, X, y, lam, settings, SEEDS[0], epochs=found["value"]), repeats)
-            log(f"    {found['value']:g} epochs, {row['seconds']:.3f} s")
         rows.append(row)
-        if with_cli and found["value"] is not None:
-            model = Path(tmpdir) / "synthetic.model"
-            cmd = cli_command(data_path, model, lam, flags, epochs=found["value"])
-            run = run_cli(cmd, cli_repeats)
-            f = score(pegasos.load_model(str(model)).w)
-            model.unlink()
-            rows.append(dict(tool="pegasos (CLI, whole process)", config=name, unit="epochs", peer=False,
-                             value=found["value"], f=f, seconds=run["seconds"], rss=run["maxrss_mb"],
-                             cli=True))
-            log(f"    CLI: {run['seconds']:.3f} s, peak RSS {run['maxrss_mb']:.0f} MiB")
+        if found["value"] is None:
+            continue
+        log(f"    {found['value']:g} epochs")
+        epochs = found["value"]
+        timers.append((row, lambda settings=settings, epochs=epochs: timed(
+            lambda: pegasos_fit(pegasos, X, y, lam, settings, SEEDS[0], epochs=epochs))))
+        if with_cli:
+            model = tmpdir / f"synthetic-{i}.model"
+            cmd = cli_command(data_path, model, lam, flags, epochs=epochs)
+            cli = dict(tool="pegasos (CLI, whole process)", config=name, unit="epochs", peer=False,
+                       value=epochs, cli=True, model=model)
+            rows.append(cli)
+            timers.append((cli, lambda cmd=cmd: run_measured(cmd)))
 
     for average in ((False, True) if with_sgd else ()):
         name = "hinge, optimal rate, no intercept" + (", average=True" if average else "")
-        log(f"  scikit-learn SGDClassifier{' (averaged)' if average else ''} ...")
+        log(f"  scikit-learn SGDClassifier{' (averaged)' if average else ''}: searching ...")
         found = search(SGD_GRID, lambda e, s: score(sgd_fit(X, y, lam, e, s, average)), target)
         row = dict(tool="scikit-learn SGDClassifier", config=name, unit="epochs (max_iter)", peer=True, **found)
-        if found["value"] is not None:
-            row["seconds"], _, _ = median_time(lambda: sgd_fit(X, y, lam, found["value"], SEEDS[0], average),
-                                               repeats)
-            log(f"    {found['value']:g} epochs, {row['seconds']:.3f} s")
         rows.append(row)
+        if found["value"] is not None:
+            log(f"    {found['value']:g} epochs")
+            timers.append((row, lambda average=average, epochs=found["value"]: timed(
+                lambda: sgd_fit(X, y, lam, epochs, SEEDS[0], average))))
 
-    log("  LIBLINEAR -s 3 ...")
+    log("  LIBLINEAR -s 3: searching ...")
     ll = Liblinear(X, y, lam)
     found = search(EPS_GRID, lambda e, s: score(liblinear_weights(ll.fit(e, s))), target)
     row = dict(tool="LIBLINEAR (liblinear-official)", config=f"-s 3 -B -1, C = {ll.C:.4g}", unit="-e",
                peer=True, build=ll.build_seconds, **found)
-    if found["value"] is not None:
-        row["seconds"], _, _ = median_time(lambda: ll.fit(found["value"]), repeats)
-        log(f"    -e {found['value']:g}, {row['seconds']:.3f} s (+ {ll.build_seconds:.2f} s building its problem)")
     rows.append(row)
+    if found["value"] is not None:
+        log(f"    -e {found['value']:g} (+ {ll.build_seconds:.2f} s building its problem)")
+        timers.append((row, lambda eps=found["value"]: timed(lambda: ll.fit(eps))))
+
+    log(f"  {len(timers)} timed runs per round, {repeats} rounds ...")
+    interleaved(timers, repeats, log)
     del ll
     gc.collect()
+    for row in rows:
+        if row.get("cli"):
+            row["f"] = score(pegasos.load_model(str(row["model"])).w)
+            row["model"].unlink()
+    for row in rows:
+        if row.get("seconds") is not None:
+            log(f"    {row['tool']}, {row['config']}: {row['seconds']:.3f} s")
     return rows
 
 
@@ -275,44 +304,47 @@ def table_time_to_target(rows, f_star):
 
 # ------------------------------------------------------------------ table 2
 
-def whole_process(pegasos, name, data_path, X, y, lam, f_star, rows, repeats, peer_repeats, tmpdir, log):
-    """pegasos train vs liblinear_user.py, each with the effort that reached 1%; table rows."""
+def whole_process(pegasos, name, data_path, X, y, lam, f_star, rows, repeats, tmpdir, log):
+    """pegasos train vs liblinear_user.py, each with the effort that reached 1%, taking turns;
+    returns (table rows, {process: median seconds})."""
     score = Scorer(X, y, lam)
     api = [r for r in rows if r["tool"] == "pegasos (Python API)" and r.get("seconds") is not None]
     ll = [r for r in rows if r["tool"].startswith("LIBLINEAR") and r["value"] is not None]
-    out, raw = [], {}
+    procs, timers = [], []
     tmpdir = Path(tmpdir)
     if api:
         best = min(api, key=lambda r: r["seconds"])
         flags = next(f for n, _, f in SETTINGS if n == best["config"])
         model = tmpdir / "whole.model"
         cmd = cli_command(data_path, model, lam, flags, epochs=best["value"])
-        log(f"  {name}: pegasos train ({best['config']}, {best['value']:g} epochs) x{repeats} ...")
-        run = run_cli(cmd, repeats)
-        f = score(pegasos.load_model(str(model)).w)
-        model.unlink()
-        raw["pegasos"] = run["seconds"]
-        out.append([name, "pegasos train (read + train + write)",
-                    f"{best['config']}, {best['value']:g} epochs", f"{100 * (f / f_star - 1):.2f}%",
-                    f"{run['seconds']:.3f}", f"{run['maxrss_mb']:.0f}"])
+        procs.append(dict(key="pegasos", process="pegasos train (read + train + write)", model=model,
+                          setting=f"{best['config']}, {best['value']:g} epochs"))
+        timers.append((procs[-1], lambda cmd=cmd: run_measured(cmd)))
     if ll:
-        from liblinear.liblinearutil import load_model
-
         eps = ll[0]["value"]
         options = f"-s 3 -c {1.0 / (lam * X.shape[0])!r} -B -1 -q -e {eps!r}"
         for reader in ("svm_read_problem", "load_svmlight_file"):
-            model = tmpdir / "whole.liblinear"
+            model = tmpdir / f"whole-{reader}.liblinear"
             cmd = [sys.executable, str(USER_SCRIPT), reader, str(data_path), options, str(model)]
-            log(f"  {name}: LIBLINEAR user process ({reader}) x{peer_repeats} ...")
-            run = run_cli(cmd, peer_repeats)
-            f = score(liblinear_weights(load_model(str(model))))
-            model.unlink()
-            raw[reader] = run["seconds"]
             reader_text = ("svm_read_problem(return_scipy=True)" if reader == "svm_read_problem"
                            else "sklearn load_svmlight_file")
-            out.append([name, f"Python: {reader_text} + liblinear train + save_model",
-                        f"-s 3 -e {eps:g}", f"{100 * (f / f_star - 1):.2f}%", f"{run['seconds']:.3f}",
-                        f"{run['maxrss_mb']:.0f}"])
+            procs.append(dict(key=reader, process=f"Python: {reader_text} + liblinear train + save_model",
+                              model=model, setting=f"-s 3 -e {eps:g}"))
+            timers.append((procs[-1], lambda cmd=cmd: run_measured(cmd)))
+    log(f"  {name}: {len(timers)} processes, {repeats} rounds ...")
+    interleaved(timers, repeats)
+    out, raw = [], {}
+    for p in procs:
+        if p["key"] == "pegasos":
+            w = pegasos.load_model(str(p["model"])).w
+        else:
+            from liblinear.liblinearutil import load_model
+
+            w = liblinear_weights(load_model(str(p["model"])))
+        p["model"].unlink()
+        raw[p["key"]] = p["seconds"]
+        out.append([name, p["process"], p["setting"], f"{100 * (score(w) / f_star - 1):.2f}%",
+                    f"{p['seconds']:.3f}", f"{p['rss']:.0f}"])
     return out, raw
 
 
@@ -335,13 +367,12 @@ def startup(tmpdir, repeats, log):
          [sys.executable, str(USER_SCRIPT), "svm_read_problem", str(one), "-s 3 -c 1 -B -1 -q",
           str(tmpdir / "one-line.liblinear")]),
     ]
-    rows = []
     n = max(5, repeats)
-    log(f"  start-up, {n} runs each ...")
-    for name, cmd in cases:
-        run = run_cli(cmd, n)
-        rows.append([name, f"{1000 * run['seconds']:.0f}", f"{run['maxrss_mb']:.0f}"])
-    notes = [f"median of {n} runs of each command, timed from outside (fork to exit), "
+    log(f"  start-up, {n} rounds ...")
+    timed_rows = [dict(name=name) for name, _ in cases]
+    interleaved([(row, lambda cmd=cmd: run_measured(cmd)) for row, (_, cmd) in zip(timed_rows, cases)], n)
+    rows = [[r["name"], f"{1000 * r['seconds']:.0f}", f"{r['rss']:.0f}"] for r in timed_rows]
+    notes = [f"median of {n} runs of each command (taking turns), timed from outside (fork to exit), "
              "peak RSS of the command's process"]
     notes += import_times(one, model)
     return markdown_table(["command", "wall ms (median)", "peak RSS MiB"], rows), notes
@@ -400,7 +431,7 @@ def run(tmpdir, repeats, quick, pegasos, log=print, data_root=None):
     gc.collect()
     log(f"  f* = {f_star:.10f} (LIBLINEAR -e {TIGHT_EPS:g}, {tight_seconds:.1f} s)")
 
-    rows = time_to_target(pegasos, path, X, y, LAM, f_star, big_repeats, big_repeats, log, tmpdir)
+    rows = time_to_target(pegasos, path, X, y, LAM, f_star, big_repeats, log, tmpdir)
     best_seen = min([f_star] + [r["best"] for r in rows if r.get("best") is not None])
     table1, best_peer = table_time_to_target(rows, f_star)
     notes1 = [
@@ -414,7 +445,8 @@ def run(tmpdir, repeats, quick, pegasos, log=print, data_root=None):
         f"target f <= {1 + TOL:g} f* = {(1 + TOL) * f_star:.6f} for each of the seeds {list(SEEDS)} "
         "(LIBLINEAR: srand of the C library); effort grids: "
         f"epochs {EPOCH_GRID} (scikit-learn: whole epochs), -e {EPS_GRID}",
-        f"times: median of {big_repeats} runs with seed 1, data in memory; CLI rows: the whole "
+        f"times: median of {big_repeats} runs with seed 1, the timed runs of all rows taking turns (one of each "
+        "per round, after every effort was found), data in memory; CLI rows: the whole "
         "`pegasos train` process timed from outside (start-up, reading the file, training, writing "
         "the model, no objective); 'time / best peer' compares in-memory times only",
         f"LIBLINEAR's time excludes building its problem from the CSR matrix "
@@ -434,7 +466,7 @@ def run(tmpdir, repeats, quick, pegasos, log=print, data_root=None):
     proc_rows = []
     proc_notes = []
     proc_rows_syn, raw_syn = whole_process(pegasos, f"synthetic {m // 1000}k", path, X, y, LAM, f_star, rows,
-                                           big_repeats, big_repeats, tmpdir, log)
+                                           big_repeats, tmpdir, log)
     del X, y, score
     gc.collect()
     verdicts = []
@@ -444,10 +476,9 @@ def run(tmpdir, repeats, quick, pegasos, log=print, data_root=None):
         Xa, ya = pegasos.load_svmlight(str(a9a))
         ya = to_pm1(ya)
         fa = REFERENCE_OPTIMA[("a9a/a9a", 1e-4)]
-        rows_a = time_to_target(pegasos, a9a, Xa, ya, LAM, fa, repeats, repeats, lambda s: None, tmpdir,
+        rows_a = time_to_target(pegasos, a9a, Xa, ya, LAM, fa, repeats, lambda s: None, tmpdir,
                                 with_cli=False, with_sgd=False)
-        rows_a9a, raw_a9a = whole_process(pegasos, "a9a", a9a, Xa, ya, LAM, fa, rows_a, repeats, repeats,
-                                          tmpdir, log)
+        rows_a9a, raw_a9a = whole_process(pegasos, "a9a", a9a, Xa, ya, LAM, fa, rows_a, repeats, tmpdir, log)
         proc_rows += rows_a9a
         verdicts.append(("a9a", raw_a9a))
     else:
@@ -467,7 +498,8 @@ def run(tmpdir, repeats, quick, pegasos, log=print, data_root=None):
         "training, writing the model) with the effort that reached 1% of f* in the table above "
         "(a9a: searched the same way, f* from the data README): pegasos with its fastest setting, "
         "LIBLINEAR with its loosest -e; gap = f of the model file read back, relative to f*",
-        f"median of {repeats} runs on a9a and {big_repeats} on the synthetic file; peak RSS of the process",
+        f"median of {repeats} runs on a9a and {big_repeats} on the synthetic file, the processes taking turns; "
+        "peak RSS: the largest of the process's runs",
         "liblinear_user.py: benchmarks/liblinear_user.py (svm_read_problem with return_scipy=True, the faster "
         "of LIBLINEAR's two reader outputs)",
     ]
