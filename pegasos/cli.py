@@ -196,8 +196,17 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         if kernel != "linear" or multiclass is not None or loss == "rank" or cost_matrix is not None:
             raise ParameterError("--shuffle-buffer trains linear binary classifiers and regression; "
                                  "use --cache FILE for kernels, multiclass and ranking")
-        if data == "-":
-            raise ParameterError("standard input can be read only once: use --cache FILE to train from it")
+        from .stream import check_rereadable
+
+        check_rereadable(data)
+    if cache_file is not None:
+        if _is_number(cache_file) and not os.path.exists(cache_file):
+            raise ParameterError(f"--cache takes a file name, got {cache_file!r}; the kernel-row cache size in "
+                                 "MiB is --cache-mb (write ./NAME for a file named so)")
+        if _same_path(cache_file, model if model is not None else os.path.basename(data) + ".model"):
+            raise ParameterError(f"--cache {cache_file} is the MODEL file; choose another name")
+        if data != "-" and _same_path(cache_file, data):
+            raise ParameterError(f"--cache {cache_file} is the DATA file; choose another name")
     sampling = sampling or "uniform"
 
     if average and average_from is not None:
@@ -423,6 +432,14 @@ def _class_weights(items, cost_factor, labels):
         if not sep:
             raise ParameterError(f"-w expects LABEL:WEIGHT, got {item!r}")
     return out or None
+
+
+def _same_path(a, b):
+    """True if a and b name the same file (or would, once created)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _is_number(text):

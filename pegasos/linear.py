@@ -570,7 +570,9 @@ def solve(blocks, n_features, *, lam, k, projection, avg_start, bias, progress=N
 
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
         raise ParameterError(f"the number of threads must be a positive integer, got {n_threads!r}")
-    n_threads = int(n_threads)
+    # more threads than processors only adds contention (and OpenMP fails to start
+    # tens of thousands); the model is the same for any count
+    n_threads = min(int(n_threads), _available_cpus())
     check_weight_memory(n_features, 2 if avg_start else 1)
     state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
                               _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank", 1, float(t0))
@@ -592,6 +594,14 @@ def solve(blocks, n_features, *, lam, k, projection, avg_start, bias, progress=N
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     return np.ascontiguousarray(w, dtype=np.float64), float(b)
+
+
+def _available_cpus():
+    """Processors this process may run on (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def model_info(lam, T, k, sampling, projection, avg_start, average_from, seed, m, *, task="binary",

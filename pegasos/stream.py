@@ -9,23 +9,25 @@ Two ways, both behind ``pegasos train --stream``:
   pairs, one-vs-rest, kernels) and the model is bit-identical to in-memory
   training.  Later runs with the same source file reuse the cache without
   parsing.  Cost: disk space of 12 bytes per non-zero (8 with float32) plus
-  24 per example; private memory O(m) (the ±1 labels, a permutation), not
+  16 per example (24 with qids), and about 1.7 times that while it is built;
+  private memory O(m) (the ±1 labels, a permutation), not
   O(nnz): the mapped pages are the kernel's page cache, which it drops under
   memory pressure.  Use it for several epochs, for uniform sampling, and to
   train from standard input.
 
 * **Shuffle buffer** (:func:`train_shuffled`, ``--shuffle-buffer N``).
-  Repeated sequential passes over the text.  A buffer of N examples is
-  filled; then, repeatedly, half of it (a multiple of k, drawn without
-  replacement) is visited in random order and replaced by the next examples
-  of the file; at the end of a pass the rest is visited in random order.
-  Memory is bounded by N (and n_features), whatever the size of the file, and
-  no disk is used; each epoch parses the text again.  The order is only
-  shuffled within a window of about 2N examples: a file sorted by label needs
-  a buffer larger than its longest run of one label, or the cache.  Use it
-  for one or a few epochs (``--eta0`` with suffix averaging reaches 1% of the
-  optimum in one epoch) when disk space is short.  Binary classification and
-  regression only.
+  Repeated sequential passes over the text.  Rows are read into a buffer;
+  whenever it holds N or more, all but N/2 of them, drawn at random, are
+  visited in random order, and the N/2 others stay to mix with the next rows;
+  at the end of a pass the rest is visited in random order.  Memory is
+  bounded by N examples plus the rows of one block of text (4 MiB), whatever
+  the size of the file, and no disk is used; each epoch parses the text
+  again.  The order is only shuffled within a window of about N examples
+  (and at least one block): a file sorted by label needs a buffer larger
+  than its longest run of one label, or the cache.  Use it for one or a few
+  epochs (``--eta0`` with suffix averaging reaches 1% of the optimum in one
+  epoch) when disk space is short.  Binary classification and regression
+  only, from a regular file (a pipe can be read only once).
 
 Both take a first pass over the text (the cache's build, or a scan) that
 finds m, the dimension and the labels before training starts.
@@ -33,8 +35,10 @@ finds m, the dimension and the labels before training starts.
 
 import json
 import math
+import numbers
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -55,7 +59,9 @@ _COPY_BYTES = 16 << 20
 # ---------------------------------------------------------------- cache --
 
 def _source_stamp(path):
-    """(size, mtime in ns) of a regular file, or None (standard input)."""
+    """What identifies a regular file's content cheaply: [size, mtime, ctime (ns),
+    inode]; None for standard input and other files that are not regular
+    (pipes, devices), whose content cannot be identified."""
     if path == "-":
         return None
     try:
@@ -64,7 +70,10 @@ def _source_stamp(path):
         raise DataError(path, "no such file") from None
     except OSError as e:
         raise DataError(path, f"cannot open: {e.strerror or e}") from None
-    return st.st_size, st.st_mtime_ns
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    # ctime cannot be set back by a user (touch -r, cp -p, rsync -t set mtime only)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def read_cache_header(cache_path):
@@ -77,11 +86,19 @@ def read_cache_header(cache_path):
     """
     try:
         with open(cache_path, "rb") as f:
-            head = f.read(_HEADER_BYTES)
+            return _header_of(f)
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise DataError(cache_path, "is a directory, not a cache file") from None
     except OSError as e:
         raise DataError(cache_path, f"cannot read the cache: {e.strerror or e}") from None
+
+
+def _header_of(f):
+    """The header of the open cache file ``f`` (None: not a cache; {}: unreadable header)."""
+    f.seek(0)
+    head = f.read(_HEADER_BYTES)
     if not head.startswith(CACHE_MAGIC):
         return None
     try:
@@ -91,22 +108,42 @@ def read_cache_header(cache_path):
     return header if isinstance(header, dict) else {}
 
 
-def _cache_is_current(header, cache_path, path, zero_based, dtype):
-    """True if ``header`` describes a complete cache of ``path`` read with these options."""
+def _cache_is_current(header, size, path, zero_based, dtype):
+    """True if ``header`` (of a cache file of ``size`` bytes) describes a
+    complete cache of ``path`` read with these options on this machine."""
     stamp = _source_stamp(path)
     if not header or stamp is None or header.get("version") != CACHE_VERSION:
         return False
     try:
         end = max(off + np.dtype(dt).itemsize * count for off, dt, count in header["sections"].values())
-        return (header["source"] == os.path.abspath(path) and header["source_size"] == stamp[0]
-                and header["source_mtime_ns"] == stamp[1] and header["zero_based"] == bool(zero_based)
-                and header["dtype"] == np.dtype(dtype).name and os.path.getsize(cache_path) >= end)
+        return (header["source"] == os.path.abspath(path) and header["source_stamp"] == stamp
+                and header["zero_based"] == bool(zero_based) and header["dtype"] == np.dtype(dtype).name
+                and header["byte_order"] == sys.byteorder and size >= end)
     except (KeyError, TypeError, ValueError, OSError):
         return False
 
 
-def open_cache(cache_path, header=None):
+def _damaged(cache_path, what):
+    return DataError(cache_path, f"damaged cache file ({what}); delete it to rebuild")
+
+
+def open_cache(cache_path, header=None, f=None):
     """Memory-map a cache file as :class:`pegasos.io.SVMLightData` (no copy).
+
+    The arrays are checked before use (O(nnz), in blocks): indptr starts at
+    0, never decreases and ends at nnz; every index is in [0, n_features)
+    and increases within its row; labels are finite.  A damaged file is
+    therefore an error, never a crash of the training loop.
+
+    Parameters
+    ----------
+    cache_path : str
+    header : dict, optional
+        Its header, if already read from the open file ``f``.
+    f : binary file object, optional
+        The cache opened for reading; header and arrays are taken from this
+        one descriptor, so a cache replaced meanwhile by another process is
+        never mixed with the old one.
 
     Returns
     -------
@@ -120,23 +157,65 @@ def open_cache(cache_path, header=None):
     DataError
         Not a cache file, or a damaged one.
     """
-    header = read_cache_header(cache_path) if header is None else header
-    if not header:
+    if f is None:
+        try:
+            with open(cache_path, "rb") as f:
+                return open_cache(cache_path, None, f)
+        except FileNotFoundError:
+            raise DataError(cache_path, "no such file") from None
+        except OSError as e:
+            raise DataError(cache_path, f"cannot read the cache: {e.strerror or e}") from None
+    header = _header_of(f) if header is None else header
+    if header is None:
         raise DataError(cache_path, "is not a pegasos cache file")
     try:
-        arrays = {name: np.memmap(cache_path, dtype=np.dtype(dt), mode="r", offset=off, shape=(count,))
-                  if count else np.zeros(0, dtype=np.dtype(dt))
-                  for name, (off, dt, count) in header["sections"].items()}
+        if header.get("byte_order") != sys.byteorder:
+            raise ValueError("written on a machine of another byte order")
+        size = os.fstat(f.fileno()).st_size
+        arrays = {}
+        for name, (off, dt, count) in header["sections"].items():
+            dt, off, count = np.dtype(dt), int(off), int(count)
+            if off < 0 or count < 0 or off + dt.itemsize * count > size:
+                raise ValueError(f"section {name} beyond the end of the file")
+            arrays[name] = (np.memmap(f, dtype=dt, mode="r", offset=off, shape=(count,)) if count
+                            else np.zeros(0, dtype=dt))
         labels = [LabelInfo(float(v), int(line), str(text)) for v, line, text in header["distinct_labels"]]
-        m, path = int(header["n_examples"]), str(header["source"])
-    except (KeyError, TypeError, ValueError, OSError) as e:
-        raise DataError(cache_path, f"damaged cache file ({e}); delete it to rebuild") from None
-    if arrays["labels"].shape[0] != m or arrays["indptr"].shape[0] != m + 1:
-        raise DataError(cache_path, "damaged cache file (section sizes); delete it to rebuild")
-    chunk = Chunk(arrays["labels"], arrays["indptr"], arrays["indices"], arrays["data"], 0, arrays.get("qid"))
-    return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=int(header["n_features"]),
-                        distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
-                        n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
+        m, n_features, path = int(header["n_examples"]), int(header["n_features"]), str(header["source"])
+        chunk = Chunk(arrays["labels"], arrays["indptr"], arrays["indices"], arrays["data"], 0, arrays.get("qid"))
+        _check_arrays(chunk, m, n_features)
+        return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=n_features,
+                            distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
+                            n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
+    except (KeyError, TypeError, ValueError, OSError, AttributeError) as e:
+        raise _damaged(cache_path, e) from None
+
+
+def _check_arrays(chunk, m, n_features, block=1 << 22):
+    """Raise ValueError unless the CSR arrays are consistent (see :func:`open_cache`)."""
+    indptr, indices, labels = chunk.indptr, chunk.indices, chunk.labels
+    nnz = indices.shape[0]
+    if labels.shape[0] != m or indptr.shape[0] != m + 1 or chunk.data.shape[0] != nnz:
+        raise ValueError("section sizes")
+    if chunk.qid is not None and chunk.qid.shape[0] != m:
+        raise ValueError("section sizes")
+    if indptr[0] != 0 or indptr[m] != nnz:
+        raise ValueError("row offsets")
+    for lo in range(0, m, block):
+        part = np.asarray(indptr[lo:lo + block + 1])
+        if np.any(part[1:] < part[:-1]):
+            raise ValueError("row offsets")
+        if not np.all(np.isfinite(labels[lo:lo + block])):
+            raise ValueError("labels")
+    # indices in range, and increasing inside each row (a decrease only where a row starts)
+    for lo in range(0, nnz, block):
+        part = np.asarray(indices[lo:lo + block + 1])
+        if part.size and (part.min() < 0 or part.max() >= n_features):
+            raise ValueError("feature indices")
+        falls = np.flatnonzero(part[1:] <= part[:-1]) + lo + 1
+        if falls.size:
+            starts = np.searchsorted(indptr, falls, side="left")
+            if np.any(np.asarray(indptr[np.minimum(starts, m)]) != falls):
+                raise ValueError("feature indices not increasing within a row")
 
 
 def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=None):
@@ -206,8 +285,7 @@ def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=N
                 sections[name] = (offset, dt, count)
             header = {
                 "version": CACHE_VERSION, "source": os.path.abspath(path) if path != "-" else "-",
-                "source_arg": str(path),
-                "source_size": stamp[0] if stamp else None, "source_mtime_ns": stamp[1] if stamp else None,
+                "source_arg": str(path), "source_stamp": stamp,
                 "zero_based": bool(zero_based), "dtype": dtype.name, "byte_order": sys.byteorder,
                 "n_examples": m, "nnz": nnz, "n_features": summary["n_features"], "n_lines": summary["n_lines"],
                 "labels_overflow": summary["labels_overflow"],
@@ -220,6 +298,9 @@ def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=N
             out.seek(0)
             out.write(text)
             out.flush()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_name, 0o666 & ~umask)        # as an ordinary new file, not mkstemp's 0600
         os.replace(tmp_name, cache_path)
     except OSError as e:
         _remove(tmp_name)
@@ -259,10 +340,18 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
     DataError
         As :func:`build_cache` and :func:`open_cache`.
     """
-    header = read_cache_header(cache_path)
-    if header is not None and _cache_is_current(header, cache_path, path, zero_based, dtype):
-        return open_cache(cache_path, header), True
-    return open_cache(cache_path, build_cache(path, cache_path, zero_based, dtype, progress)), False
+    try:
+        with open(cache_path, "rb") as f:
+            header = _header_of(f)
+            if header is not None and _cache_is_current(header, os.fstat(f.fileno()).st_size, path, zero_based,
+                                                        dtype):
+                return open_cache(cache_path, header, f), True
+    except (FileNotFoundError, IsADirectoryError):
+        pass
+    except OSError as e:
+        raise DataError(cache_path, f"cannot read the cache: {e.strerror or e}") from None
+    build_cache(path, cache_path, zero_based, dtype, progress)
+    return open_cache(cache_path), False
 
 
 # -------------------------------------------------------- shuffle buffer --
@@ -357,14 +446,21 @@ def shuffled_rows(path, shuffle_buffer, k, rng, zero_based=False, dtype=np.float
                   n_features=None, block_size=BLOCK_SIZE):
     """One pass over ``path`` in shuffle-buffer order.
 
-    Yields ``(buffer, rows)``: a :class:`Chunk`-like buffer (labels, indptr,
-    indices, data) and the int64 positions in it of the examples to visit
-    next, in that order.  Every example of the file is visited exactly once
-    per pass.  While the file lasts, ``rows`` has ``half`` =
-    max(k, floor(N/2/k)*k) entries drawn without replacement from a buffer of
-    at least max(N, half) examples (and at most that plus the rows of one
-    block of ``block_size`` bytes of text); at the end of the file the
-    remaining ones come in a random order.
+    Rows are read in blocks of ``block_size`` bytes of text into a buffer.
+    Once it holds at least N = ``shuffle_buffer`` rows, all of them but
+    ``keep`` = N // 2, drawn at random, are visited in random order (rounded
+    down to a whole number of batches of k); the kept ones stay and mix with
+    the next rows read.  At the end of the file the rest is visited in random
+    order.  Memory: at most N rows plus the rows of one block; the work per
+    row does not depend on N.  With N larger than the file, the pass is one
+    uniformly random permutation (``rng.permutation(m)``).
+
+    Yields
+    ------
+    (buffer, rows)
+        A :class:`Chunk`-like buffer (labels, indptr, indices, data) and the
+        int64 positions in it of the examples to visit next, in that order.
+        Every example of the file is visited exactly once per pass.
 
     Raises
     ------
@@ -372,34 +468,48 @@ def shuffled_rows(path, shuffle_buffer, k, rng, zero_based=False, dtype=np.float
         Malformed line, a label outside ``labels``, or an index at or beyond
         ``n_features`` (the file changed since its first pass).
     """
-    half = max(k, (shuffle_buffer // 2) // k * k)
-    full = max(shuffle_buffer, half)
+    keep = shuffle_buffer // 2
     buf, pending, waiting = _Buffer(np.dtype(dtype)), [], 0
     for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, labels=labels, block_size=block_size):
         if n_features is not None and chunk.indices.size and int(chunk.indices.max()) >= n_features:
             raise DataError(path, "changed while training: a feature index is larger than in the first pass")
         pending.append(chunk)
         waiting += chunk.n_rows
-        if buf.n_rows + waiting < full:
+        visit = (buf.n_rows + waiting - keep) // k * k
+        if buf.n_rows + waiting < shuffle_buffer or visit <= 0:
             continue
         buf.add(pending)
         pending, waiting = [], 0
-        while buf.n_rows >= full:
-            chosen = rng.choice(buf.n_rows, size=half, replace=False).astype(np.int64)
-            yield buf, chosen
-            mask = np.ones(buf.n_rows, dtype=bool)
-            mask[chosen] = False
-            buf.keep(np.flatnonzero(mask).astype(np.int64))
+        order = rng.permutation(buf.n_rows).astype(np.int64, copy=False)
+        yield buf, order[:visit]
+        buf.keep(np.sort(order[visit:]))
     buf.add(pending)
     if buf.n_rows:
-        yield buf, rng.permutation(buf.n_rows).astype(np.int64)
+        yield buf, rng.permutation(buf.n_rows).astype(np.int64, copy=False)
+
+
+def check_rereadable(path):
+    """Refuse input that cannot be read twice (the shuffle buffer reads it once per epoch).
+
+    Raises
+    ------
+    ParameterError
+        ``path`` is standard input, a pipe, a FIFO or a device.
+    DataError
+        ``path`` does not exist or cannot be examined.
+    """
+    if path == "-":
+        raise ParameterError("standard input can be read only once: use --cache FILE to train from it")
+    if _source_stamp(path) is None:
+        raise ParameterError(f"{path} is not a regular file (a pipe or a device can be read only once): "
+                             "use --cache FILE to train from it")
 
 
 def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_LAMBDA, iterations=None,
                    epochs=None, batch_size=1, projection=False, average=False, average_from=None, bias="none",
                    seed=DEFAULT_SEED, loss="hinge", epsilon=0.1, class_weight=None, step_offset=0.0,
                    zero_based=False, dtype=np.float64, allow_one_class=False, progress=None, scanned=None,
-                   n_threads=1):
+                   n_threads=1, block_size=BLOCK_SIZE):
     """Train a linear model in sequential passes over a file, through a shuffle buffer.
 
     The Pegasos step (Fig. 1 for k = 1, Fig. 2 with Eq. (8) for k > 1, the
@@ -426,6 +536,8 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
     n_threads : int >= 1
         Threads for the mini-batch step (k large enough); the model does not
         depend on it.
+    block_size : int
+        Bytes of text read at a time (the buffer also holds one block's rows).
 
     Returns
     -------
@@ -442,25 +554,29 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
     from .linear import (LOSSES, TASK_OF_LOSS, BinaryLabels, LinearModel, _sample_weights, check_parameters,
                          iterations_for, model_info, projection_radius2, solve)
 
-    if path == "-":
-        raise ParameterError("standard input can be read only once: use --cache FILE to train from it")
+    check_rereadable(path)
     if loss not in LOSSES or TASK_OF_LOSS[loss] not in ("binary", "regression"):
         raise ParameterError(f"the shuffle buffer trains binary classifiers and regression, not the {loss} "
                              "loss; use --cache FILE")
-    if isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, int) or shuffle_buffer < 1:
+    if (isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, numbers.Integral)
+            or shuffle_buffer < 1):
         raise ParameterError(f"the shuffle buffer must hold at least 1 example, got {shuffle_buffer!r}")
-    if not (isinstance(step_offset, (int, float)) and math.isfinite(step_offset) and step_offset >= 0):
+    shuffle_buffer = int(shuffle_buffer)
+    if not (isinstance(step_offset, numbers.Real) and math.isfinite(step_offset) and step_offset >= 0):
         raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
+    if not (isinstance(epsilon, numbers.Real) and math.isfinite(epsilon) and epsilon >= 0):
+        raise ParameterError(f"epsilon must be >= 0, got {epsilon}")
     task = TASK_OF_LOSS[loss]
     d = scanned if scanned is not None else scan(path, zero_based, dtype,
                                                  epsilon if task == "regression" else None)
-    m, k = d.m, int(batch_size)
+    m = d.m
     if m == 0:
         raise DataError(path, "no training examples found (the file is empty or holds only comments and "
                               "blank lines)")
     if epochs is None and iterations is None:
         epochs = DEFAULT_EPOCHS
-    check_parameters(m, lam, iterations, epochs, k, "permutation", average_from, bias, seed)
+    check_parameters(m, lam, iterations, epochs, batch_size, "permutation", average_from, bias, seed)
+    k = int(batch_size)
     T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, "permutation")
     if average and average_from is None:
         average_from = 0.0
@@ -487,7 +603,12 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
     def blocks():
         done = 0
         while done < T:                       # one pass over the file per epoch
-            for buf, rows in shuffled_rows(path, shuffle_buffer, k, rng, zero_based, dtype, labels, n_features):
+            seen = 0
+            for buf, rows in shuffled_rows(path, shuffle_buffer, k, rng, zero_based, dtype, labels, n_features,
+                                           block_size):
+                seen += rows.shape[0]
+                if seen > m:
+                    raise DataError(path, f"changed while training: more than the {m} examples of its first pass")
                 n = min(T - done, -(-rows.shape[0] // k))
                 y = labels.encode(buf.labels) if labels is not None else buf.labels
                 sw = None
@@ -497,6 +618,8 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
                 done += n
                 if done >= T:
                     return
+            if seen != m:
+                raise DataError(path, f"changed while training: {seen} examples in this pass, {m} in the first")
 
     w, b = solve(blocks(), n_features, lam=lam, k=k, projection=projection, avg_start=avg_start, bias=bias,
                  progress=progress, loss=loss, epsilon=epsilon, radius2=radius2, t0=step_offset,

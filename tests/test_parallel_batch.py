@@ -293,3 +293,13 @@ def test_cli_jobs_gives_the_same_model_file(tmp_path):
         files.append(out.read_bytes())
     assert files[0] == files[1]
     assert np.any(load_model(str(tmp_path / "jobs2.model")).w != 0.0)
+
+
+def test_thread_count_beyond_the_processors_is_capped_not_a_crash():
+    """--jobs 100000 used to segfault (and 40000 to fail in libgomp); the model must
+    simply equal the one-thread model."""
+    X, y = load_svmlight(str(data_file("a9a/a9a")))
+    kw = dict(lam=1e-4, epochs=1, batch_size=256, sampling="permutation", seed=2)
+    one = train(X, y, n_threads=1, **kw)
+    many = train(X, y, n_threads=100_000, **kw)
+    assert np.array_equal(one.w, many.w) and one.bias == many.bias

@@ -192,14 +192,21 @@ def test_regression_through_the_buffer_equals_permutation_sampling(tmp_path):
 
 
 @pytest.mark.parametrize("source,lam", [(A9A, 1e-4), ("w8a/w8a", 1e-4)])
-def test_small_buffer_reaches_the_in_memory_objective(source, lam):
-    """Same number of updates, suffix averaging: objectives within 1% of each other."""
-    path = str(data_file(source))
+def test_small_buffer_reaches_the_in_memory_objective(tmp_path, source, lam):
+    """Same number of updates, suffix averaging: objectives within 1% of each other.
+    The files are put in random order first: w8a as distributed has its 1479 positive
+    examples in one run near its start, which a 2000-example window cannot mix (the
+    README's warning about sorted files; see the test below)."""
+    lines = data_file(source).read_text().splitlines(keepends=True)
+    shuffled = tmp_path / "shuffled.svm"
+    shuffled.write_text("".join(lines[i] for i in np.random.default_rng(7).permutation(len(lines))))
+    path = str(shuffled)
     d = read_svmlight(path)
     for seed in (1, 2):
         kw = dict(lam=lam, epochs=5, average_from=0.5, seed=seed)
         mem = linear.train(d.chunk, d.y, sampling="permutation", **kw)
-        buf = stream.train_shuffled(path, shuffle_buffer=2000, **kw)
+        # blocks of 64 KiB of text (~700 rows), so that the buffer really is a window of the file
+        buf = stream.train_shuffled(path, shuffle_buffer=2000, block_size=1 << 16, **kw)
         assert buf.info["iterations"] == mem.info["iterations"]
         f_mem = objective(mem, d.chunk, d.y)["objective"]
         f_buf = objective(buf, d.chunk, d.y)["objective"]
@@ -269,26 +276,176 @@ def test_cli_stream_and_cache_end_to_end(tmp_path):
     (["--stream", "--kernel", "rbf", "A9A"], "use --cache FILE for kernels"),
     (["--stream", "--loss", "rank", "A9A"], "use --cache FILE for kernels, multiclass and ranking"),
     (["--stream", "DNA"], "has 3 labels: --shuffle-buffer trains binary classifiers"),
-    (["--cache", "A9A", "A9A"], "exists and is not a pegasos cache file"),
+    (["--cache", "A9A", "A9A"], "is the DATA file"),
+    (["--cache", "OTHER", "A9A"], "exists and is not a pegasos cache file"),
+    (["--cache", "200", "--kernel", "rbf", "A9A"], "--cache takes a file name"),
+    (["--stream", "/dev/stdin"], "is not a regular file"),
+    (["--stream", "--loss", "eps-insensitive", "-p", "nan", "A9A"], "epsilon must be >= 0"),
+    (["--stream", "--loss", "eps-insensitive", "-p", "-1", "A9A"], "epsilon must be >= 0"),
 ])
 def test_cli_stream_errors_are_one_line(tmp_path, args, message):
-    names = {"A9A": str(data_file(A9A)), "DNA": str(data_file("dna/dna.scale")), "X": str(tmp_path / "x.cache")}
-    r = run_pegasos("train", *[names.get(a, a) for a in args], tmp_path / "out.model", input="")
+    other = tmp_path / "other.txt"
+    other.write_text("not a cache\n")
+    names = {"A9A": str(data_file(A9A)), "DNA": str(data_file("dna/dna.scale")), "X": str(tmp_path / "x.cache"),
+             "OTHER": str(other)}
+    r = run_pegasos("train", *[names.get(a, a) for a in args], tmp_path / "out.model", input="", cwd=tmp_path)
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr
     assert not (tmp_path / "out.model").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]
+    assert other.read_text() == "not a cache\n"
 
 
-def test_threaded_mini_batches_through_the_buffer_give_the_same_model():
-    """The buffer changes from block to block, so threads split features evenly; same model as 1 thread."""
-    from pegasos import _core
+def test_cli_refuses_the_model_file_as_cache(tmp_path):
+    model = tmp_path / "m.model"
+    r = run_pegasos("train", "--cache", model, data_file("heart_scale/heart_scale"), model)
+    assert r.returncode == 1 and "is the MODEL file" in r.stderr
+    assert not model.exists()
 
-    path = str(data_file(A9A))
-    k = max(256, _core.PARALLEL_MIN_BATCH)
-    kw = dict(shuffle_buffer=3000, lam=1e-4, epochs=2, batch_size=k, average_from=0.5, bias="feature", seed=4)
-    one = stream.train_shuffled(path, n_threads=1, **kw)
-    two = stream.train_shuffled(path, n_threads=2, **kw)
-    assert np.array_equal(one.w, two.w) and one.bias == two.bias
-    assert np.any(one.w != 0)
+
+def test_stream_from_a_pipe_is_refused_not_hung(tmp_path):
+    """A FIFO can be read once: the shuffle buffer must refuse it (it used to loop forever)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ParameterError, match="not a regular file"):
+        stream.train_shuffled(str(fifo))
+    r = run_pegasos("train", "--stream", fifo, tmp_path / "m.model")
+    assert r.returncode == 1 and "not a regular file" in r.stderr
+
+
+@pytest.mark.parametrize("replacement", ["", "# only a comment\n", "+1 1:1\n-1 2:1\n" * 10,
+                                         "+1 1:1\n-1 2:1\n" * 80])
+def test_file_with_a_different_number_of_examples_in_a_later_pass_is_an_error(tmp_path, replacement):
+    src = tmp_path / "d.svm"
+    src.write_text("+1 1:1\n-1 2:1\n" * 50)
+    scanned = stream.scan(str(src))
+    src.write_text(replacement)
+    with pytest.raises(DataError, match="changed while training"):
+        stream.train_shuffled(str(src), scanned=scanned, epochs=1)
+
+
+def test_api_parameters_are_checked_like_train():
+    path = str(data_file("heart_scale/heart_scale"))
+    a = stream.train_shuffled(path, shuffle_buffer=np.int64(50), epochs=1)
+    assert a.info["shuffle_buffer"] == "50"
+    with pytest.raises(ParameterError, match="batch size k must be an integer"):
+        stream.train_shuffled(path, batch_size=2.5)
+    for eps in (-1.0, float("nan")):
+        with pytest.raises(ParameterError, match="epsilon must be >= 0"):
+            stream.train_shuffled(path, loss="eps-insensitive", epsilon=eps)
+
+
+def _cache_of_heart(tmp_path):
+    cache = str(tmp_path / "h.cache")
+    stream.load_cached(str(data_file("heart_scale/heart_scale")), cache)
+    return cache, stream.read_cache_header(cache)
+
+
+def _poke(cache, offset, raw):
+    with open(cache, "r+b") as f:
+        f.seek(offset)
+        f.write(raw)
+
+
+@pytest.mark.parametrize("section,position,value,dtype", [
+    ("indices", 3, -5, np.int32), ("indices", 0, 10**6, np.int32), ("indices", 1, 0, np.int32),
+    ("indptr", 5, 10**9, np.int64), ("indptr", -1, 7, np.int64), ("indptr", 0, 3, np.int64),
+    ("indptr", 7, 0, np.int64), ("labels", 4, float("inf"), np.float64), ("labels", 0, float("nan"), np.float64),
+])
+def test_damaged_cache_arrays_are_an_error_not_a_crash(tmp_path, section, position, value, dtype):
+    """A flipped byte in a cache section used to crash the loop (segfault)."""
+    cache, header = _cache_of_heart(tmp_path)
+    offset, _, count = header["sections"][section]
+    position %= count
+    _poke(cache, offset + position * np.dtype(dtype).itemsize, np.array([value], dtype=dtype).tobytes())
+    with pytest.raises(DataError, match=r"h\.cache: damaged cache file .*delete it to rebuild"):
+        stream.open_cache(cache)
+
+
+def test_damaged_cache_through_the_cli_names_the_cache(tmp_path):
+    src = tmp_path / "h.svm"
+    src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
+    cache = str(tmp_path / "h.cache")
+    stream.load_cached(str(src), cache)
+    header = stream.read_cache_header(cache)
+    offset = header["sections"]["indices"][0]
+    _poke(cache, offset + 3 * 4, np.array([-1], dtype=np.int32).tobytes())
+    r = run_pegasos("train", "--cache", cache, src, tmp_path / "m.model")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip() == f"Error: {cache}: damaged cache file (feature indices); delete it to rebuild"
+    assert not (tmp_path / "m.model").exists()
+
+
+def test_cache_header_lies_are_errors(tmp_path):
+    import json
+
+    cache, header = _cache_of_heart(tmp_path)
+    for key, value in (("n_features", 3), ("n_examples", 5), ("byte_order", "other")):
+        bad = dict(header, **{key: value})
+        text = stream.CACHE_MAGIC + json.dumps(bad).encode() + b"\n"
+        _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+        with pytest.raises(DataError, match="damaged cache file"):
+            stream.open_cache(cache)
+
+
+def test_cache_is_rebuilt_after_a_same_size_edit_that_keeps_the_mtime(tmp_path):
+    """touch -r, cp -p and rsync -t restore the mtime; the ctime still changes."""
+    src = tmp_path / "d.svm"
+    src.write_text("+1 1:1\n-1 2:1\n" * 20)
+    cache = str(tmp_path / "d.cache")
+    stream.load_cached(str(src), cache)
+    st = os.stat(src)
+    src.write_text("-1 1:1\n-1 2:1\n" + "+1 1:1\n-1 2:1\n" * 19)      # same size, one label flipped
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+    d, reused = stream.load_cached(str(src), cache)
+    assert not reused and d.y[0] == -1
+
+
+def test_cache_file_gets_the_mode_of_a_new_file(tmp_path):
+    cache, _ = _cache_of_heart(tmp_path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(cache).st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_small_buffers_cost_no_more_per_example_than_large_ones(tmp_path):
+    """The buffer is emptied down to N/2 once per block of text, not once per N/2
+    rows: a tiny N must not mean one round (and one copy of the buffer) per row."""
+    path = _indexed_file(tmp_path, 60000)
+    block = 1 << 16
+    n_blocks = os.path.getsize(path) // block + 1
+    copied = {}
+    original = stream._Buffer.keep
+
+    def counting_keep(self, rows):
+        copied[N] = copied.get(N, 0) + rows.shape[0]
+        return original(self, rows)
+
+    stream._Buffer.keep = counting_keep
+    try:
+        for N in (1, 2, 10, 1000):
+            rng = np.random.Generator(np.random.PCG64(0))
+            rounds = sum(1 for _ in stream.shuffled_rows(path, N, 1, rng, block_size=block))
+            assert rounds <= n_blocks + 1, (N, rounds)
+            assert copied.get(N, 0) <= (N // 2) * rounds, (N, copied)
+    finally:
+        stream._Buffer.keep = original
+
+
+def test_sorted_file_with_a_small_buffer_is_the_documented_failure(tmp_path):
+    """The README's warning holds: sorted by label, a window much shorter than a run is
+    far from the optimum; a buffer holding the file is not."""
+    d = read_svmlight(str(data_file(A9A)))
+    order = np.argsort(d.y, kind="stable")
+    src = tmp_path / "sorted.svm"
+    with open(data_file(A9A)) as f:
+        lines = f.readlines()
+    src.write_text("".join(lines[i] for i in order))
+    kw = dict(lam=1e-4, epochs=1, average_from=0.5, step_offset=1 / (1e-4 * 0.01), seed=1, block_size=1 << 16)
+    mem = linear.train(d.chunk, d.y, sampling="permutation", **{k: v for k, v in kw.items() if k != "block_size"})
+    f_mem = objective(mem, d.chunk, d.y)["objective"]
+    small = stream.train_shuffled(str(src), shuffle_buffer=1000, **kw)
+    whole = stream.train_shuffled(str(src), shuffle_buffer=d.n_examples + 1, **kw)
+    assert objective(small, d.chunk, d.y)["objective"] > 1.05 * f_mem
+    assert abs(objective(whole, d.chunk, d.y)["objective"] - f_mem) < 0.01 * f_mem
