@@ -221,7 +221,9 @@ cdef class LinearState:
     cdef readonly Py_ssize_t n_classes, size
     cdef int32_t* viol_r
     # buffers of the threaded mini-batch step (see _team), shared by the team
-    cdef double* p_g          # sub-gradient of each batch position (k)
+    cdef double* p_g          # sub-gradients of the violators, each thread's from its first position (k)
+    cdef int64_t* p_r         # their batch positions, likewise (k)
+    cdef int64_t* p_cnt       # per thread: violators among its batch positions
     cdef double* p_d          # d = eta/|A_t| g c / a of each violator (k)
     cdef double* p_term       # its ||w||^2 increment (k)
     cdef double* p_bias       # v[n_features] before its add (constant-feature bias) (k)
@@ -276,6 +278,7 @@ cdef class LinearState:
         self.viol_y = NULL
         self.viol_cap = 0
         self.p_g = self.p_d = self.p_term = self.p_bias = NULL
+        self.p_r = self.p_cnt = NULL
         self.p_cap = 0
         self.p_off = NULL
         self.p_prod = NULL
@@ -298,6 +301,8 @@ cdef class LinearState:
     cdef void _free_team_buffers(self) noexcept:
         cdef int j
         free(self.p_g)
+        free(self.p_r)
+        free(self.p_cnt)
         free(self.p_d)
         free(self.p_term)
         free(self.p_bias)
@@ -308,6 +313,7 @@ cdef class LinearState:
         free(self.p_prod)
         free(self.p_prod_cap)
         self.p_g = self.p_d = self.p_term = self.p_bias = NULL
+        self.p_r = self.p_cnt = NULL
         self.p_off = NULL
         self.p_prod = NULL
         self.p_prod_cap = NULL
@@ -320,6 +326,8 @@ cdef class LinearState:
         if k > self.p_cap or n_threads > self.p_threads:
             self._free_team_buffers()
             self.p_g = <double*> malloc(sizeof(double) * k)
+            self.p_r = <int64_t*> malloc(sizeof(int64_t) * k)
+            self.p_cnt = <int64_t*> malloc(sizeof(int64_t) * n_threads)
             self.p_d = <double*> malloc(sizeof(double) * k)
             self.p_term = <double*> malloc(sizeof(double) * k)
             self.p_bias = <double*> malloc(sizeof(double) * k)
@@ -327,7 +335,7 @@ cdef class LinearState:
             self.p_prod = <double**> calloc(n_threads, sizeof(double*))
             self.p_prod_cap = <int64_t*> calloc(n_threads, sizeof(int64_t))
             self.p_threads = n_threads if self.p_prod != NULL else 0
-            if (self.p_g == NULL or self.p_d == NULL or self.p_term == NULL or self.p_bias == NULL
+            if (self.p_g == NULL or self.p_r == NULL or self.p_cnt == NULL or self.p_d == NULL or self.p_term == NULL or self.p_bias == NULL
                     or self.p_off == NULL or self.p_prod == NULL or self.p_prod_cap == NULL):
                 self._free_team_buffers()
                 raise MemoryError()
@@ -668,6 +676,9 @@ cdef class LinearState:
         cdef double* v = self.v
         cdef double* u = self.u
         cdef double* pg = self.p_g
+        cdef int64_t* pr = self.p_r
+        cdef int64_t* pcnt = self.p_cnt
+        cdef int64_t cnt, cv
         cdef double* pd = self.p_d
         cdef double* pterm = self.p_term
         cdef double* pbias = self.p_bias
@@ -696,9 +707,10 @@ cdef class LinearState:
             b_m = self.b
             A_m = self.A
             bsz = k if pos + k <= n_order else n_order - pos
-            # ---- A: margins at w_t
+            # ---- A: margins at w_t; this thread's violators, in order, from its first position
             r0 = (bsz * tid) // nthr
             r1 = (bsz * (tid + 1)) // nthr
+            cnt = 0
             for r in range(r0, r1):
                 i = order[pos + r]
                 s = 0.0
@@ -706,7 +718,12 @@ cdef class LinearState:
                     s += v[indices[j]] * data[j]
                 if bias_mode == 1:
                     s += v[nf]
-                pg[r] = _subgradient(loss, y[i], a_m * s + b_m, eps)
+                g = _subgradient(loss, y[i], a_m * s + b_m, eps)
+                if g != 0.0:
+                    pg[r0 + cnt] = g
+                    pr[r0 + cnt] = r
+                    cnt += 1
+            pcnt[tid] = cnt
             pg_barrier()
             # ---- C: average and shrink (thread 0), then v <- v + d x over this thread's features
             rho = _shrink_factor(t, self.t0)
@@ -727,11 +744,21 @@ cdef class LinearState:
             cap = self.p_prod_cap[tid]
             nv = 0
             q = 0
-            for r in range(bsz):
+            jt = 0
+            cv = 0
+            cnt = pcnt[0]
+            while True:
+                # the violators in batch order: thread 0's list, then thread 1's, ...
+                while cv == cnt and jt < nthr - 1:
+                    jt += 1
+                    cv = 0
+                    cnt = pcnt[jt]
+                if cv == cnt:
+                    break
+                r = (bsz * jt) // nthr + cv
                 g = pg[r]
-                if g == 0.0:
-                    continue
-                i = order[pos + r]
+                i = order[pos + pr[r]]
+                cv += 1
                 gw = g * (1.0 if sw == NULL else sw[i])
                 d = c * gw / a_new
                 if tid == 0:
