@@ -181,7 +181,7 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
     With --stream, DATA may be larger than memory (see --shuffle-buffer and --cache).
     """
     from .errors import PegasosError, ParameterError
-    from .model import check_writable
+    from .model import check_distinct_files, check_writable
 
     if shuffle_buffer is not None and cache_file is not None:
         raise ParameterError("give either --shuffle-buffer or --cache, not both")
@@ -247,6 +247,7 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
     if step_offset and kernel != "linear":
         raise ParameterError("--t0 and --eta0 apply to linear models")
     check_writable(model)
+    check_distinct_files(model, "MODEL", (("DATA", data), ("--cost-matrix", cost_matrix)))
 
     import numpy as np
 
@@ -482,10 +483,11 @@ def predict(data, model, output, as_labels, quiet, proba=False):
     import numpy as np
 
     from .io import iter_svmlight
-    from .model import atomic_write
+    from .model import atomic_write, check_distinct_files
 
     from .errors import ParameterError
 
+    check_distinct_files(output, "OUTPUT", (("DATA", data), ("MODEL", model)))
     mdl = _load(model)
     zero_based = mdl.info.get("index_base", "1") == "0"
     progress = _Progress(quiet)

@@ -23,11 +23,16 @@ Floats are written with Python's ``repr`` (the shortest text that reads back
 as the same double), so a model survives save/load bit for bit, and loading
 then saving gives the same bytes.  Files are written to a temporary file in
 the target directory and renamed into place, so a reader never sees half a
-model.  CRLF line ends and a missing final newline are accepted.
+model; ``/dev/stdout`` and the like, FIFOs and devices are written directly
+(see :func:`atomic_write`).  CRLF line ends and a missing final newline are
+accepted.
 """
 
 import math
 import os
+import re
+import stat
+import sys
 import tempfile
 
 import numpy as np
@@ -148,46 +153,154 @@ def _read_weights(path, lines, i, n, base):
 
 
 def atomic_write(path, write):
-    """Create ``path`` atomically: ``write(fileobj)`` fills a temporary file
-    in the same directory, which is then renamed over ``path`` (keeping the
-    mode of a file it replaces; a symlink is followed).  A path that exists
-    and is not a regular file (a device, a FIFO) is written directly.
+    """Write ``path`` with ``write(fileobj)`` (a text file, UTF-8, ``\\n`` line ends).
+
+    * A path that names a file descriptor this process already has open
+      (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``,
+      ``/proc/<own pid>/fd/N``, or a symlink to one of them) is written
+      through a duplicate of that descriptor, which is then closed: the
+      original stays open and is neither truncated nor moved, so shell
+      redirections such as ``>> file`` and ``(...) > file`` keep the rest.
+    * Any other existing path that is not a regular file (a FIFO, a device
+      such as ``/dev/null``) is opened and written directly.
+    * Otherwise the text goes to a temporary file in the target directory,
+      which is then renamed over ``path`` (keeping the mode of a file it
+      replaces; a symlink is followed, not replaced), so a reader never sees
+      half a file and an interrupted run leaves nothing behind.
 
     Raises
     ------
     PegasosError
-        The directory is missing or not writable (nothing is left behind).
+        The path cannot be written (the message names it as given); nothing
+        is left behind for a regular file.
+    BrokenPipeError
+        The reader of a pipe went away (the command line stops quietly).
     """
-    path = os.path.realpath(os.fspath(path))      # write through a symlink, not over it
-    if os.path.exists(path) and not os.path.isfile(path):
-        # a device, FIFO or terminal cannot be replaced by a rename: write to it directly
-        try:
-            with open(path, "w", encoding="utf-8", newline="\n") as f:
-                write(f)
-        except OSError as e:
-            raise PegasosError(f"cannot write {path}: {e.strerror or e}") from None
+    shown = os.fspath(path)
+    fd = open_descriptor(shown)
+    if fd is not None:
+        _write_descriptor(shown, fd, write)
         return
-    mode = (os.stat(path).st_mode & 0o7777) if os.path.exists(path) else (0o666 & ~_umask())
-    directory = os.path.dirname(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        st = os.stat(shown)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise PegasosError(f"cannot write {shown}: it is a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a device or FIFO cannot be replaced by a rename: write to it directly
+        try:
+            with open(shown, "w", encoding="utf-8", newline="\n") as f:
+                write(f)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+        return
+    real = os.path.realpath(shown)      # write through a symlink, not over it
+    mode = (st.st_mode & 0o7777) if st is not None else (0o666 & ~_umask())
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".tmp",
+                                   dir=os.path.dirname(real))
     except OSError as e:
-        raise PegasosError(f"cannot write {path}: {e.strerror or e}") from None
+        raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, real)
     except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         if isinstance(e, OSError):
-            raise PegasosError(f"cannot write {path}: {e.strerror or e}") from None
+            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
         raise
+
+
+# /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N, /proc/PID/task/TID/fd/N
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|(\d+)(?:/task/\d+)?)/fd)/(\d+)")
+_STD_PATHS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def open_descriptor(path):
+    """The descriptor of this process that ``path`` names, or None.
+
+    ``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``, ``/proc/thread-self/fd/N`` and ``/proc/<pid>/fd/N``
+    with this process's pid name descriptor 0, 1, 2 or N, also when reached
+    through symlinks (of the path or of its directories).  Resolving such a
+    path with ``os.path.realpath`` gives nonsense (``pipe:[123]``) or the
+    file behind the descriptor, which is why it is recognised first.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    int or None
+        The descriptor number (whether it is open is not checked).
+    """
+    p = os.path.abspath(os.fspath(path))
+    for _ in range(40):                       # the kernel's limit on symlinks in a path
+        head, tail = os.path.split(p)
+        if not tail:
+            return None
+        p = os.path.join(os.path.realpath(head), tail)
+        if p in _STD_PATHS:
+            return _STD_PATHS[p]
+        m = _FD_PATH.fullmatch(p)
+        if m is not None and (m.group(1) is None or int(m.group(1)) == os.getpid()):
+            return int(m.group(2))
+        try:
+            target = os.readlink(p)
+        except OSError:                       # not a symlink (or missing): an ordinary path
+            return None
+        p = os.path.join(os.path.dirname(p), target)     # an absolute target replaces the directory
+    return None
+
+
+def _check_descriptor(shown, fd):
+    """Raise PegasosError unless descriptor ``fd`` (named ``shown``) is open for writing."""
+    import fcntl
+
+    try:
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    except OSError:
+        raise PegasosError(f"cannot write {shown}: file descriptor {fd} is not open") from None
+    if flags & os.O_ACCMODE == os.O_RDONLY:
+        raise PegasosError(f"cannot write {shown}: file descriptor {fd} is open for reading only")
+
+
+def _write_descriptor(shown, fd, write):
+    """``write`` through a duplicate of descriptor ``fd``, at its current offset."""
+    _check_descriptor(shown, fd)
+    for stream in (sys.stdout, sys.stderr):     # what Python buffered for fd goes first
+        try:
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    try:
+        dup = os.dup(fd)
+    except OSError as e:
+        raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+    try:
+        f = os.fdopen(dup, "w", encoding="utf-8", newline="\n")
+    except BaseException:
+        os.close(dup)
+        raise
+    try:
+        with f:                                 # closes the duplicate only
+            write(f)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
 
 
 def _umask():
@@ -197,17 +310,84 @@ def _umask():
 
 
 def check_writable(path):
-    """Fail early (before a long training run) if ``path`` cannot be created."""
-    path = os.path.realpath(os.fspath(path))
-    atomic_probe = os.path.dirname(path)
+    """Fail early (before a long training run) if ``path`` cannot be written.
+
+    Raises
+    ------
+    PegasosError
+        A directory, a missing or unwritable directory, or a descriptor path
+        (``/dev/stdout``, ...) whose descriptor is closed or read-only.
+    """
+    shown = os.fspath(path)
+    fd = open_descriptor(shown)
+    if fd is not None:
+        _check_descriptor(shown, fd)
+        return
+    path = os.path.realpath(shown)
     if os.path.isdir(path):
-        raise PegasosError(f"cannot write {path}: it is a directory")
-    if os.path.exists(atomic_probe) and not os.path.isdir(atomic_probe):
-        raise PegasosError(f"cannot write {path}: {atomic_probe} is not a directory")
-    if not os.path.isdir(atomic_probe):
-        raise PegasosError(f"cannot write {path}: directory {atomic_probe} does not exist")
-    if not os.access(atomic_probe, os.W_OK | os.X_OK):
-        raise PegasosError(f"cannot write {path}: permission denied")
+        raise PegasosError(f"cannot write {shown}: it is a directory")
+    if os.path.exists(path) and not os.path.isfile(path):
+        if not os.access(path, os.W_OK):
+            raise PegasosError(f"cannot write {shown}: permission denied")
+        return                                  # a device or FIFO, written directly
+    directory = os.path.dirname(path)
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise PegasosError(f"cannot write {shown}: {directory} is not a directory")
+    if not os.path.isdir(directory):
+        raise PegasosError(f"cannot write {shown}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise PegasosError(f"cannot write {shown}: permission denied")
+
+
+def check_distinct_files(output, output_role, inputs):
+    """Refuse to write ``output`` when it is the same file as one of ``inputs``.
+
+    Two paths are the same file when both exist as regular files and
+    ``os.path.samefile`` says so (hard links, symlinks, ``/dev/stdout``
+    redirected to the file), or, when one does not exist yet, when their
+    resolved paths are equal.  Devices, pipes and terminals are never "the
+    same file" (reading a terminal and writing it is fine).
+
+    Parameters
+    ----------
+    output : str or None
+        The output path; None or ``-`` is standard output.
+    output_role : str
+        How to call it in the message (``MODEL``, ``OUTPUT``).
+    inputs : iterable of (role, path)
+        The input files; a None path is skipped, ``-`` is standard input.
+
+    Raises
+    ------
+    PegasosError
+        One line naming both files.
+    """
+    out_st = _regular_stat(output, 1)
+    for role, path in inputs:
+        if path is None:
+            continue
+        in_st = _regular_stat(path, 0)
+        if out_st and in_st:
+            same = (out_st.st_dev, out_st.st_ino) == (in_st.st_dev, in_st.st_ino)
+        elif out_st is False or in_st is False or output in (None, "-") or path == "-":
+            same = False                        # an existing non-regular file or a standard stream
+        else:
+            same = os.path.realpath(output) == os.path.realpath(path)
+        if same:
+            what = "standard output" if output in (None, "-") else f"{output_role} {output}"
+            source = "standard input" if path == "-" else f"{role} {path}"
+            raise PegasosError(f"{what} is the same file as {source}; writing it would destroy the input "
+                               f"(choose another {output_role} file)")
+
+
+def _regular_stat(path, std_fd):
+    """os.stat of ``path`` (``std_fd``'s for None or ``-``) if it is a regular
+    file; False if it exists and is something else; None if it does not exist."""
+    try:
+        st = os.fstat(std_fd) if path in (None, "-") else os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else False
 
 
 def save_model(model, path):
