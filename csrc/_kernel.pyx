@@ -175,6 +175,7 @@ cdef class KernelState:
                   Py_ssize_t k, bint projection=False, int64_t avg_start=0,
                   int64_t budget=0, int64_t cache_bytes=0):
         cdef Py_ssize_t i
+        self.lru_head = self.lru_tail = -1          # an empty cache, for __dealloc__ if an allocation fails
         self.m = indptr.shape[0] - 1
         self.n_features = n_features
         self.indptr_mv = indptr
@@ -223,7 +224,8 @@ cdef class KernelState:
         self._grow(64)
 
     def __dealloc__(self):
-        self._cache_clear()
+        if self.c_row != NULL and self.lru_next != NULL:     # not when __cinit__ failed before allocating
+            self._cache_clear()
         free(self.sv_ex); free(self.sv_alpha); free(self.sv_kself); free(self.sv_alive)
         free(self.sv_acc); free(self.sv_lastP); free(self.slot_of); free(self.dense)
         free(self.g); free(self.bex); free(self.vio); free(self.kk)

@@ -28,6 +28,8 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid")
 DEFAULT_DEGREE = 3
 DEFAULT_COEF0 = 0.0
 DEFAULT_CACHE_MB = 100.0
+MAX_DEGREE = 2**31 - 1              # the compiled kernels take a C int
+_HUGE = 2**62                       # budgets and cache sizes beyond this mean "no limit" to the C code
 _PARALLEL_MIN_WORK = 200_000        # (rows x support vectors) below which predict uses one thread
 
 #: header keys of a kernel model file, in the order they are written
@@ -44,6 +46,8 @@ def check_kernel_parameters(kernel, gamma=None, degree=None, coef0=None, budget=
     if degree is not None and (isinstance(degree, bool) or not isinstance(degree, numbers.Integral)
                                or degree < 1):
         raise ParameterError(f"degree must be an integer >= 1, got {degree!r}")
+    if degree is not None and degree > MAX_DEGREE:
+        raise ParameterError(f"degree must be at most {MAX_DEGREE}, got {degree!r}")
     if coef0 is not None and (isinstance(coef0, bool) or not isinstance(coef0, numbers.Real)
                               or not math.isfinite(coef0)):
         raise ParameterError(f"coef0 must be a finite number, got {coef0!r}")
@@ -239,7 +243,7 @@ def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam
     avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
     state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[kernel],
                                 gamma, coef0, degree, float(lam), k, bool(projection), avg_start,
-                                int(budget or 0), int(cache_mb * (1 << 20)))
+                                min(int(budget or 0), _HUGE), int(min(cache_mb * (1 << 20), _HUGE)))
     for block, n in _Orders(m, k, sampling, seed, order).blocks(T):
         state.run(block, n)
         if progress is not None:
@@ -343,7 +347,7 @@ def parse_kernel_model(path, lines):
     pos = _check_float(header["label_positive"], path, None, "label_positive")
     if lam <= 0:
         raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
-    if gamma <= 0 or degree < 1:
+    if gamma <= 0 or not 1 <= degree <= MAX_DEGREE:
         raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}")
     if neg >= pos:
         raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "

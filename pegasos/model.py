@@ -37,7 +37,7 @@ import tempfile
 
 import numpy as np
 
-from .errors import ModelFormatError, PegasosError
+from .errors import ModelFormatError, ParameterError, PegasosError
 
 MAGIC = "pegasos_model"
 VERSION = 1
@@ -452,6 +452,8 @@ def load_model(path):
     if not n_features.isdigit():
         raise ModelFormatError(path, f"bad n_features {n_features!r}")
     n = int(n_features)
+    classes = header.get("classes", "")
+    check_weights_fit(path, lines, n, int(classes) if task == "multiclass" and classes.isdigit() else 1)
     base = header["index_base"]
     if base not in ("0", "1"):
         raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
@@ -482,6 +484,45 @@ def load_model(path):
                             loss=header["loss"], epsilon=epsilon)
     _expect_end(path, lines, i)
     return model
+
+
+def check_weights_fit(path, lines, n_features, rows=1):
+    """Refuse a model whose header asks for more weight memory than the machine has.
+
+    Loading holds ``rows`` dense float64 vectors of ``n_features`` (one for
+    a binary, regression or ranking model, one per class for a multiclass
+    one) plus one vector being read; a damaged or foreign header with a huge
+    ``n_features`` would otherwise end in a bare out-of-memory error.  The
+    test is :func:`pegasos.linear.check_weight_memory`'s (90% of the
+    physical memory), so every model trained on this machine loads.
+
+    Parameters
+    ----------
+    path : str
+        The model file, for the message.
+    lines : list of str
+        Its lines, to name the ``n_features`` line.
+    n_features : int
+    rows : int >= 1
+
+    Raises
+    ------
+    ModelFormatError
+        Naming the file, the ``n_features`` line, the memory needed and the
+        machine's.
+    """
+    from .linear import check_weight_memory
+
+    try:
+        # rows + 1 vectors: check_weight_memory counts its argument + 2
+        check_weight_memory(n_features, max(int(rows), 1) - 1)
+    except ParameterError:
+        need = 8.0 * (int(n_features) + 2) * (max(int(rows), 1) + 1)
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        line = next((i + 1 for i, ln in enumerate(lines) if ln.strip().split(" ", 1)[0] == "n_features"), None)
+        raise ModelFormatError(path, f"n_features {n_features} in the header needs {need / 2**30:.1f} GiB for "
+                                     f"the weights, more than 90% of this machine's {total / 2**30:.1f} GiB (a "
+                                     "damaged model file, or one made for a much larger machine)", line) from None
 
 
 def read_header(path, lines, required, optional, stops):

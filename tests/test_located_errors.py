@@ -1,0 +1,157 @@
+"""Model headers and kernel parameters beyond what the machine or the compiled code takes.
+
+1. A model header whose ``n_features`` cannot fit in memory is refused with
+   one line naming the model file, the ``n_features`` line and the memory
+   needed (linear, regression, one-vs-rest, Crammer-Singer), instead of
+   "out of memory"; a kernel model, which keeps no dense weights, still loads.
+   Kernel parameters beyond what the compiled code takes (a degree above
+   2^31 - 1 in a header or on the command line, a huge budget or cache) give
+   an error or mean "no limit", never a crash.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import data_file, pegasos_executable, run_pegasos
+
+HEART = data_file("heart_scale/heart_scale")
+DNA = data_file("dna/dna.scale")
+HUGE = "99999999999999"
+
+
+def ok(r):
+    assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-3000:]}"
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.stdout
+
+
+def one_error(r, *fragments):
+    """A failed run (exit 1) with exactly one 'Error: ...' line holding every fragment."""
+    assert r.returncode == 1, f"exit {r.returncode}\nstdout: {r.stdout[-500:]}\nstderr: {r.stderr[-2000:]}"
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
+    for frag in fragments:
+        assert frag in lines[0], f"{frag!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+def set_header(text, key, value):
+    out, n = re.subn(rf"(?m)^{key} .*$", f"{key} {value}", text)
+    assert n == 1
+    return out
+
+
+def header_line(text, key):
+    return next(i + 1 for i, ln in enumerate(text.splitlines()) if ln.split(" ", 1)[0] == key)
+
+
+# --------------------------------------------------------------------------- 1. model headers
+
+MODELS = {
+    "linear": (HEART, ("--epochs", "1")),
+    "regression": (HEART, ("--epochs", "1", "--loss", "eps-insensitive")),
+    "ovr": (DNA, ("--epochs", "1")),
+    "crammer-singer": (DNA, ("--epochs", "1", "--multiclass", "crammer-singer")),
+    "kernel": (HEART, ("--epochs", "1", "--kernel", "rbf", "--gamma", "0.1")),
+}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    d = tmp_path_factory.mktemp("models")
+    out = {}
+    for name, (data, opts) in MODELS.items():
+        ok(run_pegasos("train", "-q", *opts, data, d / f"{name}.model"))
+        out[name] = d / f"{name}.model"
+    return out
+
+
+@pytest.mark.parametrize("kind", ["linear", "regression", "ovr", "crammer-singer"])
+@pytest.mark.parametrize("command", ["predict", "eval", "objective"])
+def test_huge_n_features_in_a_header_is_a_one_line_error(tmp_path, models, kind, command):
+    text = set_header(models[kind].read_text(), "n_features", HUGE)
+    bad = tmp_path / "big.model"
+    bad.write_text(text)
+    data = HEART if kind in ("linear", "regression") else DNA
+    r = run_pegasos(command, data, bad, cwd=tmp_path)
+    msg = one_error(r, str(bad), f"line {header_line(text, 'n_features')}", f"n_features {HUGE}", "GiB",
+                    "this machine")
+    assert "out of memory" not in msg
+    assert r.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["big.model"]
+
+
+def test_huge_n_features_api_error(tmp_path, models):
+    from pegasos import load_model
+    from pegasos.errors import ModelFormatError
+
+    bad = tmp_path / "big.model"
+    bad.write_text(set_header(models["ovr"].read_text(), "n_features", HUGE))
+    with pytest.raises(ModelFormatError, match=rf"big.model, line \d+: n_features {HUGE} in the header needs "
+                                               r"[\d.]+ GiB"):
+        load_model(bad)
+
+
+def test_header_memory_bound_follows_the_machine(tmp_path, models):
+    """Just below and above 90% of the physical memory (the training bound):
+    loading holds the weights plus one vector."""
+    from pegasos.errors import ModelFormatError
+    from pegasos.model import check_weights_fit
+
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    lines = ["pegasos_model 1", "n_features 5"]
+    for rows in (1, 3):
+        fits = int(0.9 * total / 8 / (rows + 1)) - 16
+        check_weights_fit("m", lines, fits, rows)
+        with pytest.raises(ModelFormatError, match=r"^m, line 2: n_features"):
+            check_weights_fit("m", lines, fits + 64, rows)
+
+
+def test_kernel_model_with_huge_n_features_still_predicts(tmp_path, models):
+    """A kernel model keeps only its sparse support vectors: n_features costs nothing."""
+    good = ok(run_pegasos("predict", HEART, models["kernel"]))
+    big = tmp_path / "big.model"
+    big.write_text(set_header(models["kernel"].read_text(), "n_features", HUGE))
+    assert ok(run_pegasos("predict", HEART, big)) == good
+
+
+def test_kernel_degree_beyond_a_c_int(tmp_path, models):
+    poly = tmp_path / "poly.model"
+    ok(run_pegasos("train", "-q", "--epochs", "1", "--kernel", "poly", HEART, poly))
+    bad = tmp_path / "bad.model"
+    bad.write_text(set_header(poly.read_text(), "degree", "99999999999"))
+    one_error(run_pegasos("predict", HEART, bad), str(bad), "degree 99999999999")
+    for degree in ("2147483648", "99999999999"):
+        one_error(run_pegasos("train", "-q", "--kernel", "poly", "--degree", degree, HEART, tmp_path / "m"),
+                  "degree", degree)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.model", "poly.model"]
+
+
+def test_huge_budget_and_cache_mean_no_limit(tmp_path):
+    opts = ("-q", "--epochs", "1", "--kernel", "rbf", "--gamma", "0.1")
+    ok(run_pegasos("train", *opts, HEART, tmp_path / "plain.model"))
+    ok(run_pegasos("train", *opts, "--budget", "99999999999999999999", HEART, tmp_path / "budget.model"))
+    ok(run_pegasos("train", *opts, "--cache-mb", "1e300", HEART, tmp_path / "cache.model"))
+    plain = (tmp_path / "plain.model").read_text()
+    assert (tmp_path / "cache.model").read_text() == plain
+    # the budget is recorded as given; the support vectors are the same
+    budget = (tmp_path / "budget.model").read_text()
+    assert set_header(budget, "budget", "-") == plain
+
+
+def test_failed_kernel_state_construction_does_not_crash():
+    code = ("import numpy as np\nfrom pegasos import _kernel\n"
+            "for kw in ({'degree': 2**40}, {'budget': 2**70}, {'cache_bytes': 2**70}):\n"
+            "    args = dict(degree=3, budget=0, cache_bytes=0); args.update(kw)\n"
+            "    try:\n"
+            "        _kernel.KernelState(np.zeros(2, np.int64), np.zeros(0, np.int32), np.zeros(0), np.ones(1), 1, 1,"
+            " 1.0, 0.0, args['degree'], 1.0, 1, False, 0, args['budget'], args['cache_bytes'])\n"
+            "    except OverflowError:\n"
+            "        print('refused')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["refused"] * 3
