@@ -35,6 +35,7 @@ _EXPORTS = {
     "DataError": "errors",
     "ModelFormatError": "errors",
     "ParameterError": "errors",
+    "ExampleError": "errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -23,10 +23,18 @@ def _errors_to_click(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from .errors import PegasosError
+        from .errors import ExampleError, PegasosError
 
         try:
             return fn(*args, **kwargs)
+        except ExampleError as e:
+            # the API names an example by position: name DATA's file and line instead
+            data = kwargs.get("data")
+            if data is not None:
+                from .io import example_line
+
+                e = e.in_file(data, example_line(data, e.example))
+            raise click.ClickException(str(e)) from None
         except PegasosError as e:
             raise click.ClickException(str(e)) from None
         except MemoryError:

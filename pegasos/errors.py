@@ -28,3 +28,50 @@ class ModelFormatError(DataError):
 
 class ParameterError(PegasosError, ValueError):
     """A training or evaluation parameter is out of range."""
+
+
+class ExampleError(ParameterError):
+    """A problem with the training examples as the API received them (arrays).
+
+    The API does not know the file the examples came from; the command line
+    turns this error into a :class:`DataError` naming the file and, for one
+    example, its line (see :meth:`in_file`).
+
+    Attributes
+    ----------
+    example : int or None
+        0-based position of the offending example, or None when the problem
+        concerns the examples as a whole (e.g. a class that does not occur).
+    detail : str
+        The message without the position (what the file-and-line form shows).
+    """
+
+    def __init__(self, message, example=None, detail=None):
+        super().__init__(message)
+        self.example = example
+        self.detail = detail or message
+
+    def in_file(self, path, line=None):
+        """The same error told of the file it came from.
+
+        Parameters
+        ----------
+        path : str
+            The data file (``-`` for standard input).
+        line : int or None
+            The 1-based line of the example, if known.
+
+        Returns
+        -------
+        PegasosError
+            ``path, line N: detail``; ``path, example N: detail`` when the
+            line is unknown; ``example N of standard input: detail`` for
+            ``-``; ``path: detail`` when no example is concerned.
+        """
+        if self.example is None:
+            return DataError("standard input" if path == "-" else path, self.detail)
+        if path == "-":
+            return DataError(f"example {self.example + 1} of standard input", self.detail)
+        if line is None:
+            return DataError(f"{path}, example {self.example + 1}", self.detail)
+        return DataError(path, self.detail, line)

@@ -16,6 +16,7 @@ import bz2
 import gzip
 import lzma
 import os
+import re
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -441,6 +442,58 @@ def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, th
     return SVMLightData(path=str(path), chunk=Chunk(labels, indptr, indices, data, 0, qids), n_features=n,
                         distinct_labels=distinct[:64], labels_overflow=overflow or len(distinct) > 64,
                         n_lines=lines_before, zero_based=bool(zero_based))
+
+
+# the start of an example line: optional blanks (as the parser counts them), then
+# anything but the end of the line or a comment
+_EXAMPLE_LINE = re.compile(rb"^[ \t\r\v\f]*[^ \t\r\v\f\n#]", re.M)
+
+
+def example_line(path, example, block_size=BLOCK_SIZE):
+    """The line of a file on which its ``example``-th example (0-based) stands.
+
+    The readers keep no line numbers per example; this re-reads the file
+    (decompressing as :func:`open_binary` does) and counts the lines that
+    hold an example, i.e. those that are neither blank nor comment-only,
+    for error messages about one example of the training data.
+
+    Parameters
+    ----------
+    path : str
+        The data file; ``-`` (standard input, which cannot be read again)
+        gives None.
+    example : int
+        0-based position of the example among the file's examples.
+
+    Returns
+    -------
+    int or None
+        The 1-based line, or None if the file cannot be read again or has
+        fewer examples (it changed).
+    """
+    if path == "-" or example is None or example < 0:
+        return None
+    seen = 0
+    lines_before = 0
+    try:
+        stream = open_binary(path)
+    except DataError:
+        return None
+    try:
+        for buf in _whole_lines(stream, path, block_size):
+            buf = bytes(buf)
+            count = len(_EXAMPLE_LINE.findall(buf))
+            if seen + count > example:
+                for j, match in enumerate(_EXAMPLE_LINE.finditer(buf)):
+                    if seen + j == example:
+                        return lines_before + buf.count(b"\n", 0, match.start()) + 1
+            seen += count
+            lines_before += buf.count(b"\n")
+    except DataError:
+        return None
+    finally:
+        stream.close()
+    return None
 
 
 def load_svmlight(path, zero_based=False, dtype=np.float64, n_features=None):

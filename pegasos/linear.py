@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ExampleError, ParameterError
 
 from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS
 
@@ -120,8 +120,9 @@ class BinaryLabels:
         bad = (y != self.positive) & (y != self.negative)
         if bad.any():
             i = int(np.argmax(bad))
-            raise ParameterError(f"label {_fmt_label(y[i])} (example {i + 1}) is not one of the "
-                                 f"model's labels ({self.negative_text}, {self.positive_text})")
+            detail = (f"label {_fmt_label(y[i])} is not one of the model's labels "
+                      f"({self.negative_text}, {self.positive_text})")
+            raise ExampleError(f"example {i + 1}: {detail}", i, detail)
         return out
 
     def decode(self, positive_mask):
@@ -459,7 +460,7 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
             raise ParameterError(f"class weights apply to classification, not to the {loss} loss")
         if not np.all(np.isfinite(y)):
             i = int(np.argmin(np.isfinite(y)))
-            raise ParameterError(f"target {y[i]} (example {i + 1}) is not finite")
+            raise ExampleError(f"target {y[i]} (example {i + 1}) is not finite", i, f"target {y[i]} is not finite")
         labels = None
         y_run = y
     if indices.size and int(indices.max()) >= n_features:
@@ -635,9 +636,9 @@ def check_weight_memory(n_features, vectors=1):
     except (AttributeError, ValueError, OSError):
         return
     if need > 0.9 * total:
-        raise ParameterError(f"n_features = {n_features} (1 + the largest feature index) needs "
-                             f"{need / 2**30:.1f} GiB for the weights, more than this machine's "
-                             f"{total / 2**30:.1f} GiB; check the data for a stray huge index")
+        raise ExampleError(f"n_features = {n_features} (1 + the largest feature index) needs "
+                           f"{need / 2**30:.1f} GiB for the weights, more than this machine's "
+                           f"{total / 2**30:.1f} GiB; check the data for a stray huge index")
 
 
 def _sample_weights(y, class_weight):
@@ -650,7 +651,7 @@ def _sample_weights(y, class_weight):
             raise ParameterError(f"the weight of class {_fmt_label(float(label))} must be positive, got {weight}")
         hit = y == float(label)
         if not hit.any():
-            raise ParameterError(f"class weight given for label {_fmt_label(float(label))}, which is not in the data")
+            raise ExampleError(f"class weight given for label {_fmt_label(float(label))}, which is not in the data")
         sw[hit] = weight
     return sw
 
@@ -693,7 +694,10 @@ class _PairOrders:
             raise ParameterError(f"qid has shape {qid.shape}; it needs one query id per example ({len(y)})")
         bad = np.flatnonzero(qid < 0)
         if bad.size:
-            raise ParameterError(f"example {bad[0] + 1} has no integer qid: (the rank loss needs one on every line)")
+            i = int(bad[0])
+            detail = ("no qid: token (the rank loss needs one on every line)" if qid[i] == -1 else
+                      "its qid: is not a decimal integer below 10^18 (the rank loss needs one on every line)")
+            raise ExampleError(f"example {i + 1}: {detail}", i, detail)
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.explicit = None if order is None else np.ascontiguousarray(order, dtype=np.int64)
         self.pos = 0
@@ -726,7 +730,7 @@ class _PairOrders:
         self.partners = partners
         self.n_pairs = int(self.cum[-1]) if m else 0
         if self.n_pairs == 0:
-            raise ParameterError("no pair of examples with the same qid and different labels")
+            raise ExampleError("no pair of examples with the same qid and different labels")
 
     def blocks(self, T, k):
         done = 0

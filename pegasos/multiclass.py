@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import DataError, ParameterError
+from .errors import DataError, ExampleError, ParameterError
 from .linear import (
     _BIAS_CODE, _csr_arrays, _fit, _fmt_label, _info, _Orders, _sample_weights, check_parameters, iterations_for,
     projection_radius2, _objective_at_zero, _format_class_weights,
@@ -108,8 +108,8 @@ class MulticlassModel:
         bad = self.classes[idx] != y
         if bad.any():
             i = int(np.argmax(bad))
-            raise ParameterError(f"label {_fmt_label(y[i])} (example {i + 1}) is not one of the model's "
-                                 f"{self.n_classes} classes")
+            detail = f"label {_fmt_label(y[i])} is not one of the model's {self.n_classes} classes"
+            raise ExampleError(f"example {i + 1}: {detail}", i, detail)
         return idx.astype(np.int32)
 
     def regularizer(self):

@@ -1,4 +1,4 @@
-"""Model headers and kernel parameters beyond what the machine or the compiled code takes.
+"""Errors that used to come out without the file they are about.
 
 1. A model header whose ``n_features`` cannot fit in memory is refused with
    one line naming the model file, the ``n_features`` line and the memory
@@ -7,12 +7,20 @@
    Kernel parameters beyond what the compiled code takes (a degree above
    2^31 - 1 in a header or on the command line, a huge budget or cache) give
    an error or mean "no limit", never a crash.
+2. Errors the API raises about one example of the training data by position
+   (no qid for the rank loss, ...) name DATA's file and line through the
+   command line (``example N of standard input`` for ``-``), and errors about
+   the examples as a whole (a class weight for a label not in the data, no
+   ranking pair, a stray huge feature index) name the file.
 """
 
+import bz2
+import gzip
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -155,3 +163,104 @@ def test_failed_kernel_state_construction_does_not_crash():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["refused"] * 3
+
+
+# --------------------------------------------------------------------------- 2. example N -> file, line N
+
+RANK = ("# queries\n"
+        "\n"
+        "3 qid:1 1:3 2:0.5\n"
+        "  \t\n"
+        "2 qid:1 1:2   # a comment\n"
+        "   # indented comment\n"
+        "0 qid:1 1:0.5 2:1\n"
+        "1 1:1\n"                       # line 8, example 4: no qid
+        "2 qid:2 1:-4 2:0.3\n")
+
+
+def test_rank_loss_without_qid_names_file_and_line(tmp_path):
+    msg = one_error(run_pegasos("train", "--loss", "rank", HEART, "m", cwd=tmp_path), f"{HEART}, line 1:", "qid")
+    assert "example" not in msg
+    data = tmp_path / "r.svm"
+    data.write_text(RANK)
+    one_error(run_pegasos("train", "--loss", "rank", data, "m", cwd=tmp_path), f"{data}, line 8:", "no qid:")
+    crlf = tmp_path / "crlf.svm"
+    crlf.write_bytes(RANK.replace("\n", "\r\n").encode())
+    one_error(run_pegasos("train", "--loss", "rank", crlf, "m", cwd=tmp_path), f"{crlf}, line 8:")
+    for name, pack in (("r.svm.gz", gzip.compress), ("r.svm.bz2", bz2.compress)):
+        packed = tmp_path / name
+        packed.write_bytes(pack(RANK.encode()))
+        one_error(run_pegasos("train", "--loss", "rank", packed, "m", cwd=tmp_path), f"{packed}, line 8:")
+    cache = tmp_path / "r.cache"
+    one_error(run_pegasos("train", "--loss", "rank", "--cache", cache, data, "m", cwd=tmp_path), f"{data}, line 8:")
+    assert not (tmp_path / "m").exists()
+
+
+def test_rank_loss_from_standard_input_names_the_example(tmp_path):
+    r = run_pegasos("train", "--loss", "rank", "--cache", tmp_path / "c", "-", tmp_path / "m", input=RANK)
+    one_error(r, "example 4 of standard input:", "no qid:")
+
+
+def test_rank_loss_qid_too_large_and_no_pairs(tmp_path):
+    data = tmp_path / "big.svm"
+    data.write_text("1 qid:1 1:1\n\n2 qid:99999999999999999999 1:2\n")
+    one_error(run_pegasos("train", "--loss", "rank", data, "m", cwd=tmp_path), f"{data}, line 3:", "qid")
+    same = tmp_path / "same.svm"
+    same.write_text("1 qid:1 1:1\n1 qid:1 1:2\n2 qid:2 1:3\n")
+    one_error(run_pegasos("train", "--loss", "rank", same, "m", cwd=tmp_path), f"{same}: no pair")
+
+
+def test_class_weight_for_a_missing_label_names_the_file(tmp_path):
+    one_error(run_pegasos("train", "-w", "3:2", HEART, "m", cwd=tmp_path), f"{HEART}:", "label 3")
+    one_error(run_pegasos("train", "-w", "7:2", DNA, "m", cwd=tmp_path), f"{DNA}:", "label 7")
+
+
+def test_stray_huge_index_names_the_file(tmp_path):
+    data = tmp_path / "huge.svm"
+    data.write_text("1 2000000000:1\n-1 1:1\n")
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if 8 * 2e9 * 3 < 0.9 * total:
+        pytest.skip("this machine has enough memory for 2e9 weights")
+    one_error(run_pegasos("train", data, "m", cwd=tmp_path), f"{data}:", "n_features = 2000000000")
+
+
+def test_example_error_api():
+    import pegasos
+    from pegasos.errors import ExampleError, ParameterError
+
+    with pytest.raises(ExampleError) as info:
+        pegasos.train(np.eye(3), np.array([1.0, 2.0, 3.0]), loss="rank", qid=np.array([1, -1, 1]), epochs=1)
+    e = info.value
+    assert isinstance(e, ParameterError) and e.example == 1 and str(e).startswith("example 2: no qid:")
+    assert str(e.in_file("d.svm", 7)) == f"d.svm, line 7: {e.detail}"
+    assert str(e.in_file("d.svm")) == f"d.svm, example 2: {e.detail}"
+    assert str(e.in_file("-")) == f"example 2 of standard input: {e.detail}"
+    with pytest.raises(ExampleError, match=r"^example 3: label 5 is not one of the model's labels"):
+        pegasos.linear.BinaryLabels(1.0, 2.0).encode([1.0, 2.0, 5.0])
+
+
+@pytest.mark.parametrize("block_size", [1, 5, 64, 1 << 22])
+def test_example_line_counts_only_example_lines(tmp_path, block_size):
+    from pegasos.io import example_line
+
+    text = (b"# c\n\n \t\v\f\r\n1 1:1\n   # x\n2\n\r\n  3 2:1 # y\n#\n4 1:2")      # last line without newline
+    path = tmp_path / "d.svm"
+    path.write_bytes(text)
+    assert [example_line(str(path), i, block_size=block_size) for i in range(5)] == [4, 6, 8, 10, None]
+    gz = tmp_path / "d.gz"
+    gz.write_bytes(gzip.compress(text))
+    assert [example_line(str(gz), i, block_size=block_size) for i in range(4)] == [4, 6, 8, 10]
+    assert example_line("-", 0) is None and example_line(str(tmp_path / "missing"), 0) is None
+
+
+def test_example_line_agrees_with_the_reader(tmp_path):
+    """The reader's first line of each label is the line example_line gives its first example."""
+    from pegasos.io import example_line, read_svmlight
+
+    text = "# head\n\n+1 1:1\n  # c\n-1 2:1\n\n\n2 3:1\n   \n3 1:1 # t\n"
+    path = tmp_path / "d.svm"
+    path.write_text(text)
+    d = read_svmlight(str(path))
+    for label in d.distinct_labels:
+        first = int(np.flatnonzero(d.y == label.value)[0])
+        assert example_line(str(path), first) == label.line
