@@ -69,7 +69,9 @@ class _Progress:
 
     def reading(self, path):
         size = None
-        if path != "-" and os.path.splitext(path)[1].lower() not in (".gz", ".bz2", ".xz", ".lzma"):
+        from .io import is_plain_text_file
+
+        if self.enabled and is_plain_text_file(path):     # compressed: the bytes read are not the file's
             try:
                 size = os.path.getsize(path)
             except OSError:

@@ -1,7 +1,11 @@
 """Reading SVMlight / LIBSVM sparse text files.
 
-Files may be plain, gzip (``.gz``), bzip2 (``.bz2``) or xz (``.xz``/``.lzma``)
-compressed, chosen by suffix, or ``-`` for standard input.  Text is read in
+Files may be plain, gzip, bzip2 or xz compressed, or ``-`` for standard input.
+Compression is recognised by the first bytes of the data (gzip ``1f 8b``,
+bzip2 ``BZh``, xz ``fd 37 7a 58 5a 00``), whatever the name, for files and
+standard input alike; without one of these, the suffixes ``.gz``, ``.bz2``,
+``.xz`` and ``.lzma`` (legacy LZMA, which has no such signature) still choose
+the decompressor, so a damaged compressed file is reported as such.  Text is read in
 blocks of bounded size (``BLOCK_SIZE`` bytes plus at most one line) and parsed
 by the compiled :class:`pegasos._svmlight.Parser`; only CSR arrays are kept.
 
@@ -14,6 +18,7 @@ Two ways in:
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import re
@@ -28,6 +33,9 @@ from .errors import DataError
 BLOCK_SIZE = 4 << 20          # bytes of text handed to the parser at a time
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+# signatures of the compressed formats (first bytes of the data) and their readers
+_MAGIC = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+_MAGIC_LEN = max(len(m) for m, _ in _MAGIC)
 
 
 @dataclass
@@ -127,28 +135,113 @@ class SVMLightData:
 
 
 def open_binary(path):
-    """Open ``path`` for reading bytes, decompressing by suffix; ``-`` is stdin.
+    """Open ``path`` for reading bytes, decompressing it if it is compressed;
+    ``-`` is standard input.
+
+    gzip, bzip2 and xz data are recognised by their first bytes (see the
+    module docstring), so a compressed file needs no suffix and compressed
+    data can be piped into standard input.  The returned reader's ``close``
+    closes what this function opened, never standard input.
 
     Raises
     ------
     DataError
         If the file does not exist, is a directory, or cannot be read.
     """
-    if path == "-":
-        return sys.stdin.buffer
-    opener = _OPENERS.get(os.path.splitext(str(path))[1].lower())
     try:
-        if os.path.isdir(path):
-            raise DataError(path, "is a directory, not a data file")
-        if opener is None:
-            return open(path, "rb")
-        return opener(path, "rb")
+        if path == "-":
+            base, owned = sys.stdin.buffer, ()
+        else:
+            if os.path.isdir(path):
+                raise DataError(path, "is a directory, not a data file")
+            base = open(path, "rb")
+            owned = (base,)
+        try:
+            start = base.tell() if path != "-" and base.seekable() else None
+            head = base.read(_MAGIC_LEN)
+            if start is not None:
+                base.seek(start)                    # a regular file: read it again from the start
+            elif path != "-" or head:
+                base = _Stream(base, head, owned)   # a pipe: hand back the bytes peeked at
+                owned = (base,)
+        except BaseException:
+            for f in owned:
+                f.close()
+            raise
     except FileNotFoundError:
         raise DataError(path, "no such file") from None
     except PermissionError:
         raise DataError(path, "permission denied") from None
     except OSError as e:
         raise DataError(path, f"cannot open: {e.strerror or e}") from None
+    opener = next((op for magic, op in _MAGIC if head.startswith(magic)), None)
+    if opener is None and path != "-":
+        opener = _OPENERS.get(os.path.splitext(str(path))[1].lower())
+    if opener is None:
+        return base
+    decompressed = opener(base, "rb")
+    return _Stream(decompressed, b"", (decompressed,) + owned)
+
+
+class _Stream(io.RawIOBase):
+    """A byte reader returning ``head`` and then what ``source`` reads; closing
+    it closes the files in ``owned`` (in order), never anything else."""
+
+    def __init__(self, source, head=b"", owned=()):
+        super().__init__()
+        self._source, self._head, self._owned = source, bytes(head), tuple(owned)
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        if self._head:
+            if size is None or size < 0:
+                data, self._head = self._head + self._source.read(), b""
+                return data
+            data, self._head = self._head[:size], self._head[size:]
+            return data
+        return self._source.read(-1 if size is None else size)
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        if self.closed:
+            return
+        try:
+            for f in self._owned:
+                f.close()
+        finally:
+            super().close()
+
+
+def is_plain_text_file(path):
+    """True if ``path`` is a regular file that is read as it is: not standard
+    input, no compression suffix and no compression signature in its first
+    bytes.  Only such a file can be cut into byte ranges (parallel parsing),
+    sized for its buffers from its length, or given a byte-count progress bar.
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    bool
+    """
+    if path == "-" or os.path.splitext(str(path))[1].lower() in _OPENERS:
+        return False
+    try:
+        if not os.path.isfile(path):            # a FIFO or device must not be read here
+            return False
+        with open(path, "rb") as f:
+            head = f.read(_MAGIC_LEN)
+    except OSError:
+        return False
+    return not any(head.startswith(magic) for magic, _ in _MAGIC)
 
 
 def _whole_lines(stream, path, block_size, on_bytes=None):
@@ -297,7 +390,7 @@ def read_svmlight(path, zero_based=False, dtype=np.float64, n_features=None, blo
     DataError
         Unreadable file or malformed line; the message names file and line.
     """
-    plain = path != "-" and os.path.splitext(str(path))[1].lower() not in _OPENERS and os.path.isfile(path)
+    plain = is_plain_text_file(path)
     if threads > 1 and plain:
         return _read_parallel(path, zero_based, dtype, n_features, block_size, progress, int(threads))
     parser = _parser(zero_based, dtype)

@@ -1,0 +1,227 @@
+"""Compressed data recognised by its first bytes, whatever its name.
+
+gzip (1f 8b), bzip2 ("BZh") and xz (fd 37 7a 58 5a 00) data under a plain
+name or on standard input are decompressed, and give bit for bit what the
+suffixed file gives: the arrays of the reader (one thread or several), the
+model and the predictions of the command line.  Such a file is not "plain
+text" for the code that cuts a file into byte ranges, sizes buffers from its
+length or shows a byte-count progress bar.
+"""
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+
+from conftest import data_file, pegasos_executable, run_pegasos
+
+HEART = data_file("heart_scale/heart_scale")
+A9A = data_file("a9a/a9a")
+PACKERS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+
+
+def ok(r):
+    assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-3000:]}"
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.stdout
+
+
+def same_data(a, b):
+    for name in ("labels", "indptr", "indices", "data", "qid"):
+        x, y = getattr(a.chunk, name), getattr(b.chunk, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert (a.n_features, a.n_lines, a.labels_overflow) == (b.n_features, b.n_lines, b.labels_overflow)
+    assert [(l.value, l.line, l.text) for l in a.distinct_labels] == [(l.value, l.line, l.text)
+                                                                       for l in b.distinct_labels]
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    """heart_scale compressed three ways, each under a suffixed and a plain name."""
+    d = tmp_path_factory.mktemp("packed")
+    raw = HEART.read_bytes()
+    out = {}
+    for ext, pack in PACKERS.items():
+        blob = pack(raw)
+        (d / f"heart.{ext}").write_bytes(blob)
+        (d / f"heart_{ext}.svm").write_bytes(blob)
+        out[ext] = (d / f"heart.{ext}", d / f"heart_{ext}.svm")
+    return out
+
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_reader_under_a_plain_name_equals_the_suffixed_file(packed, ext, threads):
+    from pegasos.io import iter_svmlight, read_svmlight
+
+    suffixed, plain_name = packed[ext]
+    ref = read_svmlight(str(HEART))
+    same_data(read_svmlight(str(suffixed), threads=threads), ref)
+    same_data(read_svmlight(str(plain_name), threads=threads), ref)
+    chunks = list(iter_svmlight(str(plain_name), block_size=1000))
+    assert np.array_equal(np.concatenate([c.labels for c in chunks]), ref.y)
+
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+def test_reader_from_fake_stdin(ext):
+    from pegasos.io import read_svmlight
+
+    raw = HEART.read_bytes()
+    stdin = types.SimpleNamespace(buffer=io.BytesIO(PACKERS[ext](raw)))
+    old, sys.stdin = sys.stdin, stdin
+    try:
+        d = read_svmlight("-", block_size=777)
+    finally:
+        sys.stdin = old
+    assert not stdin.buffer.closed
+    same_data(d, read_svmlight(str(HEART)))
+
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+def test_command_line_model_and_predictions_are_identical(tmp_path, packed, ext):
+    suffixed, plain_name = packed[ext]
+    opts = ("-q", "--epochs", "3", "--seed", "4", "--sampling", "permutation")
+    ok(run_pegasos("train", *opts, HEART, tmp_path / "ref.model"))
+    ref = (tmp_path / "ref.model").read_text()
+    for source in (suffixed, plain_name):
+        ok(run_pegasos("train", *opts, source, tmp_path / "m.model"))
+        assert (tmp_path / "m.model").read_text() == ref.replace(f"train_file {HEART}", f"train_file {source}")
+    blob = suffixed.read_bytes()
+    r = subprocess.run([pegasos_executable(), "train", *opts, "--cache", str(tmp_path / "c"), "-",
+                        str(tmp_path / "s.model")], input=blob, capture_output=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    assert (tmp_path / "s.model").read_text() == ref.replace(f"train_file {HEART}", "train_file -")
+    preds = ok(run_pegasos("predict", HEART, tmp_path / "ref.model"))
+    assert ok(run_pegasos("predict", plain_name, tmp_path / "ref.model")) == preds
+    r = subprocess.run([pegasos_executable(), "predict", "-", str(tmp_path / "ref.model")], input=blob,
+                       capture_output=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == b"" and r.stdout.decode() == preds
+    for command in ("eval", "objective"):
+        assert ok(run_pegasos(command, plain_name, tmp_path / "ref.model")) == \
+            ok(run_pegasos(command, HEART, tmp_path / "ref.model"))
+
+
+def test_a9a_gzip_through_a_pipe_into_the_cache(tmp_path):
+    """The reported case: ``cat a9a.gz | pegasos train --cache c - m``."""
+    gz = tmp_path / "a9a.gz"
+    gz.write_bytes(gzip.compress(A9A.read_bytes(), compresslevel=1))
+    ok(run_pegasos("train", "-q", "--epochs", "1", A9A, tmp_path / "ref.model"))
+    with open(gz, "rb") as f:
+        r = subprocess.run([pegasos_executable(), "train", "-q", "--epochs", "1", "--cache", str(tmp_path / "c"),
+                            "-", str(tmp_path / "m.model")], stdin=f, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == ""
+    assert (tmp_path / "m.model").read_text() == \
+        (tmp_path / "ref.model").read_text().replace(f"train_file {A9A}", "train_file -")
+
+
+def test_magic_split_across_pipe_writes(tmp_path):
+    """A writer that sends the first byte alone: the reader waits for the whole signature."""
+    from pegasos.io import read_svmlight
+
+    script = ("import sys\nfrom pegasos.io import read_svmlight\n"
+              "d = read_svmlight('-')\nprint(d.n_examples, d.nnz, d.n_features)\n")
+    blob = lzma.compress(HEART.read_bytes())
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=False)
+    proc.stdin.write(blob[:1])
+    proc.stdin.flush()
+    time.sleep(0.3)
+    proc.stdin.write(blob[1:])
+    proc.stdin.close()
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.wait(timeout=120)
+    ref = read_svmlight(str(HEART))
+    assert proc.returncode == 0, err
+    assert out.decode().split() == [str(ref.n_examples), str(ref.nnz), str(ref.n_features)]
+
+
+def test_fifo_path_with_compressed_data(tmp_path):
+    from pegasos.io import is_plain_text_file, read_svmlight
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert not is_plain_text_file(str(fifo))          # and it did not block on the FIFO
+    writer = threading.Thread(target=lambda: fifo.write_bytes(bz2.compress(HEART.read_bytes())))
+    writer.start()
+    d = read_svmlight(str(fifo), threads=2)
+    writer.join(timeout=60)
+    same_data(d, read_svmlight(str(HEART)))
+
+
+def test_is_plain_text_file(tmp_path, packed):
+    from pegasos.io import is_plain_text_file
+
+    assert is_plain_text_file(str(HEART))
+    for suffixed, plain_name in packed.values():
+        assert not is_plain_text_file(str(suffixed)) and not is_plain_text_file(str(plain_name))
+    text_gz = tmp_path / "text.gz"                    # a suffix still means compressed (an error if not)
+    text_gz.write_text("1 1:1\n")
+    assert not is_plain_text_file(str(text_gz))
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "short").write_bytes(b"\x1f")          # too short for a signature: text
+    assert is_plain_text_file(str(tmp_path / "empty")) and is_plain_text_file(str(tmp_path / "short"))
+    assert not is_plain_text_file("-")
+    assert not is_plain_text_file(str(tmp_path))
+    assert not is_plain_text_file(str(tmp_path / "missing"))
+
+
+def test_progress_bar_has_no_byte_total_for_compressed_data(tmp_path, packed):
+    from pegasos.cli import _Progress
+
+    progress = _Progress(quiet=False)
+    progress.enabled = True
+    for path, total in [(str(HEART), os.path.getsize(HEART))] + [(str(p), None) for pair in packed.values()
+                                                                  for p in pair]:
+        bar = progress.reading(path)
+        try:
+            assert bar.total == total, path
+        finally:
+            bar.close()
+
+
+def test_short_or_damaged_data_without_suffix(tmp_path):
+    from pegasos.errors import DataError
+    from pegasos.io import read_svmlight
+
+    one = tmp_path / "one"
+    one.write_bytes(b"\x1f")
+    with pytest.raises(DataError, match=r"one, line 1: label"):
+        read_svmlight(str(one))
+    cut = tmp_path / "cut"
+    cut.write_bytes(gzip.compress(HEART.read_bytes())[:500])
+    with pytest.raises(DataError, match=r"cut: cannot read or decompress"):
+        read_svmlight(str(cut), threads=2)
+    r = run_pegasos("train", cut, "m", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.startswith(f"Error: {cut}: cannot read or decompress")
+    assert "\\x1f" not in r.stderr and not (tmp_path / "m").exists()
+
+
+def test_legacy_lzma_suffix_still_works(tmp_path):
+    from pegasos.io import read_svmlight
+
+    path = tmp_path / "d.lzma"
+    path.write_bytes(lzma.compress(HEART.read_bytes(), format=lzma.FORMAT_ALONE))
+    same_data(read_svmlight(str(path)), read_svmlight(str(HEART)))
+
+
+def test_open_binary_closes_what_it_opened(tmp_path, packed):
+    from pegasos.io import open_binary
+
+    suffixed, plain_name = packed["gz"]
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        f = open_binary(str(plain_name))
+        assert f.read(4) == HEART.read_bytes()[:4]
+        f.close()
+        f = open_binary(str(HEART))
+        f.close()
+    assert set(os.listdir("/proc/self/fd")) == before
