@@ -213,10 +213,6 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         if _is_number(cache_file) and not os.path.exists(cache_file):
             raise ParameterError(f"--cache takes a file name, got {cache_file!r}; the kernel-row cache size in "
                                  "MiB is --cache-mb (write ./NAME for a file named so)")
-        if _same_path(cache_file, model if model is not None else os.path.basename(data) + ".model"):
-            raise ParameterError(f"--cache {cache_file} is the MODEL file; choose another name")
-        if data != "-" and _same_path(cache_file, data):
-            raise ParameterError(f"--cache {cache_file} is the DATA file; choose another name")
     sampling = sampling or "uniform"
 
     if average and average_from is not None:
@@ -258,6 +254,8 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
         raise ParameterError("--t0 and --eta0 apply to linear models")
     check_writable(model)
     check_distinct_files(model, "MODEL", (("DATA", data), ("--cost-matrix", cost_matrix)))
+    if cache_file is not None:
+        check_distinct_files(cache_file, "--cache", (("DATA", data), ("MODEL", model)))
 
     import numpy as np
 
@@ -443,14 +441,6 @@ def _class_weights(items, cost_factor, labels):
         if not sep:
             raise ParameterError(f"-w expects LABEL:WEIGHT, got {item!r}")
     return out or None
-
-
-def _same_path(a, b):
-    """True if a and b name the same file (or would, once created)."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _is_number(text):

@@ -276,7 +276,7 @@ def test_cli_stream_and_cache_end_to_end(tmp_path):
     (["--stream", "--kernel", "rbf", "A9A"], "use --cache FILE for kernels"),
     (["--stream", "--loss", "rank", "A9A"], "use --cache FILE for kernels, multiclass and ranking"),
     (["--stream", "DNA"], "has 3 labels: --shuffle-buffer trains binary classifiers"),
-    (["--cache", "A9A", "A9A"], "is the DATA file"),
+    (["--cache", "A9A", "A9A"], "is the same file as DATA"),
     (["--cache", "OTHER", "A9A"], "exists and is not a pegasos cache file"),
     (["--cache", "200", "--kernel", "rbf", "A9A"], "--cache takes a file name"),
     (["--stream", "/dev/stdin"], "is not a regular file"),
@@ -300,8 +300,14 @@ def test_cli_stream_errors_are_one_line(tmp_path, args, message):
 def test_cli_refuses_the_model_file_as_cache(tmp_path):
     model = tmp_path / "m.model"
     r = run_pegasos("train", "--cache", model, data_file("heart_scale/heart_scale"), model)
-    assert r.returncode == 1 and "is the MODEL file" in r.stderr
+    assert r.returncode == 1 and f"--cache {model} is the same file as MODEL {model}" in r.stderr
     assert not model.exists()
+    # also when MODEL is left to its default name (DATA's name + .model)
+    data = tmp_path / "h.svm"
+    data.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
+    r = run_pegasos("train", "--cache", "h.svm.model", "h.svm", cwd=tmp_path)
+    assert r.returncode == 1 and "is the same file as MODEL h.svm.model" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.svm"]
 
 
 def test_stream_from_a_pipe_is_refused_not_hung(tmp_path):
