@@ -20,6 +20,8 @@ SKIP_SUFFIXES = {".md", ".txt.sha256", ".sha256", ".json", ".part", ".py", ".sh"
 
 READER_NOTES = {
     "pegasos": "pegasos.load_svmlight (compiled reader)",
+    "pegasos-2threads": "pegasos.io.read_svmlight(threads=2): the file cut at line starts into two byte "
+                        "ranges parsed by two threads, the pieces joined in order (same arrays bit for bit)",
     "sklearn": "sklearn.datasets.load_svmlight_file (Cython)",
     "liblinear": "liblinear.liblinearutil.svm_read_problem(return_scipy=True): "
                  "pure Python, one loop per line and token; drops explicit zeros",
@@ -101,7 +103,7 @@ def run(files, tools, repeats, peer_repeats=None, log=print):
         warm_cache(path)
         for tool in tools:
             n = repeats
-            if is_big and tool != "pegasos" and peer_repeats is not None:
+            if is_big and not tool.startswith("pegasos") and peer_repeats is not None:
                 n = min(repeats, peer_repeats)
             log(f"  parse {name} with {tool} x{n} ...")
             res = parse_runs(tool, path, n)
@@ -119,6 +121,11 @@ def run(files, tools, repeats, peer_repeats=None, log=print):
                 notes.append(f"{tool} on {name}: {n} run(s) instead of {repeats} "
                              "(slow peer on the big file; see --peer-big-repeats)")
     notes += agreement_notes(raw)
+    for name in dict.fromkeys(r["file"] for r in raw):
+        speed = {r["tool"]: r["bytes"] / r["median"] for r in raw if r["file"] == name and "error" not in r}
+        if "pegasos" in speed and "pegasos-2threads" in speed:
+            notes.append(f"{name}: two threads parse at {speed['pegasos-2threads'] / speed['pegasos']:.2f}x "
+                         "the speed of one")
     for tool in tools:
         notes.append(f"{tool}: {READER_NOTES[tool]}")
     headers = ["file", "MB", "reader", "runs", "median s", "MB/s", "peak RSS MiB",

@@ -3,7 +3,7 @@
 Used by bench_parse.py so that every timed parse starts from a clean process
 (no memory left over from a previous reader) and its peak RSS can be read.
 
-    python benchmarks/parse_worker.py {pegasos|sklearn|liblinear} PATH
+    python benchmarks/parse_worker.py {pegasos|pegasos-2threads|sklearn|liblinear} PATH
 
 Prints ``{"seconds": ..., "rows": ..., "nnz": ..., "rss_before_mb": ...}``;
 only the reader call itself is timed (imports are done before).
@@ -34,6 +34,14 @@ def main():
 
         def load():
             return pegasos.load_svmlight(path)
+    elif tool == "pegasos-2threads":
+        import scipy.sparse  # noqa: F401
+
+        import pegasos.io
+
+        def load():
+            d = pegasos.io.read_svmlight(path, threads=2)
+            return d.X, d.y
     elif tool == "sklearn":
         from sklearn.datasets import load_svmlight_file
 

@@ -177,7 +177,7 @@ def main(argv=None):
             if real is not None:
                 files.append((real_name, real, False))
             files.append((f"synthetic {args.big_bytes / 1e9:g} GB", big, True))
-            tools = (["pegasos"] if pegasos else []) + ["sklearn"] + (["liblinear"] if have_liblinear else [])
+            tools = (["pegasos", "pegasos-2threads"] if pegasos else []) + ["sklearn"] + (["liblinear"] if have_liblinear else [])
             table, notes, _ = bench_parse.run(files, tools, args.repeats, args.peer_big_repeats, log)
             if real is None:
                 notes.insert(0, f"real data: {real_name}")
