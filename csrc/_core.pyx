@@ -221,12 +221,13 @@ cdef class LinearState:
     cdef readonly Py_ssize_t n_classes, size
     cdef int32_t* viol_r
     # buffers of the threaded mini-batch step (see _team), shared by the team
-    cdef double* p_g          # sub-gradients of the violators, each thread's from its first position (k)
-    cdef int64_t* p_r         # their batch positions, likewise (k)
-    cdef int64_t* p_cnt       # per thread: violators among its batch positions
-    cdef double* p_d          # d = eta/|A_t| g c / a of each violator (k)
-    cdef double* p_term       # its ||w||^2 increment (k)
-    cdef double* p_bias       # v[n_features] before its add (constant-feature bias) (k)
+    # (per slot: each thread lists the violators among its batch positions from its first position)
+    cdef double* p_g          # per slot: the violator's g times its weight (k)
+    cdef int64_t* p_r         # per slot: the example (k)
+    cdef double* p_d          # per slot: d = eta/|A_t| g c / a (k)
+    cdef double* p_term       # per slot: its ||w||^2 increment (k)
+    cdef int64_t* p_cnt       # per thread: its violators
+    cdef double* p_bias       # per violator in batch order: v[n_features] before its add (k)
     cdef Py_ssize_t p_cap     # k the four above hold
     cdef int64_t* p_off       # per thread: start of each violator's products in its buffer (k + 1)
     cdef double** p_prod      # per thread: v_j x_ij before the add, for its features' stored values
@@ -645,29 +646,33 @@ cdef class LinearState:
         """One thread's share of ``n_iter`` iterations of Fig. 2 (no pairs).
 
         Called by every thread of an OpenMP team (thread ``tid`` of
-        ``nthr``); an iteration has four phases separated by barriers:
+        ``nthr``).  Every thread derives the scale a and the step eta_t of
+        the iteration itself (the expressions of _begin_step), and an
+        iteration has four phases separated by barriers:
 
         A. margins: thread tid scores batch positions [bsz tid/nthr,
            bsz (tid+1)/nthr) at w_t = a v (each a dot product summed in row
-           order, as in _score) and stores g = -dloss/dz of each;
+           order, as in _score) and lists those with g = -dloss/dz != 0 (the
+           violators), with d = eta_t/|A_t| g c / a, in slots from its first
+           position: the lists of threads 0, 1, ... in turn are the
+           violators in batch order;
         C. thread 0 moves w_t into the running average and shrinks
-           (_begin_step); every thread derives the same scale a and step
-           eta_t itself, walks the batch in order and, for each violator
-           (g != 0), adds d x to v only for the features of its range
-           [lo, hi) (start found by binary search in the sorted row),
-           recording the products v_j x_j before each add in its own buffer;
-           so each coordinate gets its adds in the serial order;
-        D. thread tid computes, for its share of the violators, the
-           increment of ||w||^2 of _add: the products summed in row order
-           (thread 0's part of the row, then thread 1's, ...) and x_j^2;
+           (_begin_step); every thread walks all violators in batch order and
+           adds d x to v only for the features of its range [lo, hi) (start
+           found by binary search in the sorted row), recording the products
+           v_j x_j before each add in its own buffer; so each coordinate
+           gets its adds in the serial order;
+        D. thread tid computes, for its own violators, the increment of
+           ||w||^2 of _add: the products summed in row order (thread 0's part
+           of the row, then thread 1's, ...) and the x_j^2;
         E. thread 0 adds the increments in batch order, updates the
            unregularised bias, projects and refolds (_end_step).
 
         Every operation has the operands and the order of _run/_add, so the
         iterates do not depend on nthr.
         """
-        cdef int64_t it, t, i, j, j0, j1, q, cap
-        cdef Py_ssize_t pos = 0, bsz, r, r0, r1, nv, nf = self.n_features, dim = self.dim
+        cdef int64_t it, t, i, j, j0, j1, q, cap, cnt, cv, first
+        cdef Py_ssize_t pos = 0, bsz, r, r0, r1, nv, slot, nf = self.n_features, dim = self.dim
         cdef Py_ssize_t lo, hi
         cdef int jt
         cdef double a_m, b_m, A_m, a_new, A_new, rho, c, d, s, g, gw, x, old, dotv, xx, total
@@ -675,15 +680,12 @@ cdef class LinearState:
         cdef int loss = self.loss, bias_mode = self.bias_mode
         cdef double* v = self.v
         cdef double* u = self.u
-        cdef double* pg = self.p_g
-        cdef int64_t* pr = self.p_r
+        cdef double* pg = self.p_g          # per slot: g times the example's weight
+        cdef int64_t* pr = self.p_r         # per slot: the example
+        cdef double* pd = self.p_d          # per slot: d
+        cdef double* pterm = self.p_term    # per slot: the ||w||^2 increment
         cdef int64_t* pcnt = self.p_cnt
-        cdef int64_t cnt, cv
-        cdef double* pd = self.p_d
-        cdef double* pterm = self.p_term
-        cdef double* pbias = self.p_bias
-        cdef int64_t* viol = self.viol
-        cdef double* viol_y = self.viol_y
+        cdef double* pbias = self.p_bias    # per violator (batch order): v[nf] before its add
         cdef int64_t stride = k + 1
         cdef int64_t* my_off = self.p_off + tid * stride
         cdef int64_t* off
@@ -707,6 +709,11 @@ cdef class LinearState:
             b_m = self.b
             A_m = self.A
             bsz = k if pos + k <= n_order else n_order - pos
+            # the scale and running-sum factor after _begin_step(t), and eta_t / |A_t|
+            rho = _shrink_factor(t, self.t0)
+            a_new = a_m * rho if rho > 0.0 else 1.0
+            A_new = A_m + a_m if (u != NULL and t >= self.avg_start) else A_m
+            c = _step_size(self.lam, t, self.t0) / bsz
             # ---- A: margins at w_t; this thread's violators, in order, from its first position
             r0 = (bsz * tid) // nthr
             r1 = (bsz * (tid + 1)) // nthr
@@ -720,113 +727,97 @@ cdef class LinearState:
                     s += v[nf]
                 g = _subgradient(loss, y[i], a_m * s + b_m, eps)
                 if g != 0.0:
-                    pg[r0 + cnt] = g
-                    pr[r0 + cnt] = r
+                    gw = g * (1.0 if sw == NULL else sw[i])
+                    pg[r0 + cnt] = gw
+                    pr[r0 + cnt] = i
+                    pd[r0 + cnt] = c * gw / a_new
                     cnt += 1
             pcnt[tid] = cnt
             pg_barrier()
             # ---- C: average and shrink (thread 0), then v <- v + d x over this thread's features
-            rho = _shrink_factor(t, self.t0)
+            if tid == 0:
+                self._begin_step(t)
             if rho <= 0.0:
-                # t = 1 with no offset: w <- 0 (v zeroed); everybody waits for it
-                if tid == 0:
-                    self._begin_step(t)
-                pg_barrier()
-                a_new = self.a
-                A_new = self.A
-            else:
-                a_new = a_m * rho
-                A_new = A_m + a_m if (u != NULL and t >= self.avg_start) else A_m
-                if tid == 0:
-                    self._begin_step(t)
-            c = _step_size(self.lam, t, self.t0) / bsz
+                pg_barrier()        # t = 1 with no offset: _begin_step zeroes v
             buf = self.p_prod[tid]
             cap = self.p_prod_cap[tid]
             nv = 0
             q = 0
-            jt = 0
-            cv = 0
-            cnt = pcnt[0]
-            while True:
-                # the violators in batch order: thread 0's list, then thread 1's, ...
-                while cv == cnt and jt < nthr - 1:
-                    jt += 1
-                    cv = 0
-                    cnt = pcnt[jt]
-                if cv == cnt:
+            for jt in range(nthr):
+                first = (bsz * jt) // nthr
+                for cv in range(pcnt[jt]):
+                    slot = first + cv
+                    my_off[nv] = q
+                    if lo < hi:
+                        i = pr[slot]
+                        d = pd[slot]
+                        j0 = indptr[i]
+                        j1 = indptr[i + 1]
+                        j = j0 if lo == 0 else _lower_bound(indices, j0, j1, lo)
+                        if q + (j1 - j) > cap:
+                            cap = 2 * cap if 2 * cap > q + (j1 - j) + 1024 else q + (j1 - j) + 1024
+                            buf = <double*> realloc(buf, sizeof(double) * cap)
+                            if buf == NULL:
+                                self.p_fail = 1
+                                self.p_prod[tid] = NULL
+                                self.p_prod_cap[tid] = 0
+                                cap = 0
+                                break
+                            self.p_prod[tid] = buf
+                            self.p_prod_cap[tid] = cap
+                        while j < j1 and indices[j] < hi:
+                            x = data[j]
+                            old = v[indices[j]]
+                            buf[q] = old * x
+                            q += 1
+                            v[indices[j]] = old + d * x
+                            if u != NULL:
+                                u[indices[j]] += A_new * d * x
+                            j += 1
+                        if own_bias:
+                            old = v[nf]
+                            pbias[nv] = old
+                            v[nf] = old + d
+                            if u != NULL:
+                                u[nf] += A_new * d
+                    nv += 1
+                if self.p_fail:
                     break
-                r = (bsz * jt) // nthr + cv
-                g = pg[r]
-                i = order[pos + pr[r]]
-                cv += 1
-                gw = g * (1.0 if sw == NULL else sw[i])
-                d = c * gw / a_new
-                if tid == 0:
-                    viol[nv] = i
-                    viol_y[nv] = gw
-                    pd[nv] = d
-                my_off[nv] = q
-                if lo < hi:
-                    j0 = indptr[i]
-                    j1 = indptr[i + 1]
-                    j = j0 if lo == 0 else _lower_bound(indices, j0, j1, lo)
-                    if q + (j1 - j) > cap:
-                        cap = 2 * cap if 2 * cap > q + (j1 - j) + 1024 else q + (j1 - j) + 1024
-                        buf = <double*> realloc(buf, sizeof(double) * cap)
-                        if buf == NULL:
-                            self.p_fail = 1
-                            self.p_prod[tid] = NULL
-                            self.p_prod_cap[tid] = 0
-                            break
-                        self.p_prod[tid] = buf
-                        self.p_prod_cap[tid] = cap
-                    while j < j1 and indices[j] < hi:
-                        x = data[j]
-                        old = v[indices[j]]
-                        buf[q] = old * x
-                        q += 1
-                        v[indices[j]] = old + d * x
-                        if u != NULL:
-                            u[indices[j]] += A_new * d * x
-                        j += 1
-                    if own_bias:
-                        old = v[nf]
-                        pbias[nv] = old
-                        v[nf] = old + d
-                        if u != NULL:
-                            u[nf] += A_new * d
-                nv += 1
             my_off[nv] = q
             pg_barrier()
             if self.p_fail:
                 return
-            # ---- D: the ||w||^2 increment of each violator (as in _add)
-            r0 = (nv * tid) // nthr
-            r1 = (nv * (tid + 1)) // nthr
-            for r in range(r0, r1):
-                i = viol[r]
-                d = pd[r]
+            # ---- D: the ||w||^2 increment of this thread's violators (as in _add)
+            nv = 0                      # violators of the threads before this one
+            for jt in range(tid):
+                nv += pcnt[jt]
+            for cv in range(pcnt[tid]):
+                slot = r0 + cv
+                i = pr[slot]
+                d = pd[slot]
                 dotv = 0.0
                 for jt in range(nthr):
                     off = self.p_off + jt * stride
                     buf = self.p_prod[jt]
-                    for q in range(off[r], off[r + 1]):
+                    for q in range(off[nv + cv], off[nv + cv + 1]):
                         dotv += buf[q]
                 xx = 0.0
                 for j in range(indptr[i], indptr[i + 1]):
                     x = data[j]
                     xx += x * x
                 if bias_mode == 1:
-                    dotv += pbias[r]
+                    dotv += pbias[nv + cv]
                     xx += 1.0
-                pterm[r] = self.a * self.a * (2.0 * d * dotv + d * d * xx)
+                pterm[slot] = self.a * self.a * (2.0 * d * dotv + d * d * xx)
             pg_barrier()
             # ---- E: ||w||^2 and b in batch order, projection, refold
             if tid == 0:
-                for r in range(nv):
-                    self.sqnorm += pterm[r]
-                    if bias_mode == 2:
-                        self.b += c * viol_y[r]
+                for jt in range(nthr):
+                    first = (bsz * jt) // nthr
+                    for cv in range(pcnt[jt]):
+                        self.sqnorm += pterm[first + cv]
+                        if bias_mode == 2:
+                            self.b += c * pg[first + cv]
                 self._end_step(t)
             pg_barrier()
             pos += bsz
