@@ -455,3 +455,22 @@ def test_sorted_file_with_a_small_buffer_is_the_documented_failure(tmp_path):
     whole = stream.train_shuffled(str(src), shuffle_buffer=d.n_examples + 1, **kw)
     assert objective(small, d.chunk, d.y)["objective"] > 1.05 * f_mem
     assert abs(objective(whole, d.chunk, d.y)["objective"] - f_mem) < 0.01 * f_mem
+
+
+@pytest.mark.parametrize("args", [["--kernel", "rbf", "--epochs", "2"], ["--multiclass", "crammer-singer"],
+                                  ["--loss", "rank", "--epochs", "3"],
+                                  ["--loss", "eps-insensitive", "--sampling", "permutation", "-p", "0.2"]])
+def test_every_trainer_gives_the_in_memory_model_through_the_cache(tmp_path, args):
+    if "rank" in args:
+        src = tmp_path / "r.svm"
+        src.write_text("".join(f"{(i * 7) % 4} qid:{i // 10} {i % 5 + 1}:{(i % 3) + 0.5} 9:{i % 2}\n"
+                               for i in range(200)))
+    elif "crammer-singer" in args:
+        src = data_file("dna/dna.scale")
+    else:
+        src = data_file("heart_scale/heart_scale")
+    a, b = tmp_path / "a.model", tmp_path / "b.model"
+    r1 = run_pegasos("train", "-q", "--cache", tmp_path / "c.cache", *args, src, a)
+    r2 = run_pegasos("train", "-q", *args, src, b)
+    assert r1.returncode == 0 and r2.returncode == 0, r1.stderr + r2.stderr
+    assert a.read_text() == b.read_text()
