@@ -24,7 +24,7 @@ batch).  The mean of the iterates w_s for s >= avg_start is kept lazily as
 ``(A v - u) / count`` (A = running sum of the scale a, u corrects for the
 changes of v), which is also O(nnz) per iteration.
 
-Mini-batches of k >= PARALLEL_MIN_BATCH can run on a team of OpenMP threads
+Large mini-batches (PARALLEL_MIN_BATCH, PARALLEL_MIN_VALUES) can run on a team of OpenMP threads
 (``LinearState.run(n_threads=N)``): the margins of the batch are split among
 the threads and v is updated by feature ranges, with the operations of the
 serial loop in its order, so the iterates are bit-identical for any N.  The
@@ -79,21 +79,31 @@ BIAS_UNREGULARIZED = 2
 #: True when the module was compiled with OpenMP (threads are available).
 OPENMP = bool(pg_have_openmp())
 
-#: Smallest batch size k for which ``LinearState.run(n_threads > 1)`` uses a
-#: team of threads; smaller batches always take the serial loop.  Chosen from
-#: benchmarks/bench_batch.py (RESULTS.md, section "Mini-batch threads").
-PARALLEL_MIN_BATCH = 256
+#: ``LinearState.run(n_threads > 1)`` uses a team of threads only for batches
+#: of k >= PARALLEL_MIN_BATCH examples holding on average at least
+#: PARALLEL_MIN_VALUES stored values (k times the mean row length, the
+#: constant feature included); smaller batches take the serial loop.  Chosen
+#: from benchmarks/bench_batch.py on 2 cores (RESULTS.md, "Threads for the
+#: mini-batch step"): 2 threads started to win at k = 128 on a9a (14 values a
+#: row, 1780 a batch; v of 123 features stays in L1) and at k = 16 on a
+#: 50000-feature synthetic set (50 a row, 800 a batch), never below k = 16.
+#: The pair puts the switch at k = 116 on a9a and k = 32 on the synthetic set.
+PARALLEL_MIN_BATCH = 16
+PARALLEL_MIN_VALUES = 1600
 
 #: With ADAPT, run(n_threads > 1) runs its iterations in timed chunks of about
 #: ADAPT_CHUNK_EXAMPLES examples and uses whichever of the threads and the
 #: serial loop was faster at its last timing, timing the slower one again
-#: after ADAPT_PROBE times its cost: on a machine whose cores are busy, the
-#: barriers of the team wait for descheduled threads (measured: 100 times
-#: slower than one thread), and the run falls back to the serial loop.  Both
-#: paths give the same iterates, so the choice never changes a result.
+#: after ADAPT_PROBE times its cost, and cutting a chunk of the threads short
+#: once it has taken ADAPT_SLACK times the serial loop's time: on a machine
+#: whose cores are busy, the barriers of the team wait for descheduled threads
+#: (measured: up to 100 times slower than one thread), and the run falls back
+#: to the serial loop.  Both paths give the same iterates, so the choice never
+#: changes a result.
 ADAPT = True
 ADAPT_CHUNK_EXAMPLES = 16384
 ADAPT_PROBE = 20.0
+ADAPT_SLACK = 2.0
 
 
 cdef inline double _seconds() noexcept nogil:
@@ -121,6 +131,14 @@ cdef inline double _subgradient(int loss, double yy, double z, double eps) noexc
         elif z - yy > eps:
             return -1.0
         return 0.0
+
+
+cdef double _mean_row(const int64_t[::1] indptr, bint constant_feature):
+    """Mean stored values per row of a CSR matrix (plus 1 for the constant feature)."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    if m <= 0:
+        return 0.0
+    return (indptr[m] - indptr[0]) / <double> m + (1.0 if constant_feature else 0.0)
 
 
 cdef inline double _shrink_factor(int64_t t, double t0) noexcept nogil:
@@ -235,6 +253,9 @@ cdef class LinearState:
     cdef int p_threads        # threads p_off, p_prod and p_prod_cap are sized for
     cdef Py_ssize_t p_nv      # violators of the current batch
     cdef int p_fail           # a thread could not grow its buffer
+    cdef double p_deadline    # a team chunk stops after the iteration that ends past this (0: none)
+    cdef int p_stop           # ... and sets this
+    cdef int64_t p_done       # iterations the last team chunk ran
     cdef Py_ssize_t p_k       # batch size the timings below are for
     cdef double p_sec_team, p_sec_serial   # seconds per iteration of the last timed chunk (-1: none)
     cdef double p_since       # seconds run by the faster path since the slower one was timed
@@ -290,6 +311,9 @@ cdef class LinearState:
         self.p_k = 0
         self.p_sec_team = self.p_sec_serial = -1.0
         self.p_since = 0.0
+        self.p_deadline = 0.0
+        self.p_stop = 0
+        self.p_done = 0
         self.team_chunks = self.serial_chunks = 0
 
     def __dealloc__(self):
@@ -405,8 +429,9 @@ cdef class LinearState:
         ``order[j*k : min((j+1)*k, len(order))]``; the batch is divided by
         its own size, so a short last batch of an epoch is an average too.
 
-        With ``n_threads > 1`` and ``k >= PARALLEL_MIN_BATCH`` (and not in
-        pair mode), the iterations of Fig. 2 can run on a team of OpenMP
+        With ``n_threads > 1``, ``k >= PARALLEL_MIN_BATCH``, at least
+        PARALLEL_MIN_VALUES stored values in a batch on average (k times the
+        mean row length of X) and not in pair mode, the iterations of Fig. 2 can run on a team of OpenMP
         threads (see :meth:`_team`): the margins of the batch are split among
         the threads and the sub-gradient sum (Eq. (8)) is added to v by
         feature ranges.  Every coordinate of v and every sum receives the
@@ -472,7 +497,8 @@ cdef class LinearState:
                 raise ValueError("sample_weight must have one entry per example")
             swp = &sw[0]
         self._reserve(k)
-        if n_threads == 1 or k < PARALLEL_MIN_BATCH or self.pairs or not pg_have_openmp():
+        if (n_threads == 1 or k < PARALLEL_MIN_BATCH or self.pairs or not pg_have_openmp()
+                or k * _mean_row(indptr, self.bias_mode == 1) < PARALLEL_MIN_VALUES):
             with nogil:
                 self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
                           &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
@@ -498,12 +524,18 @@ cdef class LinearState:
             pos = done * k
             start = _seconds()
             if team:
+                # a probe of the threads gives up at ADAPT_SLACK times the serial loop's time
+                self.p_deadline = (start + ADAPT_SLACK * n * self.p_sec_serial
+                                   if ADAPT and self.p_sec_serial > 0.0 else 0.0)
+                self.p_stop = 0
+                self.p_done = 0
                 with nogil, parallel(num_threads=n_threads):
                     self._team(&indptr[0], &indices[0] if indices.shape[0] else NULL,
                                &data[0] if data.shape[0] else NULL, &y[0], swp, &order[pos],
                                n_order - pos, n, k, loadp, pg_thread_num(), pg_num_threads())
                 if self.p_fail:
                     raise MemoryError("cannot grow a buffer of the threaded step; the state is unusable")
+                n = self.p_done
             else:
                 with nogil:
                     self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
@@ -515,20 +547,23 @@ cdef class LinearState:
     cdef int64_t _plan(self, int64_t chunk, int64_t rest):
         """Iterations of the next chunk, negative for the serial loop.
 
-        The team runs a 2-iteration warm-up (thread start, buffer growth),
-        then each path is timed once on a short probe (chunk / 4
-        iterations), then the faster one runs whole chunks and the slower
-        one is probed again once the time run since its last probe is
+        The serial loop is timed on a short probe (chunk / 4 iterations),
+        then the team runs a 2-iteration warm-up (thread start, buffer
+        growth) and a probe; then the faster one runs whole chunks and the
+        slower one is probed again once the time run since its last probe is
         ADAPT_PROBE times what the probe cost (so probing costs at most
-        about 1/ADAPT_PROBE of the run, however slow the slower path is)."""
+        about 1/ADAPT_PROBE of the run).  A team chunk also stops after the
+        iteration that takes it past ADAPT_SLACK times the serial loop's
+        time for the chunk (run() sets the deadline), which bounds what a
+        probe costs when other processes hold the cores."""
         cdef int64_t probe = min(max(1, chunk // 4), rest)
         cdef bint team_faster
+        if self.p_sec_serial < 0.0:
+            return -probe
         if self.team_chunks == 0:
             return min(2, rest)
         if self.p_sec_team < 0.0:
             return probe
-        if self.p_sec_serial < 0.0:
-            return -probe
         team_faster = self.p_sec_team <= self.p_sec_serial
         if self.p_since >= ADAPT_PROBE * probe * (self.p_sec_serial if team_faster else self.p_sec_team):
             return -probe if team_faster else probe
@@ -819,7 +854,12 @@ cdef class LinearState:
                         if bias_mode == 2:
                             self.b += c * pg[first + cv]
                 self._end_step(t)
+                self.p_done = it + 1
+                if self.p_deadline > 0.0 and _seconds() > self.p_deadline:
+                    self.p_stop = 1
             pg_barrier()
+            if self.p_stop:
+                return
             pos += bsz
 
     cdef inline double _begin_step(self, int64_t t) noexcept nogil:

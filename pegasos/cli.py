@@ -167,8 +167,8 @@ def main():
                    "--sampling permutation reaches 1% of the optimum of a9a in one epoch.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Threads: one-vs-rest trains classes in parallel; the binary linear trainer splits the "
-                   "margins and the update of each mini-batch of k >= 256 among them (same model for any "
-                   "number).")
+                   "margins and the update of each large mini-batch (k >= 16 and >= 1600 stored values) "
+                   "among them, falling back to one thread while that is faster (same model for any number).")
 @click.option("--stream", is_flag=True,
               help="Do not load DATA into memory: read it in passes through a shuffle buffer "
                    "(--shuffle-buffer), or through a binary cache file (--cache).")

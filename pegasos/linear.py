@@ -417,17 +417,21 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         large steps, as Bottou's averaged SGD does (it then sets t0 so that
         the first step is about the scale of the data).
     n_threads : int >= 1
-        Threads for the mini-batch step of Fig. 2 (default 1).  When
-        ``batch_size`` k >= ``pegasos._core.PARALLEL_MIN_BATCH`` (256, the
-        measured crossover on 2 cores, see benchmarks/RESULTS.md), the margins
-        y_i <w_t, x_i> of the batch are split among the threads and the
-        sub-gradient step w += eta_t/k sum y_i x_i (Eq. (8)) is added by
-        feature ranges, one range per thread.  Every coordinate gets the same
-        floating-point operations in the same order as with one thread, so
-        the model is bit-identical for any ``n_threads``; below the threshold,
-        with the rank loss (pairs) and with a build without OpenMP the
-        serial loop runs.  Crammer-Singer and one-vs-rest (pegasos.multiclass)
-        always run this step serially.
+        Threads for the mini-batch step of Fig. 2 (default 1).  For a batch
+        of k >= 16 examples holding on average at least 1600 stored values
+        (k times the mean row length; ``pegasos._core.PARALLEL_MIN_BATCH``
+        and ``PARALLEL_MIN_VALUES``, from the crossovers measured on 2 cores:
+        k = 128 on a9a, k = 16 on a 50000-feature set, benchmarks/RESULTS.md),
+        the margins y_i <w_t, x_i> of the batch are split among the threads
+        and the sub-gradient step w += eta_t/k sum y_i x_i (Eq. (8)) is added
+        by feature ranges, one range per thread.  Every coordinate gets the
+        same floating-point operations in the same order as with one thread,
+        so the model is bit-identical for any ``n_threads``.  The iterations
+        run in timed chunks on the threads or on one thread, whichever is
+        faster at the time, so a machine whose cores are busy falls back to
+        one thread.  Smaller batches, the rank loss (pairs) and a build
+        without OpenMP run the serial loop; Crammer-Singer and one-vs-rest
+        (pegasos.multiclass) always run this step serially.
 
     Returns
     -------
@@ -522,8 +526,8 @@ def _fit(indptr, indices, data, y_run, n_features, *, lam, T, k, projection, avg
          loss="hinge", epsilon=0.0, radius2=None, sample_weight=None, t0=0.0, n_threads=1):
     """Run T iterations of the solver loop on one CSR matrix; returns (w float64 (n_features,), b).
 
-    ``n_threads`` (int >= 1): threads for the mini-batch step when k >=
-    ``_core.PARALLEL_MIN_BATCH`` (bit-identical result for any value); the
+    ``n_threads`` (int >= 1): threads for the mini-batch step of large
+    batches (see :func:`train`; bit-identical result for any value); the
     CSR rows must have sorted column indices, as ``_csr_arrays`` gives.
     Raises ParameterError for n_threads < 1.
     """

@@ -3,7 +3,8 @@ on the number of threads.
 
 ``train(..., n_threads=N)`` splits the margins of a batch among N OpenMP
 threads and adds the sub-gradient sum to w by feature ranges when the batch
-size k is at least ``pegasos._core.PARALLEL_MIN_BATCH``.  Every coordinate
+is large enough (``pegasos._core.PARALLEL_MIN_BATCH`` examples and
+``PARALLEL_MIN_VALUES`` stored values).  Every coordinate
 receives the same floating-point operations in the same order as with one
 thread, so these tests demand bit-identical w and bias (``np.array_equal``)
 for 1, 2 and 3 threads, and agreement with the dense NumPy reference
@@ -47,8 +48,15 @@ def always_threads(monkeypatch):
 
 @pytest.fixture
 def low_threshold(monkeypatch):
-    """Let batches of k >= 2 take the threaded path."""
+    """Let batches of k >= 2 take the threaded path, however short their rows."""
     monkeypatch.setattr(_core, "PARALLEL_MIN_BATCH", 2)
+    monkeypatch.setattr(_core, "PARALLEL_MIN_VALUES", 0)
+
+
+def first_threaded_k(X):
+    """Smallest k for which the library's thresholds let X's batches run on threads."""
+    mean_row = X.nnz / X.shape[0]
+    return max(_core.PARALLEL_MIN_BATCH, math.ceil(_core.PARALLEL_MIN_VALUES / mean_row))
 
 
 def synthetic(m=61, n=23, seed=0):
@@ -218,9 +226,20 @@ def a9a():
     return X, ref.labels_pm(y)
 
 
-@pytest.mark.parametrize("k", [_core.PARALLEL_MIN_BATCH, 1001, 4096])
+def test_a9a_thresholds(a9a):
+    """The team runs from the first k the thresholds allow, not below."""
+    X, y = a9a
+    k = first_threaded_k(X)
+    assert 16 <= k <= 4096
+    assert state_run(X, y, k, 3, 2).team_iterations == 3
+    assert state_run(X, y, k - 1, 3, 2).team_iterations == 0
+    assert state_run(X, y, k, 3, 1).team_iterations == 0
+
+
+@pytest.mark.parametrize("k", ["first", 1001, 4096])
 def test_a9a_identical_at_real_threshold(a9a, k):
     X, y = a9a
+    k = first_threaded_k(X) if k == "first" else k
     model = fit_all(X, y, lam=1e-4, epochs=1, batch_size=k, sampling="permutation", average_from=0.5,
                     projection=True)
     assert np.any(model.w != 0.0)
@@ -247,7 +266,7 @@ def test_a9a_whole_data_batch_equals_reference(a9a):
 
 def test_a9a_equals_reference_above_threshold(a9a):
     X, y = a9a
-    m, k, T, lam = X.shape[0], _core.PARALLEL_MIN_BATCH + 3, 25, 1e-4
+    m, k, T, lam = X.shape[0], first_threaded_k(X) + 3, 25, 1e-4
     order = np.random.default_rng(9).integers(0, m, size=T * k)
     model = fit_all(X, y, threads=(1, 2), lam=lam, iterations=T, batch_size=k, order=order, average_from=0.4)
     w_ref, b_ref = ref.pegasos(X, y, lam, ref.cut_batches(order, k, m, "uniform", T), average_from_t=10)
@@ -277,9 +296,11 @@ def test_rank_loss_stays_serial_and_identical(low_threshold):
     fit_all(X, grade, lam=1e-2, iterations=30, batch_size=5, loss="rank", qid=qid)
 
 
-def test_threshold_is_documented():
+def test_thresholds_are_documented():
     assert isinstance(_core.PARALLEL_MIN_BATCH, int) and _core.PARALLEL_MIN_BATCH >= 2
-    assert str(_core.PARALLEL_MIN_BATCH) in train.__doc__
+    assert isinstance(_core.PARALLEL_MIN_VALUES, int) and _core.PARALLEL_MIN_VALUES >= 0
+    doc = " ".join(train.__doc__.split())
+    assert f"k >= {_core.PARALLEL_MIN_BATCH}" in doc and f"{_core.PARALLEL_MIN_VALUES} stored values" in doc
 
 
 def test_cli_jobs_gives_the_same_model_file(tmp_path):
