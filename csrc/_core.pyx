@@ -133,6 +133,15 @@ cdef inline double _subgradient(int loss, double yy, double z, double eps) noexc
         return 0.0
 
 
+def batch_uses_threads(Py_ssize_t k, double mean_row, int n_threads):
+    """Whether ``LinearState.run(n_threads)`` may run batches of k examples with
+    ``mean_row`` stored values each (the constant feature included) on a team
+    of threads: n_threads > 1, an OpenMP build, k >= PARALLEL_MIN_BATCH and
+    k * mean_row >= PARALLEL_MIN_VALUES (ranking pairs never do)."""
+    return (n_threads > 1 and pg_have_openmp() != 0 and k >= PARALLEL_MIN_BATCH
+            and k * mean_row >= PARALLEL_MIN_VALUES)
+
+
 cdef double _mean_row(const int64_t[::1] indptr, bint constant_feature):
     """Mean stored values per row of a CSR matrix (plus 1 for the constant feature)."""
     cdef Py_ssize_t m = indptr.shape[0] - 1
@@ -497,8 +506,7 @@ cdef class LinearState:
                 raise ValueError("sample_weight must have one entry per example")
             swp = &sw[0]
         self._reserve(k)
-        if (n_threads == 1 or k < PARALLEL_MIN_BATCH or self.pairs or not pg_have_openmp()
-                or k * _mean_row(indptr, self.bias_mode == 1) < PARALLEL_MIN_VALUES):
+        if self.pairs or not batch_uses_threads(k, _mean_row(indptr, self.bias_mode == 1), n_threads):
             with nogil:
                 self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
                           &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],

@@ -582,7 +582,8 @@ def solve(blocks, n_features, *, lam, k, projection, avg_start, bias, progress=N
     state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias],
                               _LOSS_CODE[loss], float(epsilon), radius2, loss == "rank", 1, float(t0))
     load = None
-    if n_threads > 1 and k >= _core.PARALLEL_MIN_BATCH and loss != "rank" and load_from is not None:
+    if loss != "rank" and load_from is not None and load_from[1] and _core.batch_uses_threads(
+            k, load_from[0].shape[0] / load_from[1] + (bias == "feature"), n_threads):
         # stored values per feature, so that each thread's feature range gets an equal share
         indices, m = load_from
         load = _core.feature_load(indices, state.dim, m if bias == "feature" else 0)
