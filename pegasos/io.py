@@ -21,8 +21,10 @@ import gzip
 import io
 import lzma
 import os
+import queue
 import re
 import sys
+import threading
 import zlib
 from dataclasses import dataclass, field
 
@@ -180,12 +182,16 @@ def open_binary(path):
     if opener is None:
         return base
     decompressed = opener(base, "rb")
-    return _Stream(decompressed, b"", (decompressed,) + owned)
+    stream = _Stream(decompressed, b"", (decompressed,) + owned)
+    stream.decompressing = True
+    return stream
 
 
 class _Stream(io.RawIOBase):
     """A byte reader returning ``head`` and then what ``source`` reads; closing
     it closes the files in ``owned`` (in order), never anything else."""
+
+    decompressing = False       # True when reads run a decompressor (worth reading ahead)
 
     def __init__(self, source, head=b"", owned=()):
         super().__init__()
@@ -244,12 +250,67 @@ def is_plain_text_file(path):
     return not any(head.startswith(magic) for magic, _ in _MAGIC)
 
 
+def _read_ahead(stream, block_size, depth=2):
+    """Yield ``stream.read(block_size)`` results (the last one empty), read by a
+    background thread up to ``depth`` blocks ahead.
+
+    The decompressors (zlib, bz2, lzma) and the parser both release the GIL,
+    so decompressing the next block overlaps parsing this one instead of
+    following it.  An exception raised by ``read`` is raised here, in order.
+    Closing the generator stops the thread before it returns, so the caller
+    may then close ``stream``.
+    """
+    blocks = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def work():
+        while not stop.is_set():
+            try:
+                block = stream.read(block_size)
+            except BaseException as e:          # handed to the reader, in order
+                block = e
+            while not stop.is_set():
+                try:
+                    blocks.put(block, timeout=0.05)
+                    break
+                except queue.Full:
+                    continue
+            if not isinstance(block, (bytes, bytearray)) or not block:
+                return
+
+    worker = threading.Thread(target=work, name="pegasos-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            block = blocks.get()
+            if isinstance(block, BaseException):
+                raise block
+            yield block
+            if not block:
+                return
+    finally:
+        stop.set()
+        worker.join()
+
+
 def _whole_lines(stream, path, block_size, on_bytes=None):
-    """Yield buffers of whole lines (each ending in b'\\n') read from ``stream``."""
+    """Yield buffers of whole lines (each ending in b'\\n') read from ``stream``
+    (read ahead in a thread when it decompresses)."""
+    ahead = _read_ahead(stream, block_size) if getattr(stream, "decompressing", False) else None
+    try:
+        yield from _cut_lines(ahead if ahead is not None else iter(lambda: stream.read(block_size), None),
+                              path, on_bytes)
+    finally:
+        if ahead is not None:
+            ahead.close()
+
+
+def _cut_lines(blocks, path, on_bytes):
+    """Whole-line buffers from an iterator of blocks (the last one empty)."""
     tail = []       # blocks of an unfinished line, joined once when its end arrives
     while True:
         try:
-            block = stream.read(block_size)
+            block = next(blocks)
         except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
             raise DataError(path, f"cannot read or decompress: {e}") from None
         if not block:

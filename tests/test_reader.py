@@ -1055,3 +1055,33 @@ def test_reserved_buffers_do_not_change_the_result(tmp_path, dense_first):
         for name in ("labels", "indptr", "indices", "data"):
             assert np.array_equal(getattr(a.chunk, name), getattr(b.chunk, name)), name
         assert a.n_examples == 404000
+
+
+def test_read_ahead_thread_ends_with_the_reader(tmp_path):
+    """Compressed input is decompressed a block ahead in a thread; stopping early,
+    finishing, or failing on a damaged stream must leave no thread behind."""
+    import gzip
+    import threading
+
+    from pegasos.io import iter_svmlight
+
+    path = tmp_path / "d.svm.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("".join(f"{1 if i % 2 else -1} {i % 9 + 1}:{i}\n" for i in range(20000)))
+
+    def readers():
+        return [t for t in threading.enumerate() if t.name == "pegasos-read-ahead"]
+
+    chunks = iter_svmlight(str(path), block_size=4096)
+    next(chunks)
+    assert len(readers()) == 1
+    chunks.close()
+    assert readers() == []
+    assert sum(c.n_rows for c in iter_svmlight(str(path), block_size=4096)) == 20000
+    assert readers() == []
+    raw = path.read_bytes()
+    cut = tmp_path / "cut.svm.gz"
+    cut.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(DataError, match="cannot read or decompress"):
+        read_svmlight(str(cut), block_size=4096)
+    assert readers() == []
