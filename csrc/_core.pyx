@@ -84,10 +84,11 @@ OPENMP = bool(pg_have_openmp())
 #: PARALLEL_MIN_VALUES stored values (k times the mean row length, the
 #: constant feature included); smaller batches take the serial loop.  Chosen
 #: from benchmarks/bench_batch.py on 2 cores (RESULTS.md, "Threads for the
-#: mini-batch step"): 2 threads started to win at k = 128 on a9a (14 values a
-#: row, 1780 a batch; v of 123 features stays in L1) and at k = 16 on a
-#: 50000-feature synthetic set (50 a row, 800 a batch), never below k = 16.
-#: The pair puts the switch at k = 116 on a9a and k = 32 on the synthetic set.
+#: mini-batch step"): 2 threads break even at k = 128 on a9a (14 values a
+#: row, 1780 a batch; v of 123 features stays in L1) and win from k = 256;
+#: on a 50000-feature synthetic set (50 a row) they break even at k = 16 (800
+#: a batch) and win from k = 32; never below k = 16.  The pair puts the
+#: switch at k = 116 on a9a and k = 32 on the synthetic set.
 PARALLEL_MIN_BATCH = 16
 PARALLEL_MIN_VALUES = 1600
 
@@ -532,7 +533,7 @@ cdef class LinearState:
             pos = done * k
             start = _seconds()
             if team:
-                # a probe of the threads gives up at ADAPT_SLACK times the serial loop's time
+                # a chunk of the threads gives up at ADAPT_SLACK times the serial loop's time
                 self.p_deadline = (start + ADAPT_SLACK * n * self.p_sec_serial
                                    if ADAPT and self.p_sec_serial > 0.0 else 0.0)
                 self.p_stop = 0

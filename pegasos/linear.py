@@ -420,8 +420,9 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         Threads for the mini-batch step of Fig. 2 (default 1).  For a batch
         of k >= 16 examples holding on average at least 1600 stored values
         (k times the mean row length; ``pegasos._core.PARALLEL_MIN_BATCH``
-        and ``PARALLEL_MIN_VALUES``, from the crossovers measured on 2 cores:
-        k = 128 on a9a, k = 16 on a 50000-feature set, benchmarks/RESULTS.md),
+        and ``PARALLEL_MIN_VALUES``, from the break-even points measured on
+        2 cores: k = 128 on a9a, k = 16 on a 50000-feature set; 1.5x and
+        1.7x at k = 4096, benchmarks/RESULTS.md),
         the margins y_i <w_t, x_i> of the batch are split among the threads
         and the sub-gradient step w += eta_t/k sum y_i x_i (Eq. (8)) is added
         by feature ranges, one range per thread.  Every coordinate gets the
