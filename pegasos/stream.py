@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .defaults import DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
-from .errors import DataError, ParameterError, PegasosError
+from .errors import DataError, ParameterError
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 
 CACHE_MAGIC = b"pegasos-cache\n"
@@ -408,7 +408,7 @@ class Scan(SVMLightData):
 
 
 class _Buffer:
-    """Up to about 2N rows as CSR arrays; rows leave in random order."""
+    """The shuffle buffer's rows (at most N plus one block's) as CSR arrays."""
 
     def __init__(self, dtype):
         self.labels = np.zeros(0)
