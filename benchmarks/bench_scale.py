@@ -1,4 +1,4 @@
-"""Issue 3 ("speed and scale"), item 3: the scale curve m = 10^5, 10^6, 10^7.
+"""The scale curve m = 10^5, 10^6, 10^7.
 
 Synthetic sets with a fixed row length (10 non-zeros a row, 20,000 features,
 make_synthetic.py seed 0, so each file is a prefix of the next; 10^7 rows are about

@@ -1,4 +1,4 @@
-"""Issue 3 ("speed and scale"), item 1: pegasos against its peers on a large synthetic set.
+"""Pegasos against its peers on a large synthetic set.
 
 Three tables:
 
@@ -23,7 +23,7 @@ Three tables:
 2. Whole process: ``pegasos train`` against a Python process doing what a
    liblinear-official user does (read the file with ``svm_read_problem`` or scikit-learn's
    ``load_svmlight_file``, ``train``, ``save_model``: benchmarks/liblinear_user.py), each
-   with the effort that reaches 1% of f*, on a9a and on the synthetic file.  The issue's
+   with the effort that reaches 1% of f*, on a9a and on the synthetic file.  The
    target is pegasos <= half of LIBLINEAR's time.
 
 3. Start-up cost of the ``pegasos`` command (``--help``, ``train`` on a one-line file,

@@ -18,18 +18,18 @@ Sections:
           LIBLINEAR -s 3 / -s 4 and scikit-learn SGDClassifier, test accuracy and training time;
           `--only multiclass` writes benchmarks/RESULTS_multiclass.md (use --repeats 3).
   stream  `pegasos train --stream` (shuffle buffer, binary cache) against in-memory training on
-          synthetic files of --stream-bytes sizes (default 1e8,1e9; the issue's figures use
+          synthetic files of --stream-bytes sizes (default 1e8,1e9; RESULTS_stream.md uses
           `--only stream --stream-bytes 1e9,1e10`, about 15 minutes): time, peak RSS, objective.
   batch   threads for the mini-batch step: solver time with 1 and 2 threads for k = 1..4096 on
           a9a and a 200000 x 50000 synthetic set, speed-up and crossover k (about 10 minutes;
           needs both cores free: the threads' barriers wait for any descheduled thread).
-  synthetic  issue 3: time to within 1% of f* on a 1M x 50k synthetic set (50 per row,
+  synthetic  time to within 1% of f* on a 1M x 50k synthetic set (50 per row,
           lambda 1e-4) for pegasos (API, CLI), scikit-learn SGD (plain, averaged) and LIBLINEAR;
           the whole `pegasos train` process against a liblinear-official user's script on a9a
           and that set; the command's start-up cost (about 6 minutes; --quick: 100k rows).
-  compressed  issue 3: reading .gz, .bz2, .xz (a 200 MB synthetic file) against the
+  compressed  reading .gz, .bz2, .xz (a 200 MB synthetic file) against the
           decompressor alone (Python module and binary) and through a pipe (about 4 minutes).
-  scale   issue 3: the scale curve m = 1e5, 1e6, 1e7 (10 per row, 20k features, 1.26 GB at
+  scale   the scale curve m = 1e5, 1e6, 1e7 (10 per row, 20k features, 1.26 GB at
           1e7): read time, peak RSS, iterations and time to within 1% of f* (about 6 minutes;
           --quick: m = 1e4, 1e5, 1e6).
   A report of some sections only (--only) that goes to RESULTS.md is merged into it
@@ -65,7 +65,7 @@ from common import (DATA_SCRIPTS, REFERENCE_OPTIMA, data_dir, ensure_packages, i
 
 HERE = Path(__file__).resolve().parent
 SECTIONS = ("parse", "train", "memory", "kernel", "multiclass", "stream", "batch")
-SECTIONS += ("synthetic", "compressed", "scale")     # issue 3: speed and scale
+SECTIONS += ("synthetic", "compressed", "scale")
 
 
 def parse_args(argv=None):
@@ -257,7 +257,7 @@ def main(argv=None):
             parts.append(section("Threads for the mini-batch step (1 vs 2 threads)", table, notes))
 
         if "synthetic" in args.sections:
-            log("== issue 3: time to 1% of f* on a synthetic set, whole process, start-up")
+            log("== time to 1% of f* on a synthetic set, whole process, start-up")
             if pegasos is None:
                 parts.append(section("Synthetic set", "", ["skipped: pegasos not importable"]))
             else:
@@ -266,12 +266,12 @@ def main(argv=None):
                     parts.append(section(title, table, notes))
 
         if "compressed" in args.sections:
-            log("== issue 3: compressed input against the decompressor")
+            log("== compressed input against the decompressor")
             table, notes, _ = bench_compressed.run(tmp, args.repeats, args.quick, log=log)
             parts.append(section("Compressed input against the decompressor alone", table, notes))
 
         if "scale" in args.sections:
-            log("== issue 3: scale curve")
+            log("== scale curve")
             if pegasos is None:
                 parts.append(section("Scale curve", "", ["skipped: pegasos not importable"]))
             else:
