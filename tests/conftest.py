@@ -2,6 +2,7 @@
 to run the installed ``pegasos`` command."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,39 @@ def run_pegasos(*args, input=None, cwd=None, env=None):
         full_env.update(env)
     return subprocess.run([pegasos_executable(), *map(str, args)], input=input, capture_output=True,
                           text=True, cwd=cwd, env=full_env, timeout=600)
+
+
+def ok(r):
+    """Assert a successful run without a traceback; return stdout."""
+    assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-3000:]}"
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.stdout
+
+
+def error_line(r, *fragments, file=None, line=None, status=None):
+    """Assert a failed run (exit ``status`` if given) with exactly one ``Error: ...``
+    line on stderr naming ``file`` and ``line N``, containing every fragment;
+    return that line."""
+    assert r.returncode != 0, f"expected failure, got exit 0\nstdout: {r.stdout[-2000:]}"
+    if status is not None:
+        assert r.returncode == status, f"exit {r.returncode}\nstdout: {r.stdout[-500:]}\nstderr: {r.stderr[-2000:]}"
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, f"want one error line, got:\n{r.stderr}"
+    msg = lines[0]
+    assert msg.startswith("Error: "), msg
+    if file is not None:
+        assert str(file) in msg, f"{file} not named in {msg!r}"
+    if line is not None:
+        assert re.search(rf"\bline {line}\b", msg), f"'line {line}' not in {msg!r}"
+    for frag in fragments:
+        assert frag in msg, f"{frag!r} not in {msg!r}"
+    return msg
+
+
+def one_error(r, *fragments):
+    """A failed run (exit 1) with exactly one 'Error: ...' line holding every fragment."""
+    return error_line(r, *fragments, status=1)
 
 
 @pytest.fixture

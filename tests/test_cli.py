@@ -24,7 +24,7 @@ import pytest
 from sklearn import metrics
 from sklearn.datasets import load_svmlight_file
 
-from conftest import case_file, data_file, pegasos_executable, run_pegasos
+from conftest import case_file, data_file, error_line, ok, pegasos_executable, run_pegasos
 
 # --------------------------------------------------------------------------- helpers
 
@@ -37,31 +37,6 @@ HEADER_KEYS = (
 
 A9A_M, A9A_N, A9A_NNZ = 32561, 123, 451592          # data README
 A9AT_M, A9AT_N = 16281, 122
-
-
-def ok(r):
-    """Assert a successful run without a traceback; return stdout."""
-    assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-3000:]}"
-    assert "Traceback" not in r.stderr, r.stderr
-    return r.stdout
-
-
-def error_line(r, *fragments, file=None, line=None):
-    """Assert a failed run with exactly one ``Error: ...`` line on stderr naming
-    ``file`` and ``line N``, containing every fragment; return that line."""
-    assert r.returncode != 0, f"expected failure, got exit 0\nstdout: {r.stdout[-2000:]}"
-    assert "Traceback" not in r.stderr, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, f"want one error line, got:\n{r.stderr}"
-    msg = lines[0]
-    assert msg.startswith("Error: "), msg
-    if file is not None:
-        assert str(file) in msg, f"{file} not named in {msg!r}"
-    if line is not None:
-        assert re.search(rf"\bline {line}\b", msg), f"'line {line}' not in {msg!r}"
-    for frag in fragments:
-        assert frag in msg, f"{frag!r} not in {msg!r}"
-    return msg
 
 
 def snapshot(root):

@@ -25,27 +25,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import data_file, pegasos_executable, run_pegasos
+from conftest import data_file, ok, one_error, pegasos_executable, run_pegasos
 
 HEART = data_file("heart_scale/heart_scale")
 DNA = data_file("dna/dna.scale")
 HUGE = "99999999999999"
-
-
-def ok(r):
-    assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-3000:]}"
-    assert "Traceback" not in r.stderr, r.stderr
-    return r.stdout
-
-
-def one_error(r, *fragments):
-    """A failed run (exit 1) with exactly one 'Error: ...' line holding every fragment."""
-    assert r.returncode == 1, f"exit {r.returncode}\nstdout: {r.stdout[-500:]}\nstderr: {r.stderr[-2000:]}"
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
-    for frag in fragments:
-        assert frag in lines[0], f"{frag!r} not in {lines[0]!r}"
-    return lines[0]
 
 
 def set_header(text, key, value):
