@@ -318,7 +318,7 @@ def parse_kernel_model(path, lines):
     """Read a kernel model from its lines (CR already stripped, trailing blank
     lines removed, first line checked by :func:`pegasos.model.load_model`)."""
     from .linear import BinaryLabels
-    from .model import _check_float, read_header
+    from .model import _check_float, read_header, read_index_value
 
     keys = _header_keys()
     header, i, value = read_header(path, lines, keys, (), ("support_vectors",))
@@ -371,17 +371,10 @@ def parse_kernel_model(path, lines):
         coef[s] = _check_float(tokens[0], path, lineno, "coefficient")
         last = -1
         for tok in tokens[1:]:
-            idx_text, sep, val_text = tok.partition(":")
-            if not sep or not idx_text.isdigit():
-                raise ModelFormatError(path, f"{tok[:40]!r} is not index:value", lineno)
-            col = int(idx_text) - base
-            if col < 0 or col >= n:
-                raise ModelFormatError(path, f"feature index {idx_text} is outside the model's features", lineno)
-            if col <= last:
-                raise ModelFormatError(path, f"feature index {idx_text} is not increasing", lineno)
-            last = col
-            cols.append(col)
-            vals.append(_check_float(val_text, path, lineno, "feature value"))
+            last, value = read_index_value(tok, path, lineno, base, n, last, "feature", "the model's features",
+                                           "feature value")
+            cols.append(last)
+            vals.append(value)
         indptr[s + 1] = len(cols)
     info = {k: header[k] for k in keys if k not in KERNEL_KEYS}
     info.update({k: header[k] for k in ("budget", "support_vectors_removed")})

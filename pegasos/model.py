@@ -133,23 +133,57 @@ def _read_weights(path, lines, i, n, base):
         raise ModelFormatError(path, f"truncated or damaged model file: expected {count} weight lines "
                                      "and a final 'end' line")
     w = np.zeros(n, dtype=np.float64)
-    last = -1
+    last, span = -1, f"{base}..{n - 1 + base}"
     for j, ln in enumerate(lines[i + 1:i + 1 + count]):
         lineno = i + 2 + j
-        idx_text, sep, val_text = ln.strip().partition(":")
-        if not sep or not idx_text.isdigit():
-            if ln.strip() == "end":
-                raise ModelFormatError(path, f"truncated or damaged model file: expected {count} weight lines "
-                                             "and a final 'end' line")
-            raise ModelFormatError(path, f"weight line {ln[:60]!r} is not index:value", lineno)
-        col = int(idx_text) - base
-        if col < 0 or col >= n:
-            raise ModelFormatError(path, f"weight index {idx_text} is outside {base}..{n - 1 + base}", lineno)
-        if col <= last:
-            raise ModelFormatError(path, f"weight index {idx_text} is not increasing", lineno)
-        last = col
-        w[col] = _check_float(val_text, path, lineno, "weight")
+        if ln.strip() == "end":
+            raise ModelFormatError(path, f"truncated or damaged model file: expected {count} weight lines "
+                                         "and a final 'end' line")
+        last, value = read_index_value(ln.strip(), path, lineno, base, n, last, "weight", span, "weight",
+                                       shown=ln, width=60, prefix="weight line ")
+        w[last] = value
     return w, i + 1 + count
+
+
+def read_index_value(text, path, lineno, base, n, last, noun, span, value_noun, shown=None, width=40, prefix=""):
+    """Parse one ``index:value`` token of a model file (weights, support vectors).
+
+    Parameters
+    ----------
+    text : str
+        The token, without surrounding whitespace.
+    base : int
+        Index base of the file (0 or 1); ``n`` the number of features.
+    last : int
+        Column of the previous token of the same run (-1 for none): indices
+        must increase.
+    noun, span, value_noun : str
+        Words of the messages: "{noun} index I is outside {span}", "{noun}
+        index I is not increasing", and what the value is called.
+    shown, width, prefix : str, int, str
+        When the token is not ``index:value``, the message quotes the first
+        ``width`` characters of ``shown`` (default ``text``) after ``prefix``.
+
+    Returns
+    -------
+    (int, float)
+        Zero-based column and value.
+
+    Raises
+    ------
+    ModelFormatError
+        Naming the file and line.
+    """
+    idx_text, sep, val_text = text.partition(":")
+    if not sep or not idx_text.isdigit():
+        quoted = (text if shown is None else shown)[:width]
+        raise ModelFormatError(path, f"{prefix}{quoted!r} is not index:value", lineno)
+    col = int(idx_text) - base
+    if col < 0 or col >= n:
+        raise ModelFormatError(path, f"{noun} index {idx_text} is outside {span}", lineno)
+    if col <= last:
+        raise ModelFormatError(path, f"{noun} index {idx_text} is not increasing", lineno)
+    return col, _check_float(val_text, path, lineno, value_noun)
 
 
 def atomic_write(path, write):
