@@ -155,10 +155,7 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
     if bias == "feature":
         X = np.hstack([X, np.ones((m, 1))])
     T = len(batches)
-    starts = sorted(set(int(s) for s in average_starts))
-    for s in starts:
-        assert 1 <= s <= T, s
-    sums = {s: [np.zeros(X.shape[1]), 0.0] for s in starts}
+    averages = _Averages(average_starts, T, X.shape[1])
     w = np.zeros(X.shape[1])
     b = 0.0
     iterates = [(w.copy(), b)] if record else None
@@ -168,11 +165,7 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
         # margins of the whole batch at w_t (Fig. 2: A_t+ is defined with w_t)
         margins = y[A] * (X[A] @ w + b)
         viol = A[margins < 1.0]
-        # the iterate w_t enters every average that has started (t >= s)
-        for s in starts:
-            if t >= s:
-                sums[s][0] += w
-                sums[s][1] += b
+        averages.add(t, w, b)
         eta = 1.0 / (lam * t)
         v = (y[viol][:, None] * X[viol]).sum(axis=0) / A.size
         w = (1.0 - 1.0 / t) * w + eta * v
@@ -186,7 +179,7 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
             iterates.append((w.copy(), b))
             vs.append(v)
 
-    out = _outputs(w, b, sums, starts, T, bias)
+    out = averages.outputs(w, b, bias)
     if record:
         out["iterates"] = [_split(it, bias) for it in iterates]
         out["v"] = [vi[:-1] if bias == "feature" else vi for vi in vs]
@@ -352,10 +345,7 @@ def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sampl
     c = np.ones(m) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     radius = math.sqrt(1.0 / lam if radius2 is None else radius2)
     T = len(batches)
-    starts = sorted(set(int(s) for s in average_starts))
-    for s in starts:
-        assert 1 <= s <= T, s
-    sums = {s: [np.zeros(X.shape[1]), 0.0] for s in starts}
+    averages = _Averages(average_starts, T, X.shape[1])
     w = np.zeros(X.shape[1])
     b = 0.0
     for t in range(1, T + 1):
@@ -374,10 +364,7 @@ def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sampl
             rows = X[A]
             g = c[A] * minus_loss_derivative(loss, z, y[A], epsilon)
             size = A.size
-        for s in starts:
-            if t >= s:
-                sums[s][0] += w
-                sums[s][1] += b
+        averages.add(t, w, b)
         eta = 1.0 / (lam * (t + t0))
         v = (g[:, None] * rows).sum(axis=0) / size
         w = (1.0 - 1.0 / (t + t0)) * w + eta * v
@@ -388,7 +375,7 @@ def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sampl
             if norm > radius:
                 w = (radius / norm) * w
 
-    return _outputs(w, b, sums, starts, T, bias)
+    return averages.outputs(w, b, bias)
 
 
 def _split(wb, bias):
@@ -399,13 +386,30 @@ def _split(wb, bias):
     return wv, float(bv)
 
 
-def _outputs(w, b, sums, starts, T, bias):
-    """{"last": (w, b)} plus, for each averaging start s, the mean of w_s..w_T."""
-    out = {"last": _split((w, b), bias)}
-    for s in starts:
-        count = T - s + 1
-        out[s] = _split((sums[s][0] / count, sums[s][1] / count), bias)
-    return out
+class _Averages:
+    """Running sums of the iterates for each averaging start s (1 <= s <= T)."""
+
+    def __init__(self, average_starts, T, dim):
+        self.T = T
+        self.starts = sorted(set(int(s) for s in average_starts))
+        for s in self.starts:
+            assert 1 <= s <= T, s
+        self.sums = {s: [np.zeros(dim), 0.0] for s in self.starts}
+
+    def add(self, t, w, b):
+        """The iterate w_t enters every average that has started (t >= s)."""
+        for s in self.starts:
+            if t >= s:
+                self.sums[s][0] += w
+                self.sums[s][1] += b
+
+    def outputs(self, w, b, bias):
+        """{"last": (w, b)} plus, for each averaging start s, the mean of w_s..w_T."""
+        out = {"last": _split((w, b), bias)}
+        for s in self.starts:
+            count = self.T - s + 1
+            out[s] = _split((self.sums[s][0] / count, self.sums[s][1] / count), bias)
+        return out
 
 
 def rel_err(w, b, w_ref, b_ref):
