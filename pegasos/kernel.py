@@ -213,7 +213,7 @@ def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam
     KernelModel (and the state with ``return_state``)
     """
     from . import _kernel
-    from .linear import BinaryLabels, _csr_arrays, _info, _Orders, check_parameters, iterations_for
+    from .linear import BinaryLabels, _csr_arrays, _info, _Orders, averaging_start, check_parameters, iterations_for
 
     indptr, indices, data = _csr_arrays(X)
     data = np.ascontiguousarray(data, dtype=np.float64)
@@ -238,9 +238,7 @@ def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam
         raise ParameterError("a budget cannot be combined with projection or averaging")
     k = int(batch_size)
     T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
-    if average and average_from is None:
-        average_from = 0.0
-    avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
+    average_from, avg_start = averaging_start(average, average_from, T)
     state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[kernel],
                                 gamma, coef0, degree, float(lam), k, bool(projection), avg_start,
                                 min(int(budget or 0), _HUGE), int(min(cache_mb * (1 << 20), _HUGE)))

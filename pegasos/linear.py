@@ -489,9 +489,7 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         orders = _Orders(m, int(batch_size), sampling, seed, order)
     k = int(batch_size)
     T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
-    if average and average_from is None:
-        average_from = 0.0
-    avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
+    average_from, avg_start = averaging_start(average, average_from, T)
     if loss == "squared-hinge":
         # its gradient grows with the margin violation; the projection onto a
         # ball that holds w* keeps it bounded (the condition of Sec. 5)
@@ -505,6 +503,18 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
                       epsilon=epsilon, step_offset=step_offset, class_weight=class_weight, labels=labels)
     return LinearModel(w=w, bias=b, labels=labels, lam=float(lam), bias_mode=bias, info=info, loss=loss,
                        epsilon=float(epsilon) if loss == "eps-insensitive" else None)
+
+
+def averaging_start(average, average_from, T):
+    """(average_from, first averaged iteration) of a run of T iterations.
+
+    ``average`` (Theorem 1's mean of w_1..w_T) is ``average_from`` = 0;
+    the iterates w_t with t >= ceil(average_from * T), at least 1, are
+    averaged; 0 means no averaging (the last iterate is the output).
+    """
+    if average and average_from is None:
+        average_from = 0.0
+    return average_from, 0 if average_from is None else max(1, math.ceil(average_from * T))
 
 
 def _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m):

@@ -24,8 +24,8 @@ import numpy as np
 
 from .errors import DataError, ExampleError, ParameterError
 from .linear import (
-    _BIAS_CODE, _csr_arrays, _fit, _fmt_label, _info, _Orders, _sample_weights, check_parameters, iterations_for,
-    projection_radius2, _objective_at_zero, _format_class_weights,
+    _BIAS_CODE, _csr_arrays, _fit, _fmt_label, _info, _Orders, _sample_weights, averaging_start, check_parameters,
+    iterations_for, projection_radius2, _objective_at_zero, _format_class_weights,
 )
 from .defaults import DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED
 
@@ -222,9 +222,7 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
     T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
     if loss == "squared-hinge":
         projection = True      # as in pegasos.linear.train: bounds the gradient
-    if average and average_from is None:
-        average_from = 0.0
-    avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
+    average_from, avg_start = averaging_start(average, average_from, T)
     sample_weight = _sample_weights(y, class_weight)
     yc = np.searchsorted(classes, y).astype(np.int32)
     if not (math.isfinite(step_offset) and step_offset >= 0):

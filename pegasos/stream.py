@@ -551,8 +551,8 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
     DataError
         Unreadable file, malformed line, or labels unfit for the task.
     """
-    from .linear import (LOSSES, TASK_OF_LOSS, BinaryLabels, LinearModel, _sample_weights, check_parameters,
-                         iterations_for, model_info, projection_radius2, solve)
+    from .linear import (LOSSES, TASK_OF_LOSS, BinaryLabels, LinearModel, _sample_weights, averaging_start,
+                         check_parameters, iterations_for, model_info, projection_radius2, solve)
 
     check_rereadable(path)
     if loss not in LOSSES or TASK_OF_LOSS[loss] not in ("binary", "regression"):
@@ -578,9 +578,7 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
     check_parameters(m, lam, iterations, epochs, batch_size, "permutation", average_from, bias, seed)
     k = int(batch_size)
     T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, "permutation")
-    if average and average_from is None:
-        average_from = 0.0
-    avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
+    average_from, avg_start = averaging_start(average, average_from, T)
     labels, weights = None, None
     if task == "binary":
         labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class)
