@@ -127,7 +127,7 @@ def _damaged(cache_path, what):
     return DataError(cache_path, f"damaged cache file ({what}); delete it to rebuild")
 
 
-def open_cache(cache_path, header=None, f=None):
+def open_cache(cache_path, header=None, f=None, check=True):
     """Memory-map a cache file as :class:`pegasos.io.SVMLightData` (no copy).
 
     The arrays are checked before use (O(nnz), in blocks): indptr starts at
@@ -144,6 +144,9 @@ def open_cache(cache_path, header=None, f=None):
         The cache opened for reading; header and arrays are taken from this
         one descriptor, so a cache replaced meanwhile by another process is
         never mixed with the old one.
+    check : bool
+        Check the arrays (False only for a cache this process just built
+        from the parser's output).
 
     Returns
     -------
@@ -160,7 +163,7 @@ def open_cache(cache_path, header=None, f=None):
     if f is None:
         try:
             with open(cache_path, "rb") as f:
-                return open_cache(cache_path, None, f)
+                return open_cache(cache_path, None, f, check)
         except FileNotFoundError:
             raise DataError(cache_path, "no such file") from None
         except OSError as e:
@@ -182,7 +185,8 @@ def open_cache(cache_path, header=None, f=None):
         labels = [LabelInfo(float(v), int(line), str(text)) for v, line, text in header["distinct_labels"]]
         m, n_features, path = int(header["n_examples"]), int(header["n_features"]), str(header["source"])
         chunk = Chunk(arrays["labels"], arrays["indptr"], arrays["indices"], arrays["data"], 0, arrays.get("qid"))
-        _check_arrays(chunk, m, n_features)
+        if check:
+            _check_arrays(chunk, m, n_features)
         return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=n_features,
                             distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
                             n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
@@ -351,7 +355,7 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
     except OSError as e:
         raise DataError(cache_path, f"cannot read the cache: {e.strerror or e}") from None
     build_cache(path, cache_path, zero_based, dtype, progress)
-    return open_cache(cache_path), False
+    return open_cache(cache_path, check=False), False      # just written from the parser's arrays
 
 
 # -------------------------------------------------------- shuffle buffer --
