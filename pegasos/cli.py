@@ -369,12 +369,7 @@ def train(data, model, lam, iterations, epochs, batch_size, sampling, projection
             parts.insert(2, f"{multiclass}, {result.n_classes} classes")
         if not no_objective:
             obj = objective_fn(result, d.chunk, d.y) if task != "ranking" else _ranking_objective(result, d)
-            details = []
-            if obj.get("mean_loss") is not None:
-                details.append(f"{obj.get('loss', 'hinge')} {obj['mean_loss']:.6g}")
-            if obj.get("error_rate") is not None:
-                details.append(f"train error {obj['error_rate']:.4f}")
-            parts.append(f"objective {obj['objective']:.6g} ({', '.join(details)})")
+            parts.append(_objective_summary(obj))
         if cache_note:
             parts.append(cache_note)
         parts.append(f"model {model}")
@@ -412,12 +407,19 @@ def _train_shuffled(d, model, shuffle_buffer, t_read, progress, quiet, no_object
                 obj = objective_file(result, d.path, progress=_update(bar))
             finally:
                 _close(bar)
-            details = [f"{obj.get('loss', 'hinge')} {obj['mean_loss']:.6g}"]
-            if obj.get("error_rate") is not None:
-                details.append(f"train error {obj['error_rate']:.4f}")
-            parts.append(f"objective {obj['objective']:.6g} ({', '.join(details)})")
+            parts.append(_objective_summary(obj))
         parts.append(f"model {model}")
         click.echo(" | ".join(parts))
+
+
+def _objective_summary(obj):
+    """The summary's "objective F (loss L, train error E)" part from a scoring dict."""
+    details = []
+    if obj.get("mean_loss") is not None:
+        details.append(f"{obj.get('loss', 'hinge')} {obj['mean_loss']:.6g}")
+    if obj.get("error_rate") is not None:
+        details.append(f"train error {obj['error_rate']:.4f}")
+    return f"objective {obj['objective']:.6g} ({', '.join(details)})"
 
 
 def _class_weights(items, cost_factor, labels):
