@@ -76,6 +76,11 @@ BIAS_NONE = 0
 BIAS_FEATURE = 1
 BIAS_UNREGULARIZED = 2
 
+#: the codes the loops take, by the names the options use (the rank loss is the
+#: hinge on pair differences: code 0 with ``pairs``); see _subgradient
+LOSS_CODES = {"hinge": 0, "log": 1, "squared-hinge": 2, "eps-insensitive": 3, "rank": 0}
+BIAS_CODES = {"none": BIAS_NONE, "feature": BIAS_FEATURE, "unregularized": BIAS_UNREGULARIZED}
+
 #: True when the module was compiled with OpenMP (threads are available).
 OPENMP = bool(pg_have_openmp())
 

@@ -5,6 +5,8 @@ Python API (the command line ``pegasos`` is a thin layer over it)::
     import pegasos
     X, y = pegasos.load_svmlight("a9a")                 # CSR matrix, labels
     model = pegasos.train(X, y, lam=1e-4, epochs=20)    # Fig. 1 of the paper
+    options = pegasos.TrainOptions(lam=1e-4, epochs=20, sampling="permutation")
+    model = pegasos.fit((X, y), options)                 # binary, multiclass, ... as the data need
     f = model.decision_function(X)                       # <w, x> + b
     pegasos.objective(model, X, y)["objective"]          # lambda/2 |w|^2 + mean hinge
     model.save("a9a.model"); model = pegasos.load_model("a9a.model")
@@ -18,12 +20,14 @@ _EXPORTS = {
     "load_svmlight": "io",
     "read_svmlight": "io",
     "iter_svmlight": "io",
-    "train": "linear",
-    "train_kernel": "kernel",
+    "fit": "api",
+    "train": "api",
+    "train_kernel": "api",
+    "TrainOptions": "options",
     "KernelModel": "kernel",
     "LinearModel": "linear",
-    "BinaryLabels": "linear",
-    "train_multiclass": "multiclass",
+    "BinaryLabels": "labels",
+    "train_multiclass": "api",
     "MulticlassModel": "multiclass",
     "save_model": "model",
     "load_model": "model",

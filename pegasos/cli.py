@@ -110,306 +110,323 @@ def main():
     signal.signal(signal.SIGTERM, _terminate)
 
 
-@main.command()
+class _SectionOption(click.Option):
+    """An option listed under a heading of ``--help`` (``section=``)."""
+
+    def __init__(self, *args, section=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.section = section
+
+
+class _SectionedCommand(click.Command):
+    """A command whose ``--help`` lists its options in sections, and that reads
+    LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``."""
+
+    def format_options(self, ctx, formatter):
+        sections = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+            if record is not None:
+                sections.setdefault(getattr(param, "section", None) or "Other options", []).append(record)
+        sections["Other options"] = sections.pop("Other options", [])
+        for name, records in sections.items():
+            with formatter.section(name):
+                formatter.write_dl(records)
+
+    def parse_args(self, ctx, args):
+        out, i = [], 0
+        while i < len(args):
+            a = args[i]
+            if (len(a) > 2 and a.startswith("-w") and ":" not in a and i + 1 < len(args)
+                    and _is_number(a[2:]) and _is_number(args[i + 1])):
+                out += ["-w", f"{a[2:]}:{args[i + 1]}"]
+                i += 2
+                continue
+            out.append(a)
+            i += 1
+        return super().parse_args(ctx, out)
+
+
+def _options(section, *specs):
+    """A decorator adding the options ``specs`` ((param_decls, attrs) pairs) under ``section``."""
+
+    def decorate(fn):
+        for decls, attrs in reversed(specs):
+            fn = click.option(*decls, cls=_SectionOption, section=section, **attrs)(fn)
+        return fn
+
+    return decorate
+
+
+_solver_options = _options(
+    "Solver (paper Fig. 1 and 2)",
+    (("-l", "--lambda", "lam"), dict(type=float, default=DEFAULT_LAMBDA, show_default=True,
+                                     help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")),
+    (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples).")),
+    (("--epochs",), dict(type=float, help=f"Passes over the data instead of T: T = epochs*m/k "
+                                          f"[default: {DEFAULT_EPOCHS}].")),
+    (("-k", "--batch-size"), dict(type=int, default=1, show_default=True, help="Mini-batch size k.")),
+    (("--sampling",), dict(type=click.Choice(SAMPLINGS),
+                           help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
+                                "sequential: file order [default: uniform].")),
+    (("--projection",), dict(is_flag=True, help="Project onto a ball that holds the optimum after each step "
+                                                "(radius 1/sqrt(lambda) for the hinge, sqrt(2 f(0)/lambda) for "
+                                                "other losses).")),
+    (("--average",), dict(is_flag=True, help="Output the mean of all iterates w_1..w_T (Theorem 1).")),
+    (("--average-from",), dict(type=float, metavar="F",
+                               help="Output the mean of the iterates from iteration ceil(F*T) on (e.g. 0.5).")),
+    (("--t0", "step_offset"), dict(type=float, metavar="T0", help="Step offset: eta_t = 1/(lambda (t + T0)) "
+                                                                  "instead of the paper's 1/(lambda t).")),
+    (("--eta0",), dict(type=float, metavar="ETA0",
+                       help="First step size; sets T0 = 1/(lambda ETA0). 0.01 with --average-from 0.5 and "
+                            "--sampling permutation reaches 1% of the optimum of a9a in one epoch.")),
+    (("--seed",), dict(type=int, default=DEFAULT_SEED, show_default=True, help="Random seed.")),
+    (("--jobs",), dict(type=click.IntRange(min=1), default=2, show_default=True,
+                       help="Threads: one-vs-rest trains classes in parallel; the binary linear trainer splits the "
+                            "margins and the update of each large mini-batch (k >= 16 and >= 1600 stored values) "
+                            "among them, falling back to one thread while that is faster (same model for any "
+                            "number).")),
+)
+_problem_options = _options(
+    "Problem (loss, bias, classes)",
+    (("--loss",), dict(type=click.Choice(["hinge", "log", "squared-hinge", "eps-insensitive", "rank"]),
+                       default="hinge", show_default=True,
+                       help="hinge (SVM), log (logistic regression), squared-hinge, eps-insensitive (regression on "
+                            "real-valued labels), rank (pairs with the same qid, SVMlight -z p).")),
+    (("-p", "--epsilon"), dict(type=float, default=0.1, show_default=True,
+                               help="Width of the insensitive zone of --loss eps-insensitive.")),
+    (("--bias",), dict(type=click.Choice(BIAS_MODES), default="none", show_default=True,
+                       help="none; feature: constant feature 1, regularised (LIBLINEAR -B 1); "
+                            "unregularized: b by sub-gradient steps (heuristic).")),
+    (("--multiclass",), dict(type=click.Choice(["ovr", "crammer-singer"]),
+                             help="More than two labels: one-vs-rest (the default then) or Crammer-Singer.")),
+    (("--cost-matrix",), dict(metavar="FILE",
+                              help="Crammer-Singer costs: K lines of K numbers, row = true class, column = "
+                                   "predicted class, classes in increasing label order, zero diagonal.")),
+    (("-j", "cost_factor"), dict(type=float, metavar="FACTOR", help="Weight of the positive class's errors "
+                                                                    "(SVMlight -j).")),
+    (("-w", "class_weights"), dict(multiple=True, metavar="LABEL:WEIGHT",
+                                   help="Weight of the errors on class LABEL (LIBLINEAR -wi: -w1 5 or -w 1:5); "
+                                        "repeatable.")),
+    (("--allow-one-class",), dict(is_flag=True, help="Accept data whose labels are all -1, all 0 or all +1 (the "
+                                                     "other class is the usual partner).")),
+)
+_kernel_options = _options(
+    "Kernels (paper Fig. 3)",
+    (("--kernel",), dict(type=click.Choice(["linear", "poly", "rbf", "sigmoid"]), default="linear",
+                         show_default=True, help="linear: explicit w (Fig. 1/2); poly, rbf, sigmoid: kernel "
+                                                 "Pegasos (Fig. 3).")),
+    (("--gamma",), dict(type=float, help="Kernel gamma > 0 (poly, rbf, sigmoid) [default: 1/n_features].")),
+    (("--degree",), dict(type=int, help="Degree >= 1 of the poly kernel [default: 3].")),
+    (("--coef0",), dict(type=float, help="coef0 of the poly and sigmoid kernels [default: 0].")),
+    (("--budget",), dict(type=int, metavar="B", help="Keep at most B support vectors (drop the one whose "
+                                                     "removal changes w least).")),
+    (("--cache-mb",), dict(type=float, default=100.0, show_default=True,
+                           help="Memory bound of the kernel-row cache in MiB (kernels only).")),
+)
+_streaming_options = _options(
+    "Data larger than memory",
+    (("--stream",), dict(is_flag=True, help="Do not load DATA into memory: read it in passes through a shuffle "
+                                            "buffer (--shuffle-buffer), or through a binary cache file (--cache).")),
+    (("--shuffle-buffer",), dict(type=int, metavar="N",
+                                 help=f"Streaming: hold N examples in memory and visit them in random order, one "
+                                      f"pass over DATA per epoch [default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")),
+    (("--cache", "cache_file"), dict(metavar="FILE",
+                                     help="Streaming: parse DATA once into the binary FILE (reused while DATA is "
+                                          "unchanged) and train from it memory-mapped; any sampling, several "
+                                          "epochs, stdin.")),
+)
+_data_options = _options(
+    "Input and output",
+    (("--zero-based",), dict(is_flag=True, help="Feature indices in DATA start at 0 (default 1).")),
+    (("--dtype",), dict(type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
+                        help="Type of the feature values held in memory.")),
+    (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary.")),
+    (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
+)
+
+#: train's command-line parameters that are TrainOptions fields of the same name
+_OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
+                  "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
+                  "budget", "cache_mb", "eta0")
+
+
+@main.command(cls=_SectionedCommand)
 @click.argument("data")
 @click.argument("model", required=False)
-@click.option("-l", "--lambda", "lam", type=float, default=DEFAULT_LAMBDA, show_default=True,
-              help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")
-@click.option("-T", "--iterations", type=int, help="Number of iterations T (each uses k examples).")
-@click.option("--epochs", type=float,
-              help=f"Passes over the data instead of T: T = epochs*m/k [default: {DEFAULT_EPOCHS}].")
-@click.option("-k", "--batch-size", type=int, default=1, show_default=True, help="Mini-batch size k.")
-@click.option("--sampling", type=click.Choice(SAMPLINGS),
-              help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
-                   "sequential: file order [default: uniform].")
-@click.option("--projection", is_flag=True, help="Project onto a ball that holds the optimum after each step (radius 1/sqrt(lambda) "
-                   "for the hinge, sqrt(2 f(0)/lambda) for other losses).")
-@click.option("--average", is_flag=True, help="Output the mean of all iterates w_1..w_T (Theorem 1).")
-@click.option("--average-from", type=float, metavar="F",
-              help="Output the mean of the iterates from iteration ceil(F*T) on (e.g. 0.5).")
-@click.option("--bias", type=click.Choice(BIAS_MODES), default="none", show_default=True,
-              help="none; feature: constant feature 1, regularised (LIBLINEAR -B 1); "
-                   "unregularized: b by sub-gradient steps (heuristic).")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Random seed.")
-@click.option("--zero-based", is_flag=True, help="Feature indices in DATA start at 0 (default 1).")
-@click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
-              help="Type of the feature values held in memory.")
-@click.option("--allow-one-class", is_flag=True,
-              help="Accept data whose labels are all -1, all 0 or all +1 (the other class is the usual partner).")
-@click.option("--kernel", type=click.Choice(["linear", "poly", "rbf", "sigmoid"]), default="linear",
-              show_default=True, help="linear: explicit w (Fig. 1/2); poly, rbf, sigmoid: kernel Pegasos (Fig. 3).")
-@click.option("--gamma", type=float, help="Kernel gamma > 0 (poly, rbf, sigmoid) [default: 1/n_features].")
-@click.option("--degree", type=int, help="Degree >= 1 of the poly kernel [default: 3].")
-@click.option("--coef0", type=float, help="coef0 of the poly and sigmoid kernels [default: 0].")
-@click.option("--budget", type=int, metavar="B",
-              help="Keep at most B support vectors (drop the one whose removal changes w least).")
-@click.option("--cache-mb", type=float, default=100.0, show_default=True,
-              help="Memory bound of the kernel-row cache in MiB (kernels only).")
-@click.option("--loss", type=click.Choice(["hinge", "log", "squared-hinge", "eps-insensitive", "rank"]),
-              default="hinge", show_default=True,
-              help="hinge (SVM), log (logistic regression), squared-hinge, eps-insensitive (regression on "
-                   "real-valued labels), rank (pairs with the same qid, SVMlight -z p).")
-@click.option("-p", "--epsilon", type=float, default=0.1, show_default=True,
-              help="Width of the insensitive zone of --loss eps-insensitive.")
-@click.option("--multiclass", type=click.Choice(["ovr", "crammer-singer"]),
-              help="More than two labels: one-vs-rest (the default then) or Crammer-Singer.")
-@click.option("--cost-matrix", metavar="FILE",
-              help="Crammer-Singer costs: K lines of K numbers, row = true class, column = predicted class, "
-                   "classes in increasing label order, zero diagonal.")
-@click.option("-j", "cost_factor", type=float, metavar="FACTOR",
-              help="Weight of the positive class's errors (SVMlight -j).")
-@click.option("-w", "class_weights", multiple=True, metavar="LABEL:WEIGHT",
-              help="Weight of the errors on class LABEL (LIBLINEAR -wi); repeatable.")
-@click.option("--t0", "step_offset", type=float, metavar="T0",
-              help="Step offset: eta_t = 1/(lambda (t + T0)) instead of the paper's 1/(lambda t).")
-@click.option("--eta0", type=float, metavar="ETA0",
-              help="First step size; sets T0 = 1/(lambda ETA0). 0.01 with --average-from 0.5 and "
-                   "--sampling permutation reaches 1% of the optimum of a9a in one epoch.")
-@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Threads: one-vs-rest trains classes in parallel; the binary linear trainer splits the "
-                   "margins and the update of each large mini-batch (k >= 16 and >= 1600 stored values) "
-                   "among them, falling back to one thread while that is faster (same model for any number).")
-@click.option("--stream", is_flag=True,
-              help="Do not load DATA into memory: read it in passes through a shuffle buffer "
-                   "(--shuffle-buffer), or through a binary cache file (--cache).")
-@click.option("--shuffle-buffer", type=int, metavar="N",
-              help=f"Streaming: hold N examples in memory and visit them in random order, one pass over "
-                   f"DATA per epoch [default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")
-@click.option("--cache", "cache_file", metavar="FILE",
-              help="Streaming: parse DATA once into the binary FILE (reused while DATA is unchanged) and "
-                   "train from it memory-mapped; any sampling, several epochs, stdin.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
-@click.option("--no-objective", is_flag=True, help="Do not compute the training objective for the summary.")
+@_solver_options
+@_problem_options
+@_kernel_options
+@_streaming_options
+@_data_options
 @_errors_to_click
-def train(data, model, lam, iterations, epochs, batch_size, sampling, projection, average, average_from,
-          bias, seed, zero_based, dtype, allow_one_class, quiet, no_objective, kernel="linear", gamma=None,
-          degree=None, coef0=None, budget=None, cache_mb=100.0, loss="hinge", epsilon=0.1, multiclass=None,
-          cost_matrix=None, cost_factor=None, class_weights=(), jobs=2, step_offset=None, eta0=None,
-          stream=False, shuffle_buffer=None, cache_file=None):
-    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's name + .model).
+def train(data, model, sampling, step_offset, jobs, cost_matrix, cost_factor, class_weights, stream,
+          shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, **settings):
+    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's name + .model;
+    - for standard output, the summary then goes to stderr).
 
     With --stream, DATA may be larger than memory (see --shuffle-buffer and --cache).
     """
-    from .errors import PegasosError, ParameterError
+    from .errors import ParameterError, PegasosError
     from .model import check_distinct_files, check_writable
+    from .options import TrainOptions
 
     if shuffle_buffer is not None and cache_file is not None:
         raise ParameterError("give either --shuffle-buffer or --cache, not both")
     if stream and cache_file is None and shuffle_buffer is None:
         shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
-    if shuffle_buffer is not None:
-        if sampling is not None:
-            raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
-                                 "drop --sampling, or use --cache")
-        if shuffle_buffer < 1:
-            raise ParameterError(f"--shuffle-buffer must be at least 1, got {shuffle_buffer}")
-        if kernel != "linear" or multiclass is not None or loss == "rank" or cost_matrix is not None:
-            raise ParameterError("--shuffle-buffer trains linear binary classifiers and regression; "
-                                 "use --cache FILE for kernels, multiclass and ranking")
-        from .stream import check_rereadable
-
-        check_rereadable(data)
-    if cache_file is not None:
-        if _is_number(cache_file) and not os.path.exists(cache_file):
-            raise ParameterError(f"--cache takes a file name, got {cache_file!r}; the kernel-row cache size in "
-                                 "MiB is --cache-mb (write ./NAME for a file named so)")
-    sampling = sampling or "uniform"
-
-    if average and average_from is not None:
-        raise ParameterError("give either --average or --average-from, not both")
+    if shuffle_buffer is not None and sampling is not None:
+        raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
+                             "drop --sampling, or use --cache")
+    if cache_file is not None and _is_number(cache_file) and not os.path.exists(cache_file):
+        raise ParameterError(f"--cache takes a file name, got {cache_file!r}; the kernel-row cache size in "
+                             "MiB is --cache-mb (write ./NAME for a file named so)")
+    options = TrainOptions(sampling=sampling or "uniform", step_offset=step_offset or 0.0, n_threads=jobs,
+                           shuffle_buffer=shuffle_buffer, class_weight=_class_weights(class_weights, None, None),
+                           spelling="cli", **{k: settings[k] for k in _OPTION_PARAMS}).validate()
+    if cost_matrix is not None and options.multiclass != "crammer-singer":
+        raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
     if model is None:
         if data == "-":
             raise PegasosError("give a MODEL file name when DATA is read from standard input")
         model = os.path.basename(data) + ".model"
-    # settle what does not need the data before reading it
-    from .linear import check_parameters
-
-    check_parameters(max(batch_size, 1), lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
-    if kernel == "linear" and any(v is not None for v in (gamma, degree, coef0, budget)):
-        raise ParameterError("--gamma, --degree, --coef0 and --budget apply to --kernel poly, rbf or sigmoid")
-    if kernel != "linear":
-        from .kernel import check_kernel_parameters
-
-        check_kernel_parameters(kernel, gamma, degree, coef0, budget, cache_mb)
-        if bias != "none":
-            raise ParameterError(f"--bias {bias} is not supported with --kernel {kernel}")
-        if budget is not None and (projection or average or average_from is not None):
-            raise ParameterError("--budget cannot be combined with --projection or averaging")
-    from .linear import TASK_OF_LOSS
-
-    if multiclass is not None and TASK_OF_LOSS[loss] != "binary":
-        raise ParameterError(f"--multiclass needs a classification loss (hinge, log, squared-hinge), not {loss}")
-    if kernel != "linear" and loss != "hinge":
-        raise ParameterError("kernels support binary classification with the hinge loss only")
-    if kernel != "linear" and (class_weights or cost_factor is not None):
-        raise ParameterError("class weights (-w, -j) are not supported with kernels")
-    if step_offset is not None and eta0 is not None:
-        raise ParameterError("give either --t0 or --eta0, not both")
-    if eta0 is not None:
-        if not (math.isfinite(eta0) and eta0 > 0):
-            raise ParameterError(f"--eta0 must be positive, got {eta0}")
-        step_offset = 1.0 / (lam * eta0)
-    step_offset = step_offset or 0.0
-    if step_offset and kernel != "linear":
-        raise ParameterError("--t0 and --eta0 apply to linear models")
+    to_stdout = _is_stdout(model)
+    if model == "-":
+        model = "/dev/stdout"
     check_writable(model)
     check_distinct_files(model, "MODEL", (("DATA", data), ("--cost-matrix", cost_matrix)))
     if cache_file is not None:
         check_distinct_files(cache_file, "--cache", (("DATA", data), ("MODEL", model)))
+    if shuffle_buffer is not None:
+        from .stream import check_rereadable
+
+        check_rereadable(data)
 
     import numpy as np
 
-    from .scoring import objective as objective_fn
-    from .io import read_svmlight
-    from .linear import BinaryLabels, iterations_for
-    from .linear import train as train_fn
+    from .api import fit
 
     progress = _Progress(quiet)
     t0 = time.perf_counter()
+    d, cache_note = _read_training_data(data, options, progress, cache_file, zero_based, np.dtype(dtype))
+    if cost_factor is not None:
+        options = options.replace(class_weight=_class_weights(class_weights, cost_factor, _positive_label(d)))
+    if cost_matrix is not None:
+        from .multiclass import read_cost_matrix
+
+        options = options.replace(cost=tuple(read_cost_matrix(cost_matrix, _n_classes(d)).tolist()))
+    t_read = time.perf_counter() - t0
+    bar = _TrainingBar(progress)
+    t1 = time.perf_counter()
+    try:
+        result = fit(d, options, progress=bar.update, on_plan=bar.start)
+    finally:
+        bar.close()
+    t_train = time.perf_counter() - t1
+    result.save(model)
+    if not quiet:
+        click.echo(_train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model),
+                   err=to_stdout)
+
+
+class _TrainingBar:
+    """The training progress bar, sized when the run knows its T (``fit``'s on_plan)."""
+
+    def __init__(self, progress):
+        self.progress, self.bar = progress, None
+
+    def start(self, total):
+        self.bar = self.progress.bar(total, "training", "it", scale=True)
+
+    def update(self, n):
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self):
+        _close(self.bar)
+
+
+def _read_training_data(data, options, progress, cache_file, zero_based, dtype):
+    """DATA in memory, from its cache, or its first pass for the shuffle buffer; and a note on the cache."""
     bar = progress.reading(data)
-    cache_note = ""
     try:
         if cache_file is not None:
             from .stream import load_cached
 
-            d, reused = load_cached(data, cache_file, zero_based=zero_based, dtype=np.dtype(dtype),
-                                    progress=_update(bar))
-            cache_note = f"cache {cache_file} ({'reused' if reused else 'built'})"
-        elif shuffle_buffer is not None:
+            d, reused = load_cached(data, cache_file, zero_based=zero_based, dtype=dtype, progress=_update(bar))
+            return d, f"cache {cache_file} ({'reused' if reused else 'built'})"
+        if options.shuffle_buffer is not None:
             from .stream import scan
 
-            d = scan(data, zero_based=zero_based, dtype=np.dtype(dtype),
-                     epsilon=epsilon if loss == "eps-insensitive" else None, progress=_update(bar))
-        else:
-            d = read_svmlight(data, zero_based=zero_based, dtype=np.dtype(dtype), progress=_update(bar))
+            d = scan(data, zero_based=zero_based, dtype=dtype,
+                     epsilon=options.epsilon if options.task == "regression" else None, progress=_update(bar))
+            n_labels = 65 if d.labels_overflow else len(d.distinct_labels)
+            if options.task == "binary" and n_labels > 2:
+                from .errors import ParameterError
+
+                raise ParameterError(f"{data} has {n_labels if n_labels <= 64 else 'more than 64'} labels: "
+                                     "--shuffle-buffer trains binary classifiers; use --cache FILE for multiclass")
+            return d, ""
+        from .io import read_svmlight
+
+        return read_svmlight(data, zero_based=zero_based, dtype=dtype, progress=_update(bar)), ""
     finally:
         _close(bar)
-    task = TASK_OF_LOSS[loss]
-    n_labels = len(d.distinct_labels) if not d.labels_overflow else 65
-    if task == "binary" and (multiclass is not None or n_labels > 2):
-        if shuffle_buffer is not None and n_labels > 2:
-            raise ParameterError(f"{data} has {n_labels if n_labels <= 64 else 'more than 64'} labels: "
-                                 "--shuffle-buffer trains binary classifiers; use --cache FILE for multiclass")
-        if multiclass is None and sorted(l.value for l in d.distinct_labels) == [-1.0, 0.0, 1.0]:
-            BinaryLabels.from_data(d)          # SVMlight's label 0 = unlabelled: refuse, naming the line
-        task = "multiclass"
-        multiclass = multiclass or "ovr"
-    if kernel != "linear" and task != "binary":
-        raise ParameterError(f"kernels support binary classification only (the data have {n_labels} classes)")
-    labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class) if task == "binary" else None
-    if task == "multiclass" and n_labels < 2:
-        BinaryLabels.from_data(d)              # no examples / one class: the same messages
-    if task in ("regression", "ranking") and d.n_examples == 0:
-        raise PegasosError(f"{data}: no training examples found")
-    class_weight = _class_weights(class_weights, cost_factor, labels)
-    cost = None
-    if cost_matrix is not None:
-        if multiclass != "crammer-singer":
-            raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
-        from .multiclass import read_cost_matrix
-
-        cost = read_cost_matrix(cost_matrix, int(np.unique(d.y).size))
-    t_read = time.perf_counter() - t0
-    if shuffle_buffer is not None:
-        return _train_shuffled(d, model, shuffle_buffer, t_read, progress, quiet, no_objective, lam=lam,
-                               iterations=iterations, epochs=epochs, batch_size=batch_size, projection=projection,
-                               average=average, average_from=average_from, bias=bias, seed=seed, loss=loss,
-                               epsilon=epsilon, class_weight=class_weight, step_offset=step_offset,
-                               zero_based=zero_based, dtype=np.dtype(dtype), allow_one_class=allow_one_class,
-                               n_threads=jobs)
-
-    m = d.n_examples
-    if epochs is None and iterations is None:
-        epochs = DEFAULT_EPOCHS
-    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias)
-    T = iterations if iterations is not None else iterations_for(m, batch_size, epochs, sampling)
-    bar = progress.bar(T * (int(np.unique(d.y).size) if task == "multiclass" and multiclass == "ovr" else 1),
-                       "training", "it", scale=True)
-    t1 = time.perf_counter()
-    try:
-        if kernel != "linear":
-            from .kernel import train_kernel
-
-            result = train_kernel(d.chunk, d.y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                                  lam=lam, iterations=T, batch_size=batch_size, sampling=sampling,
-                                  projection=projection, average=average, average_from=average_from,
-                                  budget=budget, cache_mb=cache_mb, seed=seed, labels=labels,
-                                  n_features=d.n_features, progress=_update(bar))
-        elif task == "multiclass":
-            from .multiclass import train_multiclass
-
-            texts = {l.value: l.text for l in d.distinct_labels}
-            result = train_multiclass(d.chunk, d.y, method=multiclass, loss=loss, lam=lam, iterations=T,
-                                      batch_size=batch_size, sampling=sampling, projection=projection,
-                                      average=average, average_from=average_from, bias=bias, seed=seed,
-                                      n_features=d.n_features, class_weight=class_weight, cost=cost,
-                                      class_texts=[texts.get(v) or None for v in np.unique(d.y)]
-                                      if not d.labels_overflow else None,
-                                      n_jobs=jobs, progress=_update(bar), step_offset=step_offset)
-        else:
-            result = train_fn(d.chunk, d.y, lam=lam, iterations=T, batch_size=batch_size, sampling=sampling,
-                              projection=projection, average=average, average_from=average_from, bias=bias,
-                              seed=seed, labels=labels, n_features=d.n_features, progress=_update(bar),
-                              loss=loss, epsilon=epsilon, class_weight=class_weight, qid=d.chunk.qid,
-                              step_offset=step_offset, n_threads=jobs)
-    finally:
-        _close(bar)
-    t_train = time.perf_counter() - t1
-    result.info["index_base"] = "0" if zero_based else "1"
-    result.info["train_file"] = data
-    result.save(model)
-
-    if not quiet:
-        parts = [f"trained on {data}: m={m} n={d.n_features} nnz={d.nnz}",
-                 f"T={T} k={batch_size} lambda={lam!r}",
-                 f"read {t_read:.2f} s, train {t_train:.2f} s"]
-        if kernel != "linear":
-            parts.insert(2, f"kernel {kernel} gamma={result.gamma!r}: {result.n_support} support vectors")
-        if task == "multiclass":
-            parts.insert(2, f"{multiclass}, {result.n_classes} classes")
-        if not no_objective:
-            obj = objective_fn(result, d.chunk, d.y) if task != "ranking" else _ranking_objective(result, d)
-            parts.append(_objective_summary(obj))
-        if cache_note:
-            parts.append(cache_note)
-        parts.append(f"model {model}")
-        click.echo(" | ".join(parts))
 
 
-def _train_shuffled(d, model, shuffle_buffer, t_read, progress, quiet, no_objective, **options):
-    """``train --shuffle-buffer``: passes over the file (d is its first-pass scan)."""
-    from .linear import iterations_for
-    from .scoring import objective_file
-    from .stream import train_shuffled
+def _positive_label(d):
+    """The positive label value of binary training data (for -j); None when the data are not binary."""
+    values = sorted(label.value for label in d.distinct_labels)
+    return values[-1] if len(values) == 2 and not d.labels_overflow else None
 
-    if options["epochs"] is None and options["iterations"] is None:
-        options["epochs"] = DEFAULT_EPOCHS
-    m, k = d.n_examples, options["batch_size"]
-    T = options["iterations"] or (iterations_for(m, k, options["epochs"], "permutation") if m else 1)
-    bar = progress.bar(T, "training", "it", scale=True)
-    t1 = time.perf_counter()
-    try:
-        result = train_shuffled(d.path, shuffle_buffer=shuffle_buffer, scanned=d, progress=_update(bar), **options)
-    finally:
-        _close(bar)
-    t_train = time.perf_counter() - t1
-    result.info["index_base"] = "0" if options["zero_based"] else "1"
-    result.info["train_file"] = d.path
-    result.save(model)
-    if not quiet:
-        parts = [f"trained on {d.path}: m={m} n={d.n_features} nnz={d.nnz}",
-                 f"T={result.info['iterations']} k={k} lambda={options['lam']!r}",
-                 f"shuffle buffer {shuffle_buffer}",
-                 f"scan {t_read:.2f} s, train {t_train:.2f} s"]
-        if not no_objective:
+
+def _n_classes(d):
+    import numpy as np
+
+    return int(np.unique(d.y).size)
+
+
+def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model):
+    """train's one-line summary: data, run, timings, objective, cache, model file."""
+    parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
+             f"T={result.info['iterations']} k={options.batch_size} lambda={options.lam!r}"]
+    if options.shuffle_buffer is not None:
+        parts.append(f"shuffle buffer {options.shuffle_buffer}")
+        parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")
+    else:
+        if getattr(result, "kind", "linear") == "kernel":
+            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: {result.n_support} support vectors")
+        if getattr(result, "task", None) == "multiclass":
+            parts.append(f"{result.method}, {result.n_classes} classes")
+        parts.append(f"read {t_read:.2f} s, train {t_train:.2f} s")
+    if not no_objective:
+        from .scoring import objective, objective_file
+
+        if options.shuffle_buffer is not None:
             bar = progress.reading(d.path)
             try:
                 obj = objective_file(result, d.path, progress=_update(bar))
             finally:
                 _close(bar)
-            parts.append(_objective_summary(obj))
-        parts.append(f"model {model}")
-        click.echo(" | ".join(parts))
+        else:
+            obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
+        parts.append(_objective_summary(obj))
+    if cache_note:
+        parts.append(cache_note)
+    parts.append(f"model {model}")
+    return " | ".join(parts)
+
+
+def _is_stdout(path):
+    """Whether writing ``path`` writes this process's standard output."""
+    if path in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        return True
+    try:
+        a, b = os.stat(path), os.fstat(1)
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) and not os.path.isfile(path) or \
+        (os.path.realpath(path) == os.path.realpath("/proc/self/fd/1"))
 
 
 def _objective_summary(obj):
@@ -422,17 +439,17 @@ def _objective_summary(obj):
     return f"objective {obj['objective']:.6g} ({', '.join(details)})"
 
 
-def _class_weights(items, cost_factor, labels):
-    """{label value: weight} from -w LABEL:WEIGHT options and -j FACTOR (positive class)."""
+def _class_weights(items, cost_factor, positive):
+    """{label value: weight} from -w LABEL:WEIGHT options and -j FACTOR (the positive class's)."""
     from .errors import ParameterError
 
     out = {}
     if cost_factor is not None:
-        if labels is None:
+        if positive is None:
             raise ParameterError("-j applies to binary classification")
-        out[labels.positive] = cost_factor
-        if any(item.rpartition(":")[0] and float(item.rpartition(":")[0]) == labels.positive
-               for item in items if _is_number(item.rpartition(":")[0])):
+        out[positive] = cost_factor
+        if any(_is_number(item.rpartition(":")[0]) and float(item.rpartition(":")[0]) == positive
+               for item in items):
             raise ParameterError("give the positive class's weight with either -j or -w, not both")
     for item in items:
         label, sep, weight = item.rpartition(":")
@@ -451,12 +468,6 @@ def _is_number(text):
         return True
     except ValueError:
         return False
-
-
-def _ranking_objective(model, d):
-    from .scoring import _objective_other
-
-    return _objective_other(model, [(model.decision_function(d.chunk), d.y, d.chunk.qid)])
 
 
 def _load(model_path):

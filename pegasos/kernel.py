@@ -15,48 +15,25 @@ gives the exact state, the cache and the budget rule.
 """
 
 import math
-import numbers
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .defaults import DEFAULT_LAMBDA, DEFAULT_SEED
 from .errors import ModelFormatError, ParameterError
+from .examples import csr_arrays
+from .labels import BinaryLabels
+from .options import KERNELS, MAX_DEGREE
+from .sampling import Orders
 
-KERNELS = ("linear", "poly", "rbf", "sigmoid")
 DEFAULT_DEGREE = 3
 DEFAULT_COEF0 = 0.0
 DEFAULT_CACHE_MB = 100.0
-MAX_DEGREE = 2**31 - 1              # the compiled kernels take a C int
 _HUGE = 2**62                       # budgets and cache sizes beyond this mean "no limit" to the C code
 _PARALLEL_MIN_WORK = 200_000        # (rows x support vectors) below which predict uses one thread
 
 #: header keys of a kernel model file, in the order they are written
 KERNEL_KEYS = ("kernel", "gamma", "degree", "coef0", "budget", "support_vectors_removed")
-
-
-def check_kernel_parameters(kernel, gamma=None, degree=None, coef0=None, budget=None, cache_mb=None):
-    """Validate kernel settings; raise ParameterError with a one-line reason."""
-    if kernel not in KERNELS:
-        raise ParameterError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
-    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, numbers.Real)
-                              or not math.isfinite(gamma) or gamma <= 0):
-        raise ParameterError(f"gamma must be a positive number, got {gamma!r}")
-    if degree is not None and (isinstance(degree, bool) or not isinstance(degree, numbers.Integral)
-                               or degree < 1):
-        raise ParameterError(f"degree must be an integer >= 1, got {degree!r}")
-    if degree is not None and degree > MAX_DEGREE:
-        raise ParameterError(f"degree must be at most {MAX_DEGREE}, got {degree!r}")
-    if coef0 is not None and (isinstance(coef0, bool) or not isinstance(coef0, numbers.Real)
-                              or not math.isfinite(coef0)):
-        raise ParameterError(f"coef0 must be a finite number, got {coef0!r}")
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, numbers.Integral)
-                               or budget < 1):
-        raise ParameterError(f"the budget must be a positive integer number of support vectors, got {budget!r}")
-    if cache_mb is not None and not (isinstance(cache_mb, numbers.Real) and math.isfinite(cache_mb)
-                                     and cache_mb >= 0):
-        raise ParameterError(f"the cache size must be a non-negative number of MB, got {cache_mb!r}")
 
 
 @dataclass
@@ -112,9 +89,8 @@ class KernelModel:
         to override); the values do not depend on the number of threads.
         """
         from . import _kernel
-        from .linear import _csr_arrays
 
-        indptr, indices, data = _csr_arrays(X)
+        indptr, indices, data = csr_arrays(X)
         m = indptr.shape[0] - 1
         out = np.empty(m, dtype=np.float64)
         args = (self.sv_indptr, self.sv_indices, self.sv_data, self.sv_sqnorms, self.coef,
@@ -170,7 +146,6 @@ class KernelModel:
 
 
 def _kernel_settings(kernel, gamma, degree, coef0, n_features):
-    check_kernel_parameters(kernel, gamma, degree, coef0)
     if gamma is None:
         gamma = 1.0 / n_features if n_features > 0 else 1.0
     degree = DEFAULT_DEGREE if degree is None else int(degree)
@@ -178,94 +153,80 @@ def _kernel_settings(kernel, gamma, degree, coef0, n_features):
     return float(gamma), degree, coef0
 
 
-def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam=DEFAULT_LAMBDA,
-                 iterations=None, epochs=None, batch_size=1, sampling="uniform", projection=False,
-                 average=False, average_from=None, budget=None, cache_mb=DEFAULT_CACHE_MB,
-                 seed=DEFAULT_SEED, labels=None, n_features=None, order=None, progress=None,
-                 return_state=False):
+def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=None, return_state=False):
     """Train a kernel SVM with Pegasos (Fig. 3; Fig. 2's mini-batches for k > 1).
 
     Parameters
     ----------
-    X, y, lam, iterations, epochs, batch_size, sampling, seed, labels, n_features, order, progress
-        As in :func:`pegasos.linear.train` (the same sampler: the same seed
-        visits the same examples).
-    kernel : {"linear", "poly", "rbf", "sigmoid"}
-        K(u,v) = <u,v>, (gamma <u,v> + coef0)^degree, exp(-gamma ||u-v||^2),
-        tanh(gamma <u,v> + coef0).
-    gamma : float > 0, optional
-        Default 1/n_features (LIBSVM's default).
-    degree : int >= 1 (default 3); coef0 : float (default 0)
-    projection : bool
-        Project onto the ball of radius 1/sqrt(lambda) after each step
-        (Eq. (6) in feature space; not in Fig. 3, see README).
-    average, average_from : as in :func:`pegasos.linear.train`.
-    budget : int >= 1, optional
-        Keep at most this many support vectors (not in the paper; see
-        :mod:`pegasos._kernel`).  Not with projection or averaging.
-    cache_mb : float >= 0
-        Bound on the kernel-row cache in MiB (results do not depend on it).
+    ex : pegasos.examples.Examples
+        m examples of two classes.
+    options : pegasos.options.TrainOptions
+        Validated settings: ``kernel`` K(u,v) = <u,v>, (gamma <u,v> + coef0)^degree,
+        exp(-gamma ||u-v||^2) or tanh(gamma <u,v> + coef0); ``gamma`` (default
+        1/n_features, LIBSVM's), ``degree`` (3), ``coef0`` (0); ``budget``
+        (keep at most this many support vectors; not in the paper, see
+        :mod:`pegasos._kernel`); ``cache_mb`` (kernel-row cache bound in MiB;
+        results do not depend on it); the solver settings as for linear models
+        (the same sampler: the same seed visits the same examples).  The
+        projection is Eq. (6) in feature space (not in Fig. 3, see README).
+    labels : BinaryLabels, optional
+        Label mapping (default: from the two values in ``ex.y``).
+    progress, order, on_plan :
+        As :func:`pegasos.linear.fit_linear`.
     return_state : bool
         Also return the compiled state (for tests: alphas, counters).
 
     Returns
     -------
     KernelModel (and the state with ``return_state``)
+
+    Raises
+    ------
+    ParameterError
+        k > m, or divergence to non-finite coefficients.
     """
     from . import _kernel
-    from .linear import BinaryLabels, _csr_arrays, _info, _Orders, averaging_start, check_parameters, iterations_for
 
-    indptr, indices, data = _csr_arrays(X)
-    data = np.ascontiguousarray(data, dtype=np.float64)
-    m = indptr.shape[0] - 1
-    if n_features is None:
-        n_features = X.shape[1] if hasattr(X, "shape") else (int(indices.max()) + 1 if indices.size else 0)
-    if np.shape(y) != (m,):
-        raise ParameterError(f"y has shape {np.shape(y)}; it needs one label per example ({m})")
+    indptr, indices = ex.indptr, ex.indices
+    data = np.ascontiguousarray(ex.data, dtype=np.float64)
+    m = ex.m
+    n_features = ex.n_features
     if labels is None:
-        labels = BinaryLabels.from_values(y)
-    y_pm = np.ascontiguousarray(labels.encode(y))
-    if indices.size and int(indices.max()) >= n_features:
-        raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
-                             "the data use")
-    if epochs is None and iterations is None:
-        from .defaults import DEFAULT_EPOCHS
-        epochs = DEFAULT_EPOCHS
-    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, "none", seed)
-    check_kernel_parameters(kernel, gamma, degree, coef0, budget, cache_mb)
-    gamma, degree, coef0 = _kernel_settings(kernel, gamma, degree, coef0, n_features)
-    if budget is not None and (projection or average or average_from is not None):
-        raise ParameterError("a budget cannot be combined with projection or averaging")
-    k = int(batch_size)
-    T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
-    average_from, avg_start = averaging_start(average, average_from, T)
-    state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[kernel],
-                                gamma, coef0, degree, float(lam), k, bool(projection), avg_start,
-                                min(int(budget or 0), _HUGE), int(min(cache_mb * (1 << 20), _HUGE)))
-    for block, n in _Orders(m, k, sampling, seed, order).blocks(T):
+        labels = BinaryLabels.from_values(ex.y)
+    y_pm = np.ascontiguousarray(labels.encode(ex.y))
+    gamma, degree, coef0 = _kernel_settings(options.kernel, options.gamma, options.degree, options.coef0,
+                                            n_features)
+    plan = options.plan(m)
+    if on_plan is not None:
+        on_plan(plan.T)
+    state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[options.kernel],
+                                gamma, coef0, degree, float(options.lam), plan.k, bool(options.projection),
+                                plan.avg_start, min(int(options.budget or 0), _HUGE),
+                                int(min(options.cache_mb * (1 << 20), _HUGE)))
+    for block, n in Orders(m, plan.k, options.sampling, options.seed, order).blocks(plan.T):
         state.run(block, n)
         if progress is not None:
             progress(n)
-    ex, coef = state.support()
-    keep = np.argsort(ex, kind="stable")
-    ex, coef = ex[keep], coef[keep]
+    ex_sv, coef = state.support()
+    keep = np.argsort(ex_sv, kind="stable")
+    ex_sv, coef = ex_sv[keep], coef[keep]
     if not np.all(np.isfinite(coef)):
         raise ParameterError("training diverged to non-finite coefficients (check the scale of the data "
                              "and the kernel parameters)")
-    starts, ends = indptr[ex], indptr[ex + 1]
+    starts, ends = indptr[ex_sv], indptr[ex_sv + 1]
     lengths = ends - starts
-    sv_indptr = np.zeros(ex.size + 1, dtype=np.int64)
+    sv_indptr = np.zeros(ex_sv.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=sv_indptr[1:])
     take = (np.repeat(starts - sv_indptr[:-1], lengths) + np.arange(int(sv_indptr[-1]), dtype=np.int64)
-            if ex.size else np.zeros(0, dtype=np.int64))
+            if ex_sv.size else np.zeros(0, dtype=np.int64))
     stats = state.stats()
-    info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
-    info["budget"] = str(int(budget)) if budget else "-"
+    info = options.header(plan)
+    info["budget"] = str(int(options.budget)) if options.budget else "-"
     info["support_vectors_removed"] = str(stats["removed"])
-    model = KernelModel(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+    model = KernelModel(kernel=options.kernel, gamma=gamma, degree=degree, coef0=coef0,
                         sv_indptr=sv_indptr, sv_indices=np.ascontiguousarray(indices[take], dtype=np.int32),
                         sv_data=np.ascontiguousarray(data[take], dtype=np.float64), coef=coef,
-                        labels=labels, lam=float(lam), n_features=int(n_features), info=info)
+                        labels=labels, lam=float(options.lam), n_features=int(n_features), info=info)
     return (model, state) if return_state else model
 
 
@@ -315,7 +276,6 @@ def kernel_model_text(model):
 def parse_kernel_model(path, lines):
     """Read a kernel model from its lines (CR already stripped, trailing blank
     lines removed, first line checked by :func:`pegasos.model.load_model`)."""
-    from .linear import BinaryLabels
     from .model import _check_float, read_header, read_index_value
 
     keys = _header_keys()

@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import DataError, ExampleError, ParameterError
-from .linear import (
-    _BIAS_CODE, _csr_arrays, _fit, _fmt_label, _info, _Orders, _sample_weights, averaging_start, check_parameters,
-    iterations_for, projection_radius2, _objective_at_zero, _format_class_weights,
-)
-from .defaults import DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED
-
-METHODS = ("ovr", "crammer-singer")
+from .examples import csr_arrays
+from .labels import sample_weights
+from .linear import check_weight_memory, new_state, objective_at_zero, projection_radius2, solve
+from .options import MULTICLASS_METHODS as METHODS
+from .options import fmt_label
+from .sampling import Orders
 
 
 @dataclass
@@ -79,7 +78,7 @@ class MulticlassModel:
         """
         from . import _core
 
-        indptr, indices, data = _csr_arrays(X)
+        indptr, indices, data = csr_arrays(X)
         m = indptr.shape[0] - 1
         out = np.empty((self.n_classes, m), dtype=np.float64)
         for c in range(self.n_classes):
@@ -108,7 +107,7 @@ class MulticlassModel:
         bad = self.classes[idx] != y
         if bad.any():
             i = int(np.argmax(bad))
-            detail = f"label {_fmt_label(y[i])} is not one of the model's {self.n_classes} classes"
+            detail = f"label {fmt_label(y[i])} is not one of the model's {self.n_classes} classes"
             raise ExampleError(f"example {i + 1}: {detail}", i, detail)
         return idx.astype(np.int32)
 
@@ -162,26 +161,24 @@ def read_cost_matrix(path, n_classes):
     return cost.ravel()
 
 
-def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, iterations=None, epochs=None,
-                     batch_size=1, sampling="uniform", projection=False, average=False, average_from=None,
-                     bias="none", seed=DEFAULT_SEED, n_features=None, class_weight=None, cost=None,
-                     class_texts=None, n_jobs=2, progress=None, step_offset=0.0):
-    """Train a multiclass linear SVM with Pegasos.
+def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None):
+    """Train a multiclass linear SVM with Pegasos (one-vs-rest or Crammer-Singer).
 
     Parameters
     ----------
-    X : scipy.sparse matrix or pegasos.io.Chunk, shape (m, n_features)
-    y : array of shape (m,), label values (two or more distinct)
-    method : {"ovr", "crammer-singer"}
-    loss : {"hinge", "log", "squared-hinge"}
-        Loss of each one-vs-rest problem (Crammer-Singer uses its own hinge).
-    cost : ndarray of shape (K * K,) or None
-        Crammer-Singer costs delta(r, y) at [y * K + r] (see read_cost_matrix);
-        default 1[r != y].
-    n_jobs : int >= 1
-        Threads for one-vs-rest (the classes are independent).
-    Other parameters (step_offset included) are those of :func:`pegasos.linear.train`; T counts the
-    iterations of each one-vs-rest problem, or of the Crammer-Singer run.
+    ex : pegasos.examples.Examples
+        m examples whose labels take two or more values.
+    options : pegasos.options.TrainOptions
+        Validated settings; ``options.multiclass`` is the method ("ovr" when
+        None); ``options.cost`` the Crammer-Singer costs delta(true, predicted)
+        as K*K values, row-major (default 1[r != y]).  T counts the iterations
+        of each one-vs-rest problem, or of the Crammer-Singer run.
+    class_texts : list of str, optional
+        The labels as the training file wrote them (increasing value order).
+    progress : callable(int) or None
+        Called with iterations done (summed over the one-vs-rest problems).
+    on_plan : callable(int) or None
+        Called once with the total number of iterations before training.
 
     Returns
     -------
@@ -190,56 +187,44 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
     Raises
     ------
     ParameterError
-        Fewer than two classes, an unknown method, or a parameter out of range.
+        Fewer than two classes, a cost matrix of the wrong size, or divergence.
     """
-    if method not in METHODS:
-        raise ParameterError(f"multiclass must be one of {', '.join(METHODS)}, got {method!r}")
-    indptr, indices, data = _csr_arrays(X)
-    m = indptr.shape[0] - 1
-    if n_features is None:
-        n_features = X.shape[1] if hasattr(X, "shape") else (int(indices.max()) + 1 if indices.size else 0)
-    y = np.asarray(y, dtype=np.float64)
-    if y.shape != (m,):
-        raise ParameterError(f"y has shape {y.shape}; it needs one label per example ({m})")
+    method = options.multiclass or "ovr"
+    y = ex.y
+    m = ex.m
     classes = np.unique(y)
     K = classes.size
     if K < 2:
         raise ParameterError(f"multiclass training needs at least two classes, got {K}")
-    if method == "crammer-singer" and loss != "hinge":
-        raise ParameterError("Crammer-Singer uses its own multiclass hinge loss: leave the loss at hinge")
-    if loss not in ("hinge", "log", "squared-hinge"):
-        raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), not {loss}")
-    if method == "crammer-singer" and bias == "unregularized":
-        raise ParameterError("Crammer-Singer supports --bias none or feature")
-    if cost is not None and method != "crammer-singer":
-        raise ParameterError("a cost matrix applies to Crammer-Singer only")
-    if epochs is None and iterations is None:
-        epochs = DEFAULT_EPOCHS
-    check_parameters(m, lam, iterations, epochs, batch_size, sampling, average_from, bias, seed)
-    if not (isinstance(n_jobs, int) and n_jobs >= 1):
-        raise ParameterError(f"n_jobs must be a positive integer, got {n_jobs}")
-    k = int(batch_size)
-    T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, sampling)
-    if loss == "squared-hinge":
-        projection = True      # as in pegasos.linear.train: bounds the gradient
-    average_from, avg_start = averaging_start(average, average_from, T)
-    sample_weight = _sample_weights(y, class_weight)
+    if options.loss not in ("hinge", "log", "squared-hinge"):
+        raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), "
+                             f"not {options.loss}")
+    plan = options.plan(m)
+    if on_plan is not None:
+        on_plan(plan.T * (K if method == "ovr" else 1))
+    sample_weight = sample_weights(y, options.class_weight)
+    if ex.sample_weight is not None:
+        sample_weight = ex.sample_weight if sample_weight is None else sample_weight * ex.sample_weight
     yc = np.searchsorted(classes, y).astype(np.int32)
-    if not (math.isfinite(step_offset) and step_offset >= 0):
-        raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
-    common = dict(lam=lam, T=T, k=k, projection=projection, avg_start=avg_start, bias=bias, progress=progress,
-                  t0=step_offset)
+    n_features = ex.n_features
+    cost = None if options.cost is None else np.array(options.cost, dtype=np.float64)
 
     if method == "ovr":
-        seeds = np.random.SeedSequence(seed).spawn(K)
+        check_weight_memory(n_features * K, 1)     # the K weight vectors of the result
+        seeds = np.random.SeedSequence(options.seed).spawn(K)
+        one_thread = options.replace(n_threads=1)
 
         def one(c):
             y_pm = np.where(yc == c, 1.0, -1.0)
-            f0 = _objective_at_zero(loss, y_pm, 0.0, sample_weight)
-            return _fit(indptr, indices, data, y_pm, n_features, orders=_Orders(m, k, sampling, seeds[c], None),
-                        loss=loss, radius2=projection_radius2(loss, lam, f0, sample_weight),
-                        sample_weight=sample_weight, **common)
+            f0 = objective_at_zero(options.loss, y_pm, 0.0, sample_weight)
+            orders = Orders(m, plan.k, options.sampling, seeds[c], None)
+            blocks = ((ex.indptr, ex.indices, ex.data, y_pm, sample_weight, block, n)
+                      for block, n in orders.blocks(plan.T, plan.k))
+            return solve(blocks, n_features, one_thread, plan,
+                         projection_radius2(options.loss, options.lam, f0, sample_weight), progress=progress,
+                         load_from=(ex.indices, m))
 
+        n_jobs = int(options.n_threads)
         if n_jobs == 1:
             fits = [one(c) for c in range(K)]
         else:
@@ -247,38 +232,28 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
                 fits = list(pool.map(one, range(K)))
         W = np.vstack([w for w, _ in fits])
         biases = np.array([b for _, b in fits])
-        cost_used = None
     else:
-        from . import _core
-        from .linear import check_weight_memory
-
-        check_weight_memory(n_features * K, 2 if avg_start else 1)
         cost_used = (1.0 - np.eye(K)).ravel() if cost is None else np.ascontiguousarray(cost, dtype=np.float64)
         if cost_used.shape != (K * K,):
             raise ParameterError(f"the cost matrix must be {K} x {K}")
         worst = cost_used.reshape(K, K).max(axis=1)[yc]
         f0 = float(np.mean(worst if sample_weight is None else worst * sample_weight))
-        state = _core.LinearState(n_features, float(lam), bool(projection), avg_start, _BIAS_CODE[bias], 0, 0.0,
-                                  max(2.0 * f0 / lam, 1e-300), False, K, float(step_offset))
-        for block, n in _Orders(m, k, sampling, seed, None).blocks(T):
-            state.run_multiclass(indptr, indices, data, yc, cost_used, block, n, k, sample_weight)
+        state = new_state(n_features, options, plan, max(2.0 * f0 / options.lam, 1e-300), n_classes=K)
+        for block, n in Orders(m, plan.k, options.sampling, options.seed, None).blocks(plan.T):
+            state.run_multiclass(ex.indptr, ex.indices, ex.data, yc, cost_used, block, n, plan.k, sample_weight)
             if progress is not None:
                 progress(n)
-        flat = state.average()[0] if avg_start else state.weights()[0]
+        flat = state.average()[0] if plan.avg_start else state.weights()[0]
         M = flat.reshape(K, state.dim)
-        if bias == "feature":
+        if options.bias == "feature":
             W, biases = np.ascontiguousarray(M[:, :-1]), M[:, -1].copy()
         else:
             W, biases = np.ascontiguousarray(M), np.zeros(K)
         if not np.all(np.isfinite(M)):
             raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
-    info = _info(lam, T, k, sampling, projection, avg_start, average_from, seed, m)
-    if step_offset:
-        info["step_offset"] = repr(float(step_offset))
-    if class_weight:
-        info["class_weights"] = _format_class_weights(class_weight)
+    info = options.header(plan)
     if class_texts is None:
-        class_texts = [_fmt_label(v) for v in classes]
+        class_texts = [fmt_label(v) for v in classes]
     return MulticlassModel(W=np.ascontiguousarray(W, dtype=np.float64), biases=biases.astype(np.float64),
-                           classes=classes, class_texts=list(class_texts), lam=float(lam), method=method,
-                           loss=loss, bias_mode=bias, info=info, cost=cost)
+                           classes=classes, class_texts=list(class_texts), lam=float(options.lam), method=method,
+                           loss=options.loss, bias_mode=options.bias, info=info, cost=cost)

@@ -213,10 +213,11 @@ def objective_file(model, path, lam=None, progress=None, sample=None, seed=1):
     return r
 
 
-def objective(model, X, y, lam=None):
-    """In-memory version of :func:`objective_file`; ``y`` holds label values."""
+def objective(model, X, y, lam=None, qid=None):
+    """In-memory version of :func:`objective_file`; ``y`` holds label values
+    (``qid``, int64 (m,), the queries of a ranking model's examples)."""
     if getattr(model, "task", "binary") != "binary":
-        return _objective_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), None)], lam)
+        return _objective_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)], lam)
     totals = _Totals(False, model)
     totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64))
     return _objective(totals, model, lam)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .defaults import DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
+from .defaults import DEFAULT_SHUFFLE_BUFFER
 from .errors import DataError, ParameterError
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 
@@ -509,37 +509,27 @@ def check_rereadable(path):
                              "use --cache FILE to train from it")
 
 
-def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_LAMBDA, iterations=None,
-                   epochs=None, batch_size=1, projection=False, average=False, average_from=None, bias="none",
-                   seed=DEFAULT_SEED, loss="hinge", epsilon=0.1, class_weight=None, step_offset=0.0,
-                   zero_based=False, dtype=np.float64, allow_one_class=False, progress=None, scanned=None,
-                   n_threads=1, block_size=BLOCK_SIZE):
+def fit_shuffled(d, options, *, progress=None, on_plan=None, block_size=BLOCK_SIZE):
     """Train a linear model in sequential passes over a file, through a shuffle buffer.
 
     The Pegasos step (Fig. 1 for k = 1, Fig. 2 with Eq. (8) for k > 1, the
-    same compiled loop as :func:`pegasos.linear.train`) is applied to the
-    examples in the order described in this module's docstring.  Each epoch
-    is a new pass over the file, so T = epochs * ceil(m / k) as with
-    permutation sampling.
+    same compiled loop as in-memory training) is applied to the examples in
+    the order described in this module's docstring.  Each epoch is a new
+    pass over the file, so T = epochs * ceil(m / k) as with permutation
+    sampling.
 
     Parameters
     ----------
-    path : str
-        A file (plain or compressed); standard input cannot be read twice,
-        use :func:`load_cached` for it.
-    shuffle_buffer : int >= 1
-        N, the number of examples held in memory (see the module docstring).
-    scanned : SVMLightData from :func:`scan`, optional
-        The first pass, if already made.
-    lam, iterations, epochs, batch_size, projection, average, average_from,
-    bias, seed, loss, epsilon, class_weight, step_offset :
-        As :func:`pegasos.linear.train` (loss: hinge, log, squared-hinge or
-        eps-insensitive).
+    d : Scan
+        The file's first pass (:func:`scan`; with ``epsilon`` for the
+        eps-insensitive loss); its ``path`` is read again for every epoch.
+    options : pegasos.options.TrainOptions
+        Validated settings with ``shuffle_buffer`` N, the examples held in
+        memory; loss hinge, log, squared-hinge or eps-insensitive.
     progress : callable(int) or None
         Called with the number of iterations done after each block.
-    n_threads : int >= 1
-        Threads for the mini-batch step (k large enough); the model does not
-        depend on it.
+    on_plan : callable(int) or None
+        Called once with T before training.
     block_size : int
         Bytes of text read at a time (the buffer also holds one block's rows).
 
@@ -551,56 +541,41 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
     Raises
     ------
     ParameterError
-        A parameter out of range, standard input, or the rank loss.
+        Standard input or a device (it cannot be read twice).
     DataError
-        Unreadable file, malformed line, or labels unfit for the task.
+        Unreadable file, malformed line, labels unfit for the task, or a
+        file that changed between passes.
     """
-    from .linear import (LOSSES, TASK_OF_LOSS, BinaryLabels, LinearModel, _sample_weights, averaging_start,
-                         check_parameters, iterations_for, model_info, projection_radius2, solve)
+    from .labels import BinaryLabels, sample_weights
+    from .linear import LinearModel, projection_radius2, solve
 
+    path, zero_based, dtype = d.path, d.zero_based, d.chunk.data.dtype
     check_rereadable(path)
-    if loss not in LOSSES or TASK_OF_LOSS[loss] not in ("binary", "regression"):
-        raise ParameterError(f"the shuffle buffer trains binary classifiers and regression, not the {loss} "
-                             "loss; use --cache FILE")
-    if (isinstance(shuffle_buffer, bool) or not isinstance(shuffle_buffer, numbers.Integral)
-            or shuffle_buffer < 1):
-        raise ParameterError(f"the shuffle buffer must hold at least 1 example, got {shuffle_buffer!r}")
-    shuffle_buffer = int(shuffle_buffer)
-    if not (isinstance(step_offset, numbers.Real) and math.isfinite(step_offset) and step_offset >= 0):
-        raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
-    if not (isinstance(epsilon, numbers.Real) and math.isfinite(epsilon) and epsilon >= 0):
-        raise ParameterError(f"epsilon must be >= 0, got {epsilon}")
-    task = TASK_OF_LOSS[loss]
-    d = scanned if scanned is not None else scan(path, zero_based, dtype,
-                                                 epsilon if task == "regression" else None)
+    task = options.task
     m = d.m
     if m == 0:
         raise DataError(path, "no training examples found (the file is empty or holds only comments and "
                               "blank lines)")
-    if epochs is None and iterations is None:
-        epochs = DEFAULT_EPOCHS
-    check_parameters(m, lam, iterations, epochs, batch_size, "permutation", average_from, bias, seed)
-    k = int(batch_size)
-    T = int(iterations) if iterations is not None else iterations_for(m, k, epochs, "permutation")
-    average_from, avg_start = averaging_start(average, average_from, T)
+    plan = options.plan(m, sampling="permutation")
+    if on_plan is not None:
+        on_plan(plan.T)
+    T, k = plan.T, plan.k
     labels, weights = None, None
+    class_weight = options.class_weight
     if task == "binary":
-        labels = BinaryLabels.from_data(d, allow_one_class=allow_one_class)
+        labels = BinaryLabels.from_data(d, allow_one_class=options.allow_one_class)
         values = np.array(sorted(d.label_counts), dtype=np.float64)
-        per_value = _sample_weights(values, class_weight)
+        per_value = sample_weights(values, class_weight)
         weights = dict(zip(values.tolist(), per_value.tolist() if per_value is not None else [1.0] * values.size))
         f0 = sum(weights[v] * c for v, c in d.label_counts.items()) / m
     else:
-        if class_weight:
-            raise ParameterError(f"class weights apply to classification, not to the {loss} loss")
         f0 = d.eps_loss_sum / m
-    if loss == "squared-hinge":
-        projection = True
-    if loss == "log":
+    if options.loss == "log":
         f0 *= math.log(2.0)
-    radius2 = projection_radius2(loss, lam, f0, np.ones(1) if class_weight else None)
+    radius2 = projection_radius2(options.loss, options.lam, f0, np.ones(1) if class_weight else None)
     n_features = d.n_features
-    rng = np.random.Generator(np.random.PCG64(seed))
+    rng = np.random.Generator(np.random.PCG64(options.seed))
+    shuffle_buffer = int(options.shuffle_buffer)
 
     def blocks():
         done = 0
@@ -623,13 +598,51 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, lam=DEFAULT_L
             if seen != m:
                 raise DataError(path, f"changed while training: {seen} examples in this pass, {m} in the first")
 
-    w, b = solve(blocks(), n_features, lam=lam, k=k, projection=projection, avg_start=avg_start, bias=bias,
-                 progress=progress, loss=loss, epsilon=epsilon, radius2=radius2, t0=step_offset,
-                 n_threads=n_threads)
-    info = model_info(lam, T, k, "shuffle-buffer", projection, avg_start, average_from, seed, m, task=task,
-                      loss=loss, epsilon=epsilon, step_offset=step_offset, class_weight=class_weight,
-                      labels=labels)
-    info["shuffle_buffer"] = str(shuffle_buffer)
-    return LinearModel(w=w, bias=b, labels=labels, lam=float(lam),
-                       bias_mode=bias, info=info, loss=loss,
-                       epsilon=float(epsilon) if loss == "eps-insensitive" else None)
+    w, b = solve(blocks(), n_features, options, plan, radius2, progress=progress)
+    info = options.header(plan, sampling="shuffle-buffer")
+    if task != "binary":
+        info["task"] = task
+    return LinearModel(w=w, bias=b, labels=labels, lam=float(options.lam), bias_mode=options.bias, info=info,
+                       loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
+                       else None)
+
+
+def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=False, dtype=np.float64,
+                   progress=None, scanned=None, block_size=BLOCK_SIZE, **settings):
+    """Train a linear model in passes over a file through a shuffle buffer (keyword form of :func:`fit_shuffled`).
+
+    Parameters
+    ----------
+    path : str
+        A file (plain or compressed); standard input cannot be read twice,
+        use :func:`load_cached` for it.
+    shuffle_buffer : int >= 1
+        N, the number of examples held in memory (see the module docstring).
+    zero_based, dtype :
+        As :func:`pegasos.io.read_svmlight`.
+    scanned : Scan, optional
+        The first pass, if already made.
+    **settings
+        Fields of :class:`pegasos.options.TrainOptions` (loss hinge, log,
+        squared-hinge or eps-insensitive).
+
+    Returns
+    -------
+    pegasos.linear.LinearModel
+
+    Raises
+    ------
+    ParameterError, DataError
+        As :func:`fit_shuffled`, and settings out of range.
+    """
+    from .options import TrainOptions
+
+    check_rereadable(path)
+    options = TrainOptions(shuffle_buffer=shuffle_buffer, **settings)
+    if options.loss in ("rank",):
+        raise ParameterError(f"the shuffle buffer trains binary classifiers and regression, not the {options.loss} "
+                             "loss; use --cache FILE")
+    options.validate()
+    d = scanned if scanned is not None else scan(path, zero_based, dtype,
+                                                 options.epsilon if options.task == "regression" else None)
+    return fit_shuffled(d, options, progress=progress, block_size=block_size)

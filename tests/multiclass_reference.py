@@ -27,7 +27,7 @@ def to_dense(X):
 
 
 def batches_from_blocks(blocks, k):
-    """Cut the (order, n_iter) pairs of ``pegasos.linear._Orders.blocks`` into
+    """Cut the (order, n_iter) pairs of ``pegasos.sampling.Orders.blocks`` into
     batches the way the solver's docstring says: iteration j of a block uses
     order[j*k : min((j+1)*k, len(order))] (a short last batch of an epoch)."""
     out = []

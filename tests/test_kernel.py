@@ -7,7 +7,8 @@ import scipy.sparse as sp
 
 import pegasos
 from pegasos.errors import ParameterError
-from pegasos.kernel import KernelModel, train_kernel
+from pegasos.api import train_kernel
+from pegasos.kernel import KernelModel
 from pegasos.model import load_model, model_text
 
 from conftest import data_file, run_pegasos
@@ -28,10 +29,10 @@ def rel(a, b):
 
 
 def sampler_order(m, k, sampling, seed, T):
-    """The visiting order the trainers draw (the linear trainer's _Orders)."""
-    from pegasos.linear import _Orders
+    """The visiting order the trainers draw (the linear trainer's Orders)."""
+    from pegasos.sampling import Orders
 
-    parts = [block[:n * k] if sampling == "uniform" else block for block, n in _Orders(m, k, sampling, seed, None).blocks(T)]
+    parts = [block[:n * k] if sampling == "uniform" else block for block, n in Orders(m, k, sampling, seed, None).blocks(T)]
     return np.concatenate(parts)
 
 

@@ -29,7 +29,8 @@ from conftest import data_file
 import pegasos
 from pegasos.errors import ParameterError
 from pegasos.io import load_svmlight
-from pegasos.linear import _BLOCK_SAMPLES, _PairOrders, train
+from pegasos.api import train
+from pegasos.sampling import BLOCK_SAMPLES, PairOrders
 
 EXACT = 1e-9          # max |w - w_ref| / max |w_ref|
 LAM = 0.01            # heart_scale
@@ -123,7 +124,7 @@ def test_rank_file_is_read_with_its_qids(rank_file):
     np.testing.assert_array_equal(y, [3, 2, 0, 1, 2, 0, 1, 3, 1, 0, 5])
     assert X.shape == (11, 3)
     assert ref.all_pairs(qid, y).shape == (RANK_FILE_PAIRS, 2)
-    assert _PairOrders(qid, y, 1).n_pairs == RANK_FILE_PAIRS
+    assert PairOrders(qid, y, 1).n_pairs == RANK_FILE_PAIRS
 
 
 # ============================================================ 1. exactness ==
@@ -268,11 +269,11 @@ def test_rank_seeded_sampler_matches_reference(heart, k):
     (one block of up to 2**20 pairs at a time; k = 270 crosses a block
     boundary), and the result equals the reference on those pairs."""
     X, y, qid, Xd = heart["X"], heart["grade"], heart["qid"], heart["Xd"]
-    T = 3000 if k == 1 else _BLOCK_SAMPLES // k + 30
+    T = 3000 if k == 1 else BLOCK_SAMPLES // k + 30
     model = train(X, y, lam=LAM, iterations=T, batch_size=k, loss="rank", qid=qid, seed=9)
-    sampler, parts, done = _PairOrders(qid, y, 9), [], 0
+    sampler, parts, done = PairOrders(qid, y, 9), [], 0
     while done < T:
-        n = min(T - done, max(1, _BLOCK_SAMPLES // k))
+        n = min(T - done, max(1, BLOCK_SAMPLES // k))
         parts.append(sampler.draw(n * k))
         done += n
     pairs = np.concatenate(parts).reshape(-1, 2)
@@ -467,7 +468,7 @@ def test_pairs_are_drawn_uniformly(heart, rank_file, problem):
     P = ref.all_pairs(qid, y)
     n_pairs = P.shape[0]
     N = 400 * n_pairs if problem == "heart_scale" else 10_000 * n_pairs
-    sampler = _PairOrders(qid, y, 12345)
+    sampler = PairOrders(qid, y, 12345)
     assert sampler.n_pairs == n_pairs
     drawn = sampler.draw(N).reshape(-1, 2)
     m = len(y)

@@ -17,8 +17,9 @@ import scipy.sparse as sp
 from sklearn import metrics
 
 import pegasos
-from pegasos.linear import _Orders, iterations_for
-from pegasos.multiclass import train_multiclass
+from pegasos.options import iterations_for
+from pegasos.sampling import Orders
+from pegasos.api import train_multiclass
 
 import multiclass_reference as ref
 from conftest import data_file, run_pegasos
@@ -85,7 +86,7 @@ COSTS = {
 
 
 def _batches(m, k, sampling, seed, T):
-    return ref.batches_from_blocks(_Orders(m, k, sampling, seed, None).blocks(T), k)
+    return ref.batches_from_blocks(Orders(m, k, sampling, seed, None).blocks(T), k)
 
 
 def _check_cs(X, y, *, lam, k, projection, output, bias, variant, epochs, seed=7):
@@ -217,7 +218,7 @@ def test_ovr_equals_independent_binary_runs(dna, k, sampling, bias, loss):
                              sampling=sampling, bias=bias, seed=seed, average_from=0.5, n_jobs=2)
     seeds = np.random.SeedSequence(seed).spawn(classes.size)
     for c, value in enumerate(classes):
-        order = np.concatenate([o for o, _ in _Orders(m, k, sampling, seeds[c], None).blocks(T)])
+        order = np.concatenate([o for o, _ in Orders(m, k, sampling, seeds[c], None).blocks(T)])
         y_bin = np.where(y == value, 1.0, -1.0)
         binary = pegasos.train(X, y_bin, lam=lam, iterations=T, batch_size=k, sampling=sampling, bias=bias,
                                average_from=0.5, order=order, loss=loss)

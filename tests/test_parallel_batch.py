@@ -28,7 +28,8 @@ from pegasos import _core
 from pegasos.errors import ParameterError
 from pegasos.io import load_svmlight
 from pegasos import linear
-from pegasos.linear import _csr_arrays, train
+from pegasos.api import train
+from pegasos.examples import csr_arrays
 from pegasos.model import load_model
 
 EXACT = 1e-9                 # max |w - w_ref| / max |w_ref|
@@ -47,7 +48,7 @@ def always_threads(monkeypatch):
     test); and train's cap at the processor count lifted, so that 3 threads
     run 3 threads on a 2-core machine."""
     monkeypatch.setattr(_core, "ADAPT", False)
-    monkeypatch.setattr(linear, "_available_cpus", lambda: 64)
+    monkeypatch.setattr(linear, "available_cpus", lambda: 64)
 
 
 @pytest.fixture
@@ -107,7 +108,7 @@ def fit_all(X, y, threads=THREADS, **kw):
 
 def state_run(X, y, k, n_iter, n_threads, seed=0, **state_kw):
     """A LinearState run on CSR X with a uniform order; returns the state."""
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = csr_arrays(X)
     order = np.random.default_rng(seed).integers(0, X.shape[0], size=n_iter * k)
     opts = dict(projection=False, avg_start=0, bias_mode=0, loss=0)
     opts.update(state_kw)
@@ -303,7 +304,9 @@ def test_rank_loss_stays_serial_and_identical(low_threshold):
 def test_thresholds_are_documented():
     assert isinstance(_core.PARALLEL_MIN_BATCH, int) and _core.PARALLEL_MIN_BATCH >= 2
     assert isinstance(_core.PARALLEL_MIN_VALUES, int) and _core.PARALLEL_MIN_VALUES >= 0
-    doc = " ".join(train.__doc__.split())
+    from pegasos.options import TrainOptions
+
+    doc = " ".join(TrainOptions.__doc__.split())
     assert f"k >= {_core.PARALLEL_MIN_BATCH}" in doc and f"{_core.PARALLEL_MIN_VALUES} stored values" in doc
 
 

@@ -25,7 +25,10 @@ from pegasos import _core
 from pegasos.errors import ParameterError
 from pegasos.scoring import evaluate, objective
 from pegasos.io import load_svmlight
-from pegasos.linear import _BLOCK_SAMPLES, BinaryLabels, _csr_arrays, train
+from pegasos.api import train
+from pegasos.examples import csr_arrays
+from pegasos.labels import BinaryLabels
+from pegasos.sampling import BLOCK_SAMPLES
 
 SAMPLINGS = ("uniform", "permutation", "sequential")
 BIASES = ("none", "feature", "unregularized")
@@ -51,7 +54,7 @@ def sampler_order(m, k, sampling, seed, T):
     if sampling == "uniform":
         parts, done = [], 0
         while done < T:
-            n = min(T - done, max(1, _BLOCK_SAMPLES // k))
+            n = min(T - done, max(1, BLOCK_SAMPLES // k))
             parts.append(rng.integers(0, m, size=n * k, dtype=np.int64))
             done += n
         return np.concatenate(parts)
@@ -159,7 +162,7 @@ def test_uniform_sampler_crosses_block_boundary(problems):
     a second block; the seeded run equals the reference on that order."""
     X, y, ypm, Xd, lam = problems["heart_scale"]
     m, k = X.shape[0], 270
-    T = _BLOCK_SAMPLES // k + 40
+    T = BLOCK_SAMPLES // k + 40
     model = train(X, y, lam=lam, iterations=T, batch_size=k, sampling="uniform", seed=5)
     order = sampler_order(m, k, "uniform", 5, T)
     w_ref, b_ref = ref.pegasos(Xd, ypm, lam, ref.cut_batches(order, k, m, "uniform", T))
@@ -196,7 +199,7 @@ def test_long_run_small_lambda_refolds(problems, setting):
     k, T, bias, lam = setting["k"], setting["T"], setting["bias"], setting["lam"]
     m, n = X.shape
     order = np.random.default_rng(T).integers(0, m, size=T * k)
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = csr_arrays(X)
     code = {"none": 0, "feature": 1, "unregularized": 2}[bias]
     states = {}
     for s in (1, T // 2):
@@ -227,7 +230,7 @@ def test_no_projection_long_run_scale_is_one_over_t(problems):
     m, n = X.shape
     T, lam = 200_000, 1e-6
     order = np.random.default_rng(1).integers(0, m, size=T)
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = csr_arrays(X)
     st = _core.LinearState(n, lam, False, 0, 0)
     st.run(indptr, indices, data, ypm, order, T, 1)
     assert st.n_refold == 0
@@ -452,7 +455,7 @@ def test_projection_radius_every_step(problems, lam, k, bias):
     m, n = X.shape
     T = 3000
     order = np.random.default_rng(2).integers(0, m, size=T * k)
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = csr_arrays(X)
     st = _core.LinearState(n, lam, True, 0, 1 if bias == "feature" else 0)
     radius = 1.0 / math.sqrt(lam)
     norms = np.empty(T)
@@ -474,7 +477,7 @@ def test_eq13_unprojected_iterate_is_sum_of_v(problems, k):
     m, n = X.shape
     T = 2000
     order = np.random.default_rng(3).integers(0, m, size=T * k)
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = csr_arrays(X)
     st = _core.LinearState(n, lam, False, 0, 0)
     v_sum = np.zeros(n)
     for t in range(T):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import data_file, run_pegasos
-from pegasos import linear, stream
+from pegasos import api, linear, stream
 from pegasos.errors import DataError, ParameterError
 from pegasos.io import read_svmlight
 from pegasos.model import load_model
@@ -64,8 +64,8 @@ def test_training_on_the_cache_equals_training_in_memory(tmp_path, kw):
     path = str(data_file(A9A))
     cached, _ = stream.load_cached(path, str(tmp_path / "a.cache"))
     d = read_svmlight(path)
-    a = linear.train(cached.chunk, cached.y, lam=1e-4, seed=5, n_features=cached.n_features, **kw)
-    b = linear.train(d.chunk, d.y, lam=1e-4, seed=5, n_features=d.n_features, **kw)
+    a = api.train(cached.chunk, cached.y, lam=1e-4, seed=5, n_features=cached.n_features, **kw)
+    b = api.train(d.chunk, d.y, lam=1e-4, seed=5, n_features=d.n_features, **kw)
     assert np.array_equal(a.w, b.w) and a.bias == b.bias
 
 
@@ -168,7 +168,7 @@ def test_small_buffer_shuffles_locally_only(tmp_path):
 def test_buffer_holding_the_whole_file_equals_permutation_sampling(kw):
     path = str(data_file(A9A))
     d = read_svmlight(path)
-    a = linear.train(d.chunk, d.y, lam=1e-4, sampling="permutation", seed=3, **kw)
+    a = api.train(d.chunk, d.y, lam=1e-4, sampling="permutation", seed=3, **kw)
     b = stream.train_shuffled(path, shuffle_buffer=d.n_examples + 1, lam=1e-4, seed=3, **kw)
     assert np.array_equal(a.w, b.w) and a.bias == b.bias
     assert {k: v for k, v in a.info.items() if k != "sampling"} == \
@@ -186,7 +186,7 @@ def test_regression_through_the_buffer_equals_permutation_sampling(tmp_path):
             out.write(f"{float(target)!r} {line.split(' ', 1)[1]}")
     d = read_svmlight(str(scaled))
     for kw in (dict(epochs=2, epsilon=0.01), dict(epochs=2, epsilon=0.0, projection=True, average_from=0.5)):
-        a = linear.train(d.chunk, d.y, lam=1e-3, sampling="permutation", seed=2, loss="eps-insensitive", **kw)
+        a = api.train(d.chunk, d.y, lam=1e-3, sampling="permutation", seed=2, loss="eps-insensitive", **kw)
         b = stream.train_shuffled(str(scaled), shuffle_buffer=5000, lam=1e-3, seed=2, loss="eps-insensitive", **kw)
         assert np.array_equal(a.w, b.w) and a.bias == b.bias
 
@@ -204,7 +204,7 @@ def test_small_buffer_reaches_the_in_memory_objective(tmp_path, source, lam):
     d = read_svmlight(path)
     for seed in (1, 2):
         kw = dict(lam=lam, epochs=5, average_from=0.5, seed=seed)
-        mem = linear.train(d.chunk, d.y, sampling="permutation", **kw)
+        mem = api.train(d.chunk, d.y, sampling="permutation", **kw)
         # blocks of 64 KiB of text (~700 rows), so that the buffer really is a window of the file
         buf = stream.train_shuffled(path, shuffle_buffer=2000, block_size=1 << 16, **kw)
         assert buf.info["iterations"] == mem.info["iterations"]
@@ -449,7 +449,7 @@ def test_sorted_file_with_a_small_buffer_is_the_documented_failure(tmp_path):
         lines = f.readlines()
     src.write_text("".join(lines[i] for i in order))
     kw = dict(lam=1e-4, epochs=1, average_from=0.5, step_offset=1 / (1e-4 * 0.01), seed=1, block_size=1 << 16)
-    mem = linear.train(d.chunk, d.y, sampling="permutation", **{k: v for k, v in kw.items() if k != "block_size"})
+    mem = api.train(d.chunk, d.y, sampling="permutation", **{k: v for k, v in kw.items() if k != "block_size"})
     f_mem = objective(mem, d.chunk, d.y)["objective"]
     small = stream.train_shuffled(str(src), shuffle_buffer=1000, **kw)
     whole = stream.train_shuffled(str(src), shuffle_buffer=d.n_examples + 1, **kw)

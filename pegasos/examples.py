@@ -1,0 +1,163 @@
+"""Training examples as the solvers take them: CSR arrays, labels, query ids, weights.
+
+:func:`as_examples` accepts what :func:`pegasos.fit` accepts — a tuple
+``(X, y[, qid[, sample_weight]])`` of arrays, a
+:class:`pegasos.io.SVMLightData` from the reader, or an :class:`Examples` —
+and returns one :class:`Examples`, the single place where arrays are coerced
+and their shapes checked.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import ExampleError, ParameterError
+from .labels import label_values
+
+
+def csr_arrays(X):
+    """(indptr int64, indices int32, data float32/64) of a CSR matrix, a dense array or a Chunk.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix, array-like of shape (m, n) or pegasos.io.Chunk
+
+    Returns
+    -------
+    tuple of ndarray
+        Contiguous CSR arrays with sorted column indices (what the compiled
+        loops need); a Chunk's own arrays are returned as they are.
+    """
+    from .io import Chunk
+
+    if isinstance(X, Chunk):
+        return X.indptr, X.indices, X.data
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
+    X = X.tocsr()
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
+    return (np.ascontiguousarray(X.indptr, dtype=np.int64),
+            np.ascontiguousarray(X.indices, dtype=np.int32),
+            np.ascontiguousarray(data))
+
+
+@dataclass
+class Examples:
+    """m training examples.
+
+    Attributes
+    ----------
+    indptr : ndarray (m + 1,), int64; indices : ndarray (nnz,), int32; data : ndarray (nnz,), float64 or float32
+        The rows, CSR, sorted column indices, zero-based.
+    y : ndarray (m,), float64
+        Label values (classification) or targets (regression, ranking) as given.
+    n_features : int
+        Dimension of w (at least 1 + the largest column index).
+    qid : ndarray (m,), int64, or None
+        Query of each example (rank loss).
+    sample_weight : ndarray (m,), float64, or None
+        Per-example weights of the loss (multiplied by any class weight).
+    source : SVMLightData or None
+        The file the examples were read from: its label spellings, lines,
+        index base and name go into the model.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    y: np.ndarray
+    n_features: int
+    qid: np.ndarray = None
+    sample_weight: np.ndarray = None
+    source: object = field(default=None, repr=False)
+
+    @property
+    def m(self):
+        return int(self.indptr.shape[0] - 1)
+
+    @property
+    def nnz(self):
+        return int(self.indices.shape[0])
+
+    @property
+    def chunk(self):
+        """The rows as a :class:`pegasos.io.Chunk` (no copy)."""
+        from .io import Chunk
+
+        return Chunk(self.y, self.indptr, self.indices, self.data, 0, self.qid)
+
+    def distinct_labels(self):
+        """Sorted distinct label values (float64)."""
+        return np.unique(self.y)
+
+
+def as_examples(data, n_features=None):
+    """One :class:`Examples` from what :func:`pegasos.fit` accepts.
+
+    Parameters
+    ----------
+    data : tuple (X, y), (X, y, qid), (X, y, qid, sample_weight), SVMLightData or Examples
+        X: scipy.sparse matrix, dense array-like or Chunk, shape (m, n);
+        y: array-like (m,) of numbers; qid: int array-like (m,) or None;
+        sample_weight: array-like (m,) of positive finite numbers, or None.
+    n_features : int, optional
+        Dimension of w; at least the number of columns the data use.
+
+    Raises
+    ------
+    ParameterError
+        Shapes that do not agree, n_features below the data's columns, non-finite
+        or non-positive sample weights; ExampleError for a label that is not a number.
+    """
+    from .io import SVMLightData
+
+    if isinstance(data, Examples):
+        ex = data
+    elif isinstance(data, SVMLightData):
+        chunk = data.chunk
+        ex = Examples(chunk.indptr, chunk.indices, chunk.data, chunk.labels, int(data.n_features), chunk.qid,
+                      None, data)
+    elif isinstance(data, tuple) and 2 <= len(data) <= 4:
+        X, y, qid, sw = (tuple(data) + (None, None))[:4]
+        indptr, indices, values = csr_arrays(X)
+        m = indptr.shape[0] - 1
+        cols = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else (
+            int(indices.max()) + 1 if indices.size else 0)
+        if np.shape(y) != (m,):
+            raise ParameterError(f"y has shape {np.shape(y)}; it needs one label per example ({m})")
+        y = label_values(y)
+        if qid is not None:
+            qid = np.asarray(qid, dtype=np.int64)
+            if qid.shape != (m,):
+                raise ParameterError(f"qid has shape {qid.shape}; it needs one query id per example ({m})")
+        if sw is not None:
+            sw = _sample_weight(sw, m)
+        ex = Examples(indptr, indices, values, y, int(cols), qid, sw)
+    else:
+        raise ParameterError("the training data must be (X, y), (X, y, qid), (X, y, qid, sample_weight), "
+                             f"an SVMLightData or Examples, not {type(data).__name__}")
+    if n_features is not None:
+        if ex.indices.size and int(ex.indices.max()) >= n_features:
+            raise ParameterError(f"n_features = {n_features} is less than the {int(ex.indices.max()) + 1} "
+                                 "columns the data use")
+        ex = Examples(ex.indptr, ex.indices, ex.data, ex.y, int(n_features), ex.qid, ex.sample_weight, ex.source)
+    return ex
+
+
+def _sample_weight(sw, m):
+    try:
+        sw = np.asarray(sw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("sample_weight must hold numbers") from None
+    if sw.shape != (m,):
+        raise ParameterError(f"sample_weight has shape {sw.shape}; it needs one weight per example ({m})")
+    bad = np.flatnonzero(~(np.isfinite(sw) & (sw >= 0)))
+    if bad.size:
+        i = int(bad[0])
+        detail = f"sample weight {sw[i]!r} is not a finite number >= 0"
+        raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+    return np.ascontiguousarray(sw)

@@ -1,0 +1,551 @@
+"""Training options: every setting of ``pegasos train``, validated once.
+
+:class:`TrainOptions` describes a training run; the command line, the Python
+API (:func:`pegasos.fit`, :func:`pegasos.train`) and the model-file header
+all go through it:
+
+- :meth:`TrainOptions.validate` checks every setting that does not depend on
+  the data and raises :class:`~pegasos.errors.ParameterError` naming the
+  option as the user spelled it (``--eta0`` on the command line, ``eta0=``
+  in Python);
+- :meth:`TrainOptions.plan` derives, once, what a run of m examples needs:
+  T from the epochs, the first averaged iteration, the step offset t0 (from
+  ``eta0``), and the projection (forced for the squared hinge, Sec. 5);
+- :meth:`TrainOptions.header` writes the training settings of a model file
+  from the options and the plan, and :meth:`TrainOptions.from_header` reads
+  them back, through one table (:data:`HEADER_FIELDS`).
+
+Only the standard library is imported here, so the command line can build
+and check options before NumPy is loaded.
+"""
+
+import math
+import numbers
+from dataclasses import dataclass, fields, replace
+
+from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS
+from .errors import ParameterError
+
+#: the losses and the task each one trains (paper Sec. 5)
+LOSSES = ("hinge", "log", "squared-hinge", "eps-insensitive", "rank")
+TASK_OF_LOSS = {"hinge": "binary", "log": "binary", "squared-hinge": "binary",
+                "eps-insensitive": "regression", "rank": "ranking"}
+MULTICLASS_METHODS = ("ovr", "crammer-singer")
+KERNELS = ("linear", "poly", "rbf", "sigmoid")
+MAX_DEGREE = 2**31 - 1          # the compiled kernels take a C int
+
+#: how each option is spelled on the command line (the API spells it ``field=``)
+CLI_NAMES = {
+    "lam": "--lambda", "iterations": "-T/--iterations", "epochs": "--epochs", "batch_size": "-k/--batch-size",
+    "sampling": "--sampling", "projection": "--projection", "average": "--average",
+    "average_from": "--average-from", "bias": "--bias", "seed": "--seed", "loss": "--loss",
+    "epsilon": "-p/--epsilon", "class_weight": "-w/-j", "step_offset": "--t0", "eta0": "--eta0",
+    "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
+    "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
+    "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
+}
+
+
+def fmt_label(value, text=None):
+    """A label value as written in files: ``text`` if given, else 3 for 3.0, repr otherwise."""
+    if text:
+        return text
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def iterations_for(m, k, epochs, sampling):
+    """Number of iterations T for ``epochs`` passes over m examples with batch k.
+
+    Permutation, sequential and shuffle-buffer sampling cut each epoch into
+    ceil(m/k) batches (the last one may be short), so T = epochs * ceil(m/k),
+    rounded up; uniform sampling draws T = ceil(epochs * m / k) batches of k.
+    """
+    if sampling == "uniform":
+        return max(1, math.ceil(epochs * m / k - 1e-9))
+    return max(1, math.ceil(epochs * math.ceil(m / k) - 1e-9))
+
+
+def _is_int(value):
+    return not isinstance(value, bool) and isinstance(value, numbers.Integral)
+
+
+def _is_real(value):
+    return not isinstance(value, bool) and isinstance(value, numbers.Real)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run derives from its options and its number of examples.
+
+    Attributes
+    ----------
+    m : int
+        Examples (pairs for the rank loss) the sampler draws from.
+    T : int
+        Iterations (each on a batch of k).
+    k : int
+        Batch size.
+    avg_start : int
+        First averaged iteration (0: the output is the last iterate w_{T+1}).
+    average_from : float or None
+        F of suffix averaging (0 for Theorem 1's mean of all iterates).
+    t0 : float
+        Step offset: eta_t = 1/(lambda (t + t0)).
+    projection : bool
+        Whether each step is projected onto the ball of Eq. (6).
+    """
+
+    m: int
+    T: int
+    k: int
+    avg_start: int
+    average_from: float
+    t0: float
+    projection: bool
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """Every setting of a Pegasos training run, with its default.
+
+    Solver (paper Fig. 1 and 2):
+
+    lam : float > 0
+        Regularisation parameter lambda of Eq. (1) (LIBLINEAR's C = 1/(lambda m),
+        scikit-learn's ``alpha``).
+    iterations : int > 0 or None
+        T, the number of iterations (each uses k examples).
+    epochs : float > 0 or None
+        Passes over the data instead of T (:func:`iterations_for`); when
+        neither is given, ``DEFAULT_EPOCHS``.
+    batch_size : int >= 1
+        k, the mini-batch size of Fig. 2 (the sub-gradient averages Eq. (8)).
+    sampling : {"uniform", "permutation", "sequential"}
+        i.i.d. draws (the analysed case), a new random order each epoch
+        (Sec. 7.5), or file order.
+    projection : bool
+        Project onto the ball of radius 1/sqrt(lambda) after each step (Eq. (6)).
+    average : bool
+        Output the mean of w_1..w_T (Theorem 1) instead of w_{T+1}.
+    average_from : float in [0, 1) or None
+        Output the mean of w_t for t >= ceil(F T) (suffix averaging).
+    step_offset : float >= 0
+        t0 of eta_t = 1/(lambda (t + t0)); 0 is the paper's step.
+    eta0 : float > 0 or None
+        First step size instead of t0: t0 = 1/(lambda eta0).
+    seed : int >= 0
+        Seed of the PCG64 generator that draws the examples.
+    n_threads : int >= 1
+        Threads; the model is bit-identical for any number.  One-vs-rest
+        trains classes in parallel.  For a batch of k >= 16 examples holding
+        on average at least 1600 stored values (k times the mean row length;
+        ``pegasos._core.PARALLEL_MIN_BATCH`` and ``PARALLEL_MIN_VALUES``, from
+        the break-even points measured on 2 cores: k = 128 on a9a, k = 16 on a
+        50000-feature set; 1.5x and 1.7x at k = 4096, benchmarks/RESULTS.md)
+        the margins of the batch are split among the threads and the step of
+        Eq. (8) is added by feature ranges, one range per thread, with the
+        same floating-point operations in the same order as one thread.  The
+        iterations run in timed chunks on the threads or on one thread,
+        whichever is faster at the time.  Smaller batches, the rank loss,
+        Crammer-Singer and a build without OpenMP run serially.
+
+    Problem (Sec. 5, 6):
+
+    loss : {"hinge", "log", "squared-hinge", "eps-insensitive", "rank"}
+    epsilon : float >= 0
+        Width of the insensitive zone of the eps-insensitive loss.
+    bias : {"none", "feature", "unregularized"}
+        No bias; a constant feature 1 (regularised, LIBLINEAR -B 1); or b
+        updated by its sub-gradient (Sec. 6, no guarantee).
+    class_weight : dict {label value: weight > 0} or None
+        Multiplies the loss of each class's examples (LIBLINEAR -wi).
+    multiclass : {"ovr", "crammer-singer"} or None
+        Method for more than two labels (None: one-vs-rest when the data
+        have more than two labels).
+    cost : tuple of K*K floats or None
+        Crammer-Singer costs delta(true, predicted), row-major.
+    allow_one_class : bool
+        Accept data of one class (-1, 0 or +1) for binary training.
+
+    Kernels (Fig. 3):
+
+    kernel : {"linear", "poly", "rbf", "sigmoid"}
+    gamma : float > 0 or None (1/n_features); degree : int >= 1 or None (3);
+    coef0 : float or None (0); budget : int >= 1 or None; cache_mb : float >= 0
+
+    Streaming:
+
+    shuffle_buffer : int >= 1 or None
+        Train in passes over a file through a buffer of this many examples.
+    """
+
+    lam: float = DEFAULT_LAMBDA
+    iterations: int = None
+    epochs: float = None
+    batch_size: int = 1
+    sampling: str = "uniform"
+    projection: bool = False
+    average: bool = False
+    average_from: float = None
+    step_offset: float = 0.0
+    eta0: float = None
+    seed: int = DEFAULT_SEED
+    n_threads: int = 1
+    loss: str = "hinge"
+    epsilon: float = 0.1
+    bias: str = "none"
+    class_weight: dict = None
+    multiclass: str = None
+    cost: tuple = None
+    allow_one_class: bool = False
+    kernel: str = "linear"
+    gamma: float = None
+    degree: int = None
+    coef0: float = None
+    budget: int = None
+    cache_mb: float = 100.0
+    shuffle_buffer: int = None
+    spelling: str = "api"       # "cli": messages name --options; not a training setting
+
+    def __post_init__(self):
+        if self.class_weight is not None and not isinstance(self.class_weight, dict):
+            try:
+                object.__setattr__(self, "class_weight", dict(self.class_weight))
+            except (TypeError, ValueError):
+                raise ParameterError(f"{self.name('class_weight')}: expected a mapping "
+                                     f"{{label: weight}}, got {self.class_weight!r}") from None
+        if self.class_weight is not None and not self.class_weight:
+            object.__setattr__(self, "class_weight", None)
+        if self.cost is not None and not isinstance(self.cost, tuple):
+            try:
+                flat = [float(v) for v in _flatten(self.cost)]
+            except (TypeError, ValueError):
+                raise ParameterError(f"{self.name('cost')}: the cost matrix must hold numbers") from None
+            object.__setattr__(self, "cost", tuple(flat))
+
+    # ------------------------------------------------------------ naming --
+    def name(self, field):
+        """The option as the user spelled it: ``--eta0`` (command line) or ``eta0=`` (Python)."""
+        if self.spelling == "cli":
+            return CLI_NAMES.get(field, field)
+        return f"{field}="
+
+    def _fail(self, field, message):
+        raise ParameterError(f"{self.name(field)}: {message}")
+
+    def replace(self, **changes):
+        """A copy with some settings changed (the options are immutable)."""
+        return replace(self, **changes)
+
+    @property
+    def task(self):
+        """"binary", "regression" or "ranking": what the loss trains (multiclass is decided by the data)."""
+        return TASK_OF_LOSS.get(self.loss, "binary")
+
+    # -------------------------------------------------------- validation --
+    def validate(self):
+        """Check every setting that does not depend on the data.
+
+        Returns
+        -------
+        TrainOptions
+            ``self``, so that ``TrainOptions(...).validate()`` chains.
+
+        Raises
+        ------
+        ParameterError
+            The first setting out of range or two settings that exclude each
+            other, named as the user spelled them.
+        """
+        lam = self.lam
+        if not (_is_real(lam) and math.isfinite(lam) and lam > 0):
+            self._fail("lam", f"lambda must be a positive number, got {lam!r}")
+        if self.iterations is not None and self.epochs is not None:
+            raise ParameterError(f"give either the number of iterations T ({self.name('iterations')}) or the "
+                                 f"number of epochs ({self.name('epochs')}), not both")
+        if self.iterations is not None:
+            if not _is_int(self.iterations):
+                self._fail("iterations", f"the number of iterations T must be an integer, got {self.iterations!r}")
+            if self.iterations <= 0:
+                self._fail("iterations", f"the number of iterations T must be positive, got {self.iterations}")
+        if self.epochs is not None and not (_is_real(self.epochs) and math.isfinite(self.epochs)
+                                            and self.epochs > 0):
+            self._fail("epochs", f"the number of epochs must be a positive finite number, got {self.epochs!r}")
+        if not _is_int(self.batch_size):
+            self._fail("batch_size", f"the batch size k must be an integer, got {self.batch_size!r}")
+        if self.batch_size <= 0:
+            self._fail("batch_size", f"the batch size k must be positive, got {self.batch_size}")
+        if self.sampling not in SAMPLINGS:
+            self._fail("sampling", f"sampling must be one of {', '.join(SAMPLINGS)}, got {self.sampling!r}")
+        if self.average and self.average_from is not None:
+            raise ParameterError(f"give either {self.name('average')} or {self.name('average_from')}, not both")
+        if self.average_from is not None and not (_is_real(self.average_from)
+                                                  and 0.0 <= self.average_from < 1.0):
+            self._fail("average_from", f"average-from must be in [0, 1), got {self.average_from!r}")
+        if self.bias not in BIAS_MODES:
+            self._fail("bias", f"bias must be one of {', '.join(BIAS_MODES)}, got {self.bias!r}")
+        if not _is_int(self.seed) or self.seed < 0:
+            self._fail("seed", f"the seed must be a non-negative integer, got {self.seed!r}")
+        if not _is_int(self.n_threads) or self.n_threads < 1:
+            self._fail("n_threads", f"the number of threads must be a positive integer, got {self.n_threads!r}")
+        if self.loss not in LOSSES:
+            self._fail("loss", f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        if not (_is_real(self.epsilon) and math.isfinite(self.epsilon) and self.epsilon >= 0):
+            self._fail("epsilon", f"epsilon must be >= 0, got {self.epsilon!r}")
+        if self.step_offset is None or not (_is_real(self.step_offset) and math.isfinite(self.step_offset)
+                                            and self.step_offset >= 0):
+            self._fail("step_offset", f"the step offset t0 must be >= 0, got {self.step_offset!r}")
+        if self.eta0 is not None:
+            if self.step_offset:
+                raise ParameterError(f"give either {self.name('step_offset')} or {self.name('eta0')}, not both")
+            if not (_is_real(self.eta0) and math.isfinite(self.eta0) and self.eta0 > 0):
+                self._fail("eta0", f"the first step size must be positive, got {self.eta0!r}")
+        self._validate_classes()
+        self._validate_kernel()
+        self._validate_streaming()
+        return self
+
+    def _validate_classes(self):
+        task = self.task
+        if self.class_weight:
+            if task != "binary":
+                raise ParameterError(f"class weights ({self.name('class_weight')}) apply to classification, "
+                                     f"not to the {self.loss} loss")
+            for label, weight in self.class_weight.items():
+                if not _is_real(label) or not math.isfinite(float(label)):
+                    self._fail("class_weight", f"class labels must be numbers, got {label!r}")
+                if not (_is_real(weight) and math.isfinite(weight) and weight > 0):
+                    self._fail("class_weight", f"the weight of class {fmt_label(float(label))} must be "
+                                               f"positive, got {weight!r}")
+        if self.multiclass is not None:
+            if self.multiclass not in MULTICLASS_METHODS:
+                self._fail("multiclass", f"multiclass must be one of {', '.join(MULTICLASS_METHODS)}, "
+                                         f"got {self.multiclass!r}")
+            if task != "binary":
+                raise ParameterError(f"{self.name('multiclass')} needs a classification loss (hinge, log, "
+                                     f"squared-hinge), not {self.loss}")
+            if self.multiclass == "crammer-singer":
+                if self.loss != "hinge":
+                    raise ParameterError("Crammer-Singer uses its own multiclass hinge loss: leave "
+                                         f"{self.name('loss')} at hinge")
+                if self.bias == "unregularized":
+                    raise ParameterError(f"Crammer-Singer supports {self.name('bias')} none or feature")
+        if self.cost is not None:
+            if self.multiclass != "crammer-singer":
+                raise ParameterError(f"{self.name('cost')} needs {self.name('multiclass')} crammer-singer")
+            if not all(math.isfinite(c) for c in self.cost):
+                self._fail("cost", "the costs must be finite numbers")
+        if task == "ranking":
+            if self.sampling != "uniform":
+                raise ParameterError(f"ranking samples pairs i.i.d.: use {self.name('sampling')} uniform")
+            if self.bias != "none":
+                raise ParameterError(f"a bias cancels in pairwise ranking: use {self.name('bias')} none")
+
+    def _validate_kernel(self):
+        kernel = self.kernel
+        if kernel not in KERNELS:
+            self._fail("kernel", f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+        if kernel == "linear":
+            if any(v is not None for v in (self.gamma, self.degree, self.coef0, self.budget)):
+                given = [self.name(f) for f in ("gamma", "degree", "coef0", "budget")
+                         if getattr(self, f) is not None]
+                raise ParameterError(f"{', '.join(given)} apply to {self.name('kernel')} poly, rbf or sigmoid")
+        else:
+            if self.loss != "hinge" or self.multiclass is not None:
+                raise ParameterError("kernels support binary classification with the hinge loss only")
+            if self.bias != "none":
+                raise ParameterError(f"{self.name('bias')} {self.bias} is not supported with "
+                                     f"{self.name('kernel')} {kernel}")
+            if self.class_weight:
+                raise ParameterError(f"class weights ({self.name('class_weight')}) are not supported with kernels")
+            if self.step_offset or self.eta0 is not None:
+                raise ParameterError(f"{self.name('step_offset')} and {self.name('eta0')} apply to linear models")
+            if self.budget is not None and (self.projection or self.average or self.average_from is not None):
+                self._fail("budget", "a budget cannot be combined with projection or averaging")
+        if self.gamma is not None and not (_is_real(self.gamma) and math.isfinite(self.gamma) and self.gamma > 0):
+            self._fail("gamma", f"gamma must be a positive number, got {self.gamma!r}")
+        if self.degree is not None and (not _is_int(self.degree) or self.degree < 1):
+            self._fail("degree", f"degree must be an integer >= 1, got {self.degree!r}")
+        if self.degree is not None and self.degree > MAX_DEGREE:
+            self._fail("degree", f"degree must be at most {MAX_DEGREE}, got {self.degree!r}")
+        if self.coef0 is not None and not (_is_real(self.coef0) and math.isfinite(self.coef0)):
+            self._fail("coef0", f"coef0 must be a finite number, got {self.coef0!r}")
+        if self.budget is not None and (not _is_int(self.budget) or self.budget < 1):
+            self._fail("budget", f"the budget must be a positive integer number of support vectors, "
+                                 f"got {self.budget!r}")
+        if not (_is_real(self.cache_mb) and math.isfinite(self.cache_mb) and self.cache_mb >= 0):
+            self._fail("cache_mb", f"the cache size must be a non-negative number of MB, got {self.cache_mb!r}")
+
+    def _validate_streaming(self):
+        if self.shuffle_buffer is None:
+            return
+        if not _is_int(self.shuffle_buffer) or self.shuffle_buffer < 1:
+            self._fail("shuffle_buffer", f"the shuffle buffer must hold at least 1 example, "
+                                         f"got {self.shuffle_buffer!r}")
+        if self.kernel != "linear" or self.multiclass is not None or self.cost is not None \
+                or self.task == "ranking":
+            raise ParameterError(f"{self.name('shuffle_buffer')} trains linear binary classifiers and "
+                                 "regression; use --cache FILE for kernels, multiclass and ranking")
+
+    # ---------------------------------------------------- derived values --
+    @property
+    def t0(self):
+        """The step offset t0 (``eta0`` turned into t0 = 1/(lambda eta0))."""
+        if self.eta0 is not None:
+            return 1.0 / (self.lam * self.eta0)
+        return float(self.step_offset or 0.0)
+
+    def plan(self, m, sampling=None):
+        """Derive the run for m examples (pairs for the rank loss).
+
+        Parameters
+        ----------
+        m : int >= 1
+            Examples the sampler draws from.
+        sampling : str, optional
+            The epoch rule of :func:`iterations_for` (default: the option's;
+            the shuffle buffer counts epochs as permutation does).
+
+        Raises
+        ------
+        ParameterError
+            k larger than m.
+        """
+        k = int(self.batch_size)
+        if k > m:
+            self._fail("batch_size", f"the batch size k = {k} is larger than the number of examples m = {m}")
+        if self.iterations is not None:
+            T = int(self.iterations)
+        else:
+            T = iterations_for(m, k, DEFAULT_EPOCHS if self.epochs is None else self.epochs,
+                               sampling or self.sampling)
+        average_from = self.average_from
+        if self.average and average_from is None:
+            average_from = 0.0
+        avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
+        # the squared hinge's gradient grows with the margin violation; the projection
+        # onto a ball that holds w* keeps it bounded (the condition of Sec. 5)
+        projection = bool(self.projection) or self.loss == "squared-hinge"
+        return RunPlan(m=int(m), T=T, k=k, avg_start=avg_start, average_from=average_from, t0=self.t0,
+                       projection=projection)
+
+    # ------------------------------------------------------ model header --
+    def header(self, plan, sampling=None, examples=None):
+        """The model-file header entries of a run (str -> str), in :data:`HEADER_FIELDS` order.
+
+        Parameters
+        ----------
+        plan : RunPlan
+        sampling : str, optional
+            What the header calls the sampling (``shuffle-buffer`` for the buffer).
+        examples : int, optional
+            The number of training examples m, when the sampler drew from
+            something else (pairs, for the rank loss); default ``plan.m``.
+        """
+        avg = plan.avg_start
+        info = {
+            "lambda": repr(float(self.lam)),
+            "iterations": str(plan.T),
+            "batch_size": str(plan.k),
+            "sampling": sampling or self.sampling,
+            "projection": "on" if plan.projection else "off",
+            "averaging": "last" if not avg else ("all" if avg == 1 else "suffix"),
+            "average_from": repr(float(plan.average_from)) if avg else "-",
+            "averaged_iterates": f"{avg}..{plan.T}" if avg else "-",
+            "seed": str(self.seed),
+            "train_examples": str(plan.m if examples is None else examples),
+        }
+        if self.loss == "eps-insensitive":
+            info["epsilon"] = repr(float(self.epsilon))
+        if plan.t0:
+            info["step_offset"] = repr(float(plan.t0))
+        if self.class_weight:
+            info["class_weights"] = ",".join(f"{fmt_label(float(k))}:{float(v)!r}"
+                                             for k, v in sorted(self.class_weight.items()))
+        if self.shuffle_buffer is not None:
+            info["shuffle_buffer"] = str(int(self.shuffle_buffer))
+        return info
+
+    @classmethod
+    def from_header(cls, header):
+        """The options a model file records (the inverse of :meth:`header`).
+
+        Parameters
+        ----------
+        header : dict str -> str
+            A model's ``info`` (its header lines).
+
+        Returns
+        -------
+        TrainOptions
+            With T as ``iterations``; settings the header does not hold keep
+            their defaults.
+
+        Raises
+        ------
+        ParameterError
+            A value that does not parse.
+        """
+        values = {}
+        for key, field, parse in HEADER_FIELDS:
+            text = header.get(key, "-")
+            if text == "-":
+                continue
+            try:
+                value = parse(text)
+            except (TypeError, ValueError):
+                raise ParameterError(f"model header {key} {text!r} is not valid") from None
+            if value is not None:
+                values[field] = value
+        if values.get("sampling") == "shuffle-buffer":
+            values["sampling"] = "permutation"
+        if header.get("averaging") == "all":
+            values.pop("average_from", None)
+            values["average"] = True
+        return cls(**values)
+
+
+def _flatten(rows):
+    for row in rows:
+        if isinstance(row, (list, tuple)) or hasattr(row, "__iter__"):
+            yield from row
+        else:
+            yield row
+
+
+def _on_off(text):
+    return {"on": True, "off": False}[text]
+
+
+def _class_weights(text):
+    out = {}
+    for item in text.split(","):
+        label, _, weight = item.partition(":")
+        out[float(label)] = float(weight)
+    return out
+
+
+#: model-header key <-> TrainOptions field, with the parser of the header text
+HEADER_FIELDS = (
+    ("lambda", "lam", float),
+    ("iterations", "iterations", int),
+    ("batch_size", "batch_size", int),
+    ("sampling", "sampling", str),
+    ("projection", "projection", _on_off),
+    ("average_from", "average_from", float),
+    ("seed", "seed", int),
+    ("step_offset", "step_offset", float),
+    ("class_weights", "class_weight", _class_weights),
+    ("shuffle_buffer", "shuffle_buffer", int),
+    ("loss", "loss", str),
+    ("epsilon", "epsilon", float),
+    ("bias_mode", "bias", str),
+    ("multiclass", "multiclass", str),
+    ("kernel", "kernel", str),
+    ("gamma", "gamma", float),
+    ("degree", "degree", int),
+    ("coef0", "coef0", float),
+    ("budget", "budget", int),
+)
+
+OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name != "spelling")
