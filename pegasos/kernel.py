@@ -276,7 +276,7 @@ def kernel_model_text(model):
 def parse_kernel_model(path, lines):
     """Read a kernel model from its lines (CR already stripped, trailing blank
     lines removed, first line checked by :func:`pegasos.model.load_model`)."""
-    from .model import _check_float, read_header, read_index_value
+    from .model import check_float, read_header, read_index_value
 
     keys = _header_keys()
     header, i, value = read_header(path, lines, keys, (), ("support_vectors",))
@@ -297,12 +297,12 @@ def parse_kernel_model(path, lines):
     if base not in ("0", "1"):
         raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
     base = int(base)
-    lam = _check_float(header["lambda"], path, None, "lambda")
-    gamma = _check_float(header["gamma"], path, None, "gamma")
-    coef0 = _check_float(header["coef0"], path, None, "coef0")
-    bias = _check_float(header["bias"], path, None, "bias")
-    neg = _check_float(header["label_negative"], path, None, "label_negative")
-    pos = _check_float(header["label_positive"], path, None, "label_positive")
+    lam = check_float(header["lambda"], path, None, "lambda")
+    gamma = check_float(header["gamma"], path, None, "gamma")
+    coef0 = check_float(header["coef0"], path, None, "coef0")
+    bias = check_float(header["bias"], path, None, "bias")
+    neg = check_float(header["label_negative"], path, None, "label_negative")
+    pos = check_float(header["label_positive"], path, None, "label_positive")
     if lam <= 0:
         raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
     if gamma <= 0 or not 1 <= degree <= MAX_DEGREE:
@@ -326,7 +326,7 @@ def parse_kernel_model(path, lines):
         tokens = ln.split()
         if not tokens:
             raise ModelFormatError(path, "empty support vector line", lineno)
-        coef[s] = _check_float(tokens[0], path, lineno, "coefficient")
+        coef[s] = check_float(tokens[0], path, lineno, "coefficient")
         last = -1
         for tok in tokens[1:]:
             last, value = read_index_value(tok, path, lineno, base, n, last, "feature", "the model's features",

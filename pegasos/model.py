@@ -56,7 +56,7 @@ LOSSES = {"binary": ("hinge", "log", "squared-hinge"), "regression": ("eps-insen
           "multiclass": ("hinge", "log", "squared-hinge")}
 
 
-def _check_float(text, path, line, what):
+def check_float(text, path, line, what):
     try:
         v = float(text)
     except ValueError:
@@ -183,7 +183,7 @@ def read_index_value(text, path, lineno, base, n, last, noun, span, value_noun, 
         raise ModelFormatError(path, f"{noun} index {idx_text} is outside {span}", lineno)
     if col <= last:
         raise ModelFormatError(path, f"{noun} index {idx_text} is not increasing", lineno)
-    return col, _check_float(val_text, path, lineno, value_noun)
+    return col, check_float(val_text, path, lineno, value_noun)
 
 
 def atomic_write(path, write):
@@ -492,7 +492,7 @@ def load_model(path):
     if base not in ("0", "1"):
         raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
     base = int(base)
-    lam = _check_float(header["lambda"], path, None, "lambda")
+    lam = check_float(header["lambda"], path, None, "lambda")
     if lam <= 0:
         raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
     if header["bias_mode"] not in ("none", "feature", "unregularized"):
@@ -502,18 +502,18 @@ def load_model(path):
         model, i = _read_multiclass(path, lines, i, header, n, base, lam, info)
     else:
         w, i = _read_weights(path, lines, i, n, base)
-        bias = _check_float(header["bias"], path, None, "bias")
+        bias = check_float(header["bias"], path, None, "bias")
         labels = None
         if task == "binary":
-            neg = _check_float(header["label_negative"], path, None, "label_negative")
-            pos = _check_float(header["label_positive"], path, None, "label_positive")
+            neg = check_float(header["label_negative"], path, None, "label_negative")
+            pos = check_float(header["label_positive"], path, None, "label_positive")
             if neg >= pos:
                 raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "
                                              f"label_positive {header['label_positive']}")
             labels = BinaryLabels(neg, pos, header["label_negative"], header["label_positive"])
         epsilon = None
         if header["loss"] == "eps-insensitive":
-            epsilon = _check_float(header.get("epsilon", "0"), path, None, "epsilon")
+            epsilon = check_float(header.get("epsilon", "0"), path, None, "epsilon")
         model = LinearModel(w=w, bias=bias, labels=labels, lam=lam, bias_mode=header["bias_mode"], info=info,
                             loss=header["loss"], epsilon=epsilon)
     _expect_end(path, lines, i)
@@ -614,7 +614,7 @@ def _read_multiclass(path, lines, i, header, n, base, lam, info):
     texts = header.get("class_labels", "").split()
     if len(texts) != K:
         raise ModelFormatError(path, f"class_labels lists {len(texts)} labels for {K} classes")
-    classes = np.array([_check_float(t, path, None, "class label") for t in texts])
+    classes = np.array([check_float(t, path, None, "class label") for t in texts])
     if np.any(np.diff(classes) <= 0):
         raise ModelFormatError(path, "class_labels must be increasing")
     method = header.get("multiclass", "")
@@ -637,7 +637,7 @@ def _read_multiclass(path, lines, i, header, n, base, lam, info):
         key, _, value = lines[i + 1].strip().partition(" ") if i + 1 < len(lines) else ("", "", "")
         if key != "bias":
             raise ModelFormatError(path, "truncated or damaged model file: expected a 'bias' line", i + 2)
-        biases[c] = _check_float(value.strip(), path, i + 2, "bias")
+        biases[c] = check_float(value.strip(), path, i + 2, "bias")
         W[c], i = _read_weights(path, lines, i + 2, n, base)
     return MulticlassModel(W=W, biases=biases, classes=classes, class_texts=texts, lam=lam, method=method,
                            loss=header["loss"], bias_mode=header["bias_mode"], info=info, cost=cost), i
