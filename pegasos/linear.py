@@ -351,7 +351,7 @@ class _Orders:
 def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, sampling="uniform",
           projection=False, average=False, average_from=None, bias="none", seed=DEFAULT_SEED,
           labels=None, n_features=None, order=None, progress=None, loss="hinge", epsilon=0.1,
-          class_weight=None, qid=None, step_offset=0.0, n_threads=1):
+          class_weight=None, qid=None, step_offset=0.0, n_threads=1, sample_weight=None):
     """Train a linear SVM with Pegasos (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -434,6 +434,10 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         without OpenMP run the serial loop; Crammer-Singer and one-vs-rest
         (pegasos.multiclass) always run this step serially.
 
+    sample_weight : array of shape (m,), finite and >= 0, or None
+        Per-example weights multiplying each example's loss (with
+        ``class_weight``, the product); not for the rank loss.
+
     Returns
     -------
     LinearModel
@@ -454,7 +458,7 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         raise ParameterError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
     task = TASK_OF_LOSS[loss]
     y = np.asarray(y, dtype=np.float64)
-    sample_weight = None
+    sample_weight, given_weight = None, sample_weight
     if task == "binary":
         if labels is None:
             labels = BinaryLabels.from_values(y)
@@ -468,6 +472,8 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
             raise ExampleError(f"target {y[i]} (example {i + 1}) is not finite", i, f"target {y[i]} is not finite")
         labels = None
         y_run = y
+    if given_weight is not None:
+        sample_weight = combined_sample_weights(given_weight, m, loss, sample_weight)
     if indices.size and int(indices.max()) >= n_features:
         raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
                              "the data use")
@@ -672,6 +678,14 @@ def _sample_weights(y, class_weight):
     return sw
 
 
+def combined_sample_weights(given, m, loss, class_weights):
+    """Per-example weights given by the caller times the class weights (float64 (m,))."""
+    given = np.asarray(given, dtype=np.float64)
+    if loss == "rank" or given.shape != (m,) or not np.all(np.isfinite(given) & (given >= 0)):
+        raise ParameterError(f"sample_weight needs {m} finite weights >= 0 (not with the rank loss)")
+    return np.ascontiguousarray(given if class_weights is None else given * class_weights)
+
+
 def _format_class_weights(class_weight, labels=None):
     return ",".join(f"{_fmt_label(float(k))}:{float(v)!r}" for k, v in sorted(class_weight.items()))
 
@@ -682,7 +696,8 @@ def _objective_at_zero(loss, y_run, epsilon, sample_weight):
     if loss == "log":
         return math.log(2.0) * wmean
     if loss == "eps-insensitive":
-        return float(np.maximum(0.0, np.abs(y_run) - epsilon).mean()) if y_run.size else 0.0
+        zero = np.maximum(0.0, np.abs(y_run) - epsilon)
+        return float((zero if sample_weight is None else zero * sample_weight).mean()) if y_run.size else 0.0
     return wmean
 
 

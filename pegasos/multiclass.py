@@ -25,7 +25,7 @@ import numpy as np
 from .errors import DataError, ExampleError, ParameterError
 from .linear import (
     _BIAS_CODE, _csr_arrays, _fit, _fmt_label, _info, _Orders, _sample_weights, averaging_start, check_parameters,
-    iterations_for, projection_radius2, _objective_at_zero, _format_class_weights,
+    iterations_for, projection_radius2, _objective_at_zero, _format_class_weights, combined_sample_weights,
 )
 from .defaults import DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED
 
@@ -165,7 +165,7 @@ def read_cost_matrix(path, n_classes):
 def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, iterations=None, epochs=None,
                      batch_size=1, sampling="uniform", projection=False, average=False, average_from=None,
                      bias="none", seed=DEFAULT_SEED, n_features=None, class_weight=None, cost=None,
-                     class_texts=None, n_jobs=2, progress=None, step_offset=0.0):
+                     class_texts=None, n_jobs=2, progress=None, step_offset=0.0, sample_weight=None):
     """Train a multiclass linear SVM with Pegasos.
 
     Parameters
@@ -180,6 +180,8 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
         default 1[r != y].
     n_jobs : int >= 1
         Threads for one-vs-rest (the classes are independent).
+    sample_weight : array of shape (m,), finite and >= 0, or None
+        Per-example weights multiplying each example's loss (times ``class_weight``).
     Other parameters (step_offset included) are those of :func:`pegasos.linear.train`; T counts the
     iterations of each one-vs-rest problem, or of the Crammer-Singer run.
 
@@ -223,7 +225,9 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
     if loss == "squared-hinge":
         projection = True      # as in pegasos.linear.train: bounds the gradient
     average_from, avg_start = averaging_start(average, average_from, T)
-    sample_weight = _sample_weights(y, class_weight)
+    class_weights = _sample_weights(y, class_weight)
+    sample_weight = (class_weights if sample_weight is None
+                     else combined_sample_weights(sample_weight, m, loss, class_weights))
     yc = np.searchsorted(classes, y).astype(np.int32)
     if not (math.isfinite(step_offset) and step_offset >= 0):
         raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
