@@ -129,8 +129,11 @@ def _sample_weight(sample_weight, m):
     """Per-example weights as float64 (m,), or None; ParameterError when unusable."""
     if sample_weight is None:
         return None
-    sw = np.asarray(sample_weight, dtype=np.float64) if not np.isscalar(sample_weight) \
-        else np.full(m, float(sample_weight))
+    try:
+        sw = np.full(m, float(sample_weight)) if np.isscalar(sample_weight) \
+            else np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("sample_weight must hold numbers, one per example") from None
     if sw.shape != (m,):
         raise ParameterError(f"sample_weight has shape {sw.shape}; it needs one weight per example, ({m},)")
     if not np.all(np.isfinite(sw)) or np.any(sw < 0):
