@@ -65,8 +65,9 @@ random_state : int >= 0, numpy RandomState/Generator or None, default 1
     from itself; None draws it from numpy's global generator.
 n_threads : int >= 1, default 1
     Threads: for the mini-batch step of large batches (a binary linear
-    model; the result does not depend on it) and for the classes of
-    one-vs-rest.
+    model) and for the classes of linear one-vs-rest; the model does not
+    depend on it.  Kernel training runs on one thread (its predictions use
+    one per core).
 
 Not available: ``partial_fit`` (training from where an earlier run stopped).
 """
