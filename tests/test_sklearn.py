@@ -59,7 +59,7 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
-# ------------------------------------------------------------------ helpers --
+# ------------------------------------------------------------------ data --
 
 def _problem(m=300, d=40, classes=2, seed=0, density=0.3):
     """Sparse CSR data with a linear signal and labels 0..classes-1."""
