@@ -16,27 +16,62 @@ $(VENV)/bin/activate:
 	$(PY) -m pip install --quiet --upgrade pip
 
 # Editable install: the Cython sources are compiled into pegasos/ in place.
+# Without the test extras; `make test` adds them (pyproject's [test]) without
+# rebuilding, from the requirements the installed package declares.
 $(VENV)/.installed: $(VENV)/bin/activate $(SOURCES)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -c 'from importlib.metadata import requires; print("\n".join(r.split(";")[0] for r in requires("pegasos") if "extra == \"test\"" in r))' > $(VENV)/test-requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/test-requirements.txt
 	touch $@
 
 install: $(VENV)/.installed
 
-demo: install
-	@test -f "$(PEGASOS_DATA)/a9a/a9a" || { echo "a9a not found under PEGASOS_DATA=$(PEGASOS_DATA) (see data_scripts/get_data.py)"; exit 1; }
-	@mkdir -p demo-out
-	$(VENV)/bin/pegasos train -l 1e-4 --epochs 100 --average-from 0.5 --sampling permutation \
-	    "$(PEGASOS_DATA)/a9a/a9a" demo-out/a9a.model
-	$(VENV)/bin/pegasos eval "$(PEGASOS_DATA)/a9a/a9a.t" demo-out/a9a.model
-	$(VENV)/bin/pegasos objective "$(PEGASOS_DATA)/a9a/a9a" demo-out/a9a.model
-	@echo "reference optimum (LIBLINEAR, duality gap < 1e-8, see the data README): f* = 0.3517618027"
-	@echo "model written to demo-out/a9a.model"; head -20 demo-out/a9a.model
+# The demo trains on a9a and evaluates on a9a.t: from $(PEGASOS_DATA) when they
+# are there, else downloaded into $(DEMO_CACHE) (checked, short timeout), else
+# on a synthetic sparse train/test set of the same kind, so that it runs anywhere.
+DEMO_CACHE ?= data-cache
+DEMO_TRAIN := -l 1e-4 --epochs 100 --average-from 0.5 --sampling permutation
 
-test: install
+demo: install
+	@set -e; mkdir -p demo-out "$(DEMO_CACHE)"; \
+	if [ -f "$(PEGASOS_DATA)/a9a/a9a" ] && [ -f "$(PEGASOS_DATA)/a9a/a9a.t" ]; then \
+	    name=a9a; train="$(PEGASOS_DATA)/a9a/a9a"; test="$(PEGASOS_DATA)/a9a/a9a.t"; \
+	elif $(PY) data_scripts/get_data.py --dir "$(DEMO_CACHE)" --timeout 10 -q a9a a9a.t \
+	        > "$(DEMO_CACHE)/get_data.log" 2>&1; then \
+	    name=a9a; train="$(DEMO_CACHE)/a9a/a9a"; test="$(DEMO_CACHE)/a9a/a9a.t"; \
+	    echo "a9a and a9a.t from $(DEMO_CACHE)/a9a (downloaded there, or found from an earlier run, and checked by data_scripts/get_data.py)"; \
+	else \
+	    name=synthetic; train="$(DEMO_CACHE)/synthetic/train.svm"; test="$(DEMO_CACHE)/synthetic/test.svm"; \
+	    echo "a9a is not under PEGASOS_DATA=$(PEGASOS_DATA) and could not be downloaded and checked (see $(DEMO_CACHE)/get_data.log): using a synthetic sparse binary set (data_scripts/make_synthetic.py, 32000 train + 16000 test examples, 1000 features)"; \
+	    if [ ! -f "$$test" ]; then \
+	        mkdir -p "$(DEMO_CACHE)/synthetic"; \
+	        $(PY) data_scripts/make_synthetic.py -q --rows 48000 --features 1000 --nnz-per-row 20 \
+	            --seed 1 "$(DEMO_CACHE)/synthetic/all.svm"; \
+	        head -n 32000 "$(DEMO_CACHE)/synthetic/all.svm" > "$$train.tmp"; \
+	        tail -n +32001 "$(DEMO_CACHE)/synthetic/all.svm" > "$$test.tmp"; \
+	        rm "$(DEMO_CACHE)/synthetic/all.svm"; mv "$$train.tmp" "$$train"; mv "$$test.tmp" "$$test"; \
+	    fi; \
+	fi; \
+	model="demo-out/$$name.model"; \
+	echo "$(VENV)/bin/pegasos train $(DEMO_TRAIN) $$train $$model"; \
+	$(VENV)/bin/pegasos train $(DEMO_TRAIN) "$$train" "$$model"; \
+	echo "$(VENV)/bin/pegasos eval $$test $$model"; \
+	$(VENV)/bin/pegasos eval "$$test" "$$model"; \
+	echo "$(VENV)/bin/pegasos objective $$train $$model"; \
+	$(VENV)/bin/pegasos objective "$$train" "$$model"; \
+	if [ "$$name" = a9a ]; then \
+	    echo "reference optimum (LIBLINEAR, duality gap < 1e-8, see the data README): f* = 0.3517618027"; \
+	fi; \
+	echo "model written to $$model"; head -20 "$$model"
+
+test: $(VENV)/.installed-test
 	$(PY) -m pytest -q tests
 
-bench: install
+bench: $(VENV)/.installed-test
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf build $(VENV) demo-out pegasos/*.so csrc/*.c *.egg-info
+	rm -rf build $(VENV) demo-out $(DEMO_CACHE) pegasos/*.so csrc/*.c *.egg-info

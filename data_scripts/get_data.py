@@ -59,8 +59,10 @@ def _entry(name, group, remote, m, n, nnz=None, n_exact=True, sha256=None, note=
 
 #: Known files: name -> expected shape.  nnz only where a copy was counted.
 DATASETS = {e["name"]: e for e in [
-    _entry("a9a", "a9a", "a9a", 32561, 123, nnz=451592),
+    _entry("a9a", "a9a", "a9a", 32561, 123, nnz=451592,
+           sha256="f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906"),
     _entry("a9a.t", "a9a", "a9a.t", 16281, 123, nnz=225731, n_exact=False,
+           sha256="1f448a153f0320399a7e40836eb207655b0bde0f21fc941cc472193daa9f5de9",
            note="largest index in the file is 122"),
     _entry("a8a", "a8a", "a8a", 22696, 123, nnz=314815),
     _entry("w8a", "w8a", "w8a", 49749, 300, nnz=579586,
@@ -250,8 +252,10 @@ def report(name, path, ok, problems, stats):
         print(f"     problem: {p}")
 
 
-def fetch(entry, root, base_url, force=False, decompress=False, quiet=False):
-    """Download (unless present), verify and install one data set; return True if OK."""
+def fetch(entry, root, base_url, force=False, decompress=False, quiet=False, timeout=60):
+    """Download (unless present), verify and install one data set; return True if OK.
+
+    ``timeout`` (seconds) bounds the connection and each read of the download."""
     folder = os.path.join(root, entry["group"])
     os.makedirs(folder, exist_ok=True)
     final = os.path.join(folder, entry["remote"])
@@ -266,7 +270,7 @@ def fetch(entry, root, base_url, force=False, decompress=False, quiet=False):
     else:
         url = f"{base_url}/{entry['remote']}"
         print(f"{entry['name']}: downloading {url}")
-        download(url, part, quiet=quiet)
+        download(url, part, timeout=timeout, quiet=quiet)
         ok, problems, stats = verify(part, entry, compressed=entry["remote"].endswith(".bz2"))
         if ok:
             os.replace(part, final)
@@ -321,7 +325,11 @@ def main(argv=None):
                    help="only check files already under --dir (no network)")
     p.add_argument("--base-url", default=BASE_URL, help="mirror of the LIBSVM binary data sets")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="network timeout of the connection and of each read (default 60)")
     args = p.parse_args(argv)
+    if not args.timeout > 0:
+        p.error("--timeout must be a positive number of seconds")
 
     if args.list:
         print_table()
@@ -343,7 +351,8 @@ def main(argv=None):
             report(entry["name"], path, ok, problems, stats)
         else:
             try:
-                ok = fetch(entry, args.dir, args.base_url, args.force, args.decompress, args.quiet)
+                ok = fetch(entry, args.dir, args.base_url, args.force, args.decompress, args.quiet,
+                           args.timeout)
             except (OSError, urllib.error.URLError) as err:
                 print(f"FAIL {entry['name']}: {err}")
                 ok = False

@@ -15,20 +15,64 @@ DATA_DIR = Path(os.environ.get("PEGASOS_DATA", ROOT.parent / "shared" / "data"))
 CASES_DIR = Path(os.environ.get("PEGASOS_CASES", ROOT.parent / "shared" / "cases")).resolve()
 
 
+#: With PEGASOS_REQUIRE_SHARED=1 (set by .ci/run) a missing shared file fails the test;
+#: otherwise the tests that need an absent shared folder are skipped and the rest run.
+REQUIRE_SHARED = os.environ.get("PEGASOS_REQUIRE_SHARED", "") not in ("", "0")
+
+
+def shared_path(folder, relative, variable):
+    """Path of ``folder/relative``; skips the calling test when ``folder`` is absent
+    (fails instead with PEGASOS_REQUIRE_SHARED=1), fails when only the file is missing."""
+    path = folder / relative
+    if path.exists():
+        return path
+    if folder.is_dir() or REQUIRE_SHARED:
+        pytest.fail(f"shared file {path} is missing (set {variable})")
+    pytest.skip(f"needs the shared folder {folder}, which is absent (set {variable})")
+
+
 def data_file(relative):
-    """Path of a file under the shared data directory; fails (never skips) if absent."""
-    path = DATA_DIR / relative
-    if not path.exists():
-        pytest.fail(f"shared dataset {path} is missing (set PEGASOS_DATA)")
-    return path
+    """Path of a file under the shared data directory (see :func:`shared_path`)."""
+    return shared_path(DATA_DIR, relative, "PEGASOS_DATA")
 
 
 def case_file(name):
-    """Path of a file under the shared cases directory; fails if absent."""
-    path = CASES_DIR / name
-    if not path.exists():
-        pytest.fail(f"shared case {path} is missing (set PEGASOS_CASES)")
-    return path
+    """Path of a file under the shared cases directory (see :func:`shared_path`)."""
+    return shared_path(CASES_DIR, name, "PEGASOS_CASES")
+
+
+class SharedData(os.PathLike):
+    """A shared data file named at import time and looked up when a test uses it.
+
+    Module-level constants hold one of these instead of calling :func:`data_file`
+    during collection, so that without the shared folder only the tests that read
+    the file are skipped.  ``str()``, ``os.fspath()`` and f-strings give the path;
+    attributes (``read_bytes``, ``name``, ...) are those of the :class:`Path`.
+    """
+
+    def __init__(self, relative):
+        self.relative = relative
+
+    @property
+    def path(self):
+        return data_file(self.relative)
+
+    def __fspath__(self):
+        return str(self.path)
+
+    def __str__(self):
+        return str(self.path)
+
+    def __format__(self, spec):
+        return format(str(self.path), spec)
+
+    def __repr__(self):
+        return f"SharedData({self.relative!r})"
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # probes such as __name__ must not look the file up
+            raise AttributeError(name)
+        return getattr(self.path, name)
 
 
 def pegasos_executable():

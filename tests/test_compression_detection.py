@@ -22,10 +22,10 @@ import types
 import numpy as np
 import pytest
 
-from conftest import data_file, pegasos_executable, run_pegasos
+from conftest import SharedData, pegasos_executable, run_pegasos
 
-HEART = data_file("heart_scale/heart_scale")
-A9A = data_file("a9a/a9a")
+HEART = SharedData("heart_scale/heart_scale")
+A9A = SharedData("a9a/a9a")
 PACKERS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
 
 
@@ -150,7 +150,8 @@ def test_fifo_path_with_compressed_data(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     assert not is_plain_text_file(str(fifo))          # and it did not block on the FIFO
-    writer = threading.Thread(target=lambda: fifo.write_bytes(bz2.compress(HEART.read_bytes())))
+    packed = bz2.compress(HEART.read_bytes())         # here: a skip inside the thread would hang
+    writer = threading.Thread(target=lambda: fifo.write_bytes(packed))
     writer.start()
     d = read_svmlight(str(fifo), threads=2)
     writer.join(timeout=60)

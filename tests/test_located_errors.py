@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import data_file, ok, one_error, pegasos_executable, run_pegasos
+from conftest import SharedData, ok, one_error, pegasos_executable, run_pegasos
 
-HEART = data_file("heart_scale/heart_scale")
-DNA = data_file("dna/dna.scale")
+HEART = SharedData("heart_scale/heart_scale")
+DNA = SharedData("dna/dna.scale")
 HUGE = "99999999999999"
 
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import data_file, ok, one_error, pegasos_executable, run_pegasos
+from conftest import SharedData, ok, one_error, pegasos_executable, run_pegasos
 
-HEART = data_file("heart_scale/heart_scale")
-DNA = data_file("dna/dna.scale")
+HEART = SharedData("heart_scale/heart_scale")
+DNA = SharedData("dna/dna.scale")
 
 
 def sh(script, cwd=None, model=""):
