@@ -159,6 +159,8 @@ DATA_FILES = {
     "dna/dna.scale.t": (1186, 180, 53669, 0),
     "sector/sector.scale.bz2": (6412, 55197, 1045412, 0),
     "sector/sector.t.scale.bz2": (3207, 55197, 524492, 0),
+    "reuters/reuters.trn.bz2": (7770, 8315, 339837, 0),
+    "reuters/reuters.tst.bz2": (3299, 8315, 136821, 0),
 }
 
 
