@@ -2,16 +2,16 @@
 
 :func:`fit` decides, once, which trainer a run needs — binary, multiclass
 (one-vs-rest or Crammer-Singer), regression, ranking, kernel, or streaming
-through a shuffle buffer — and records where the examples came from in the
-model.  :func:`train`, :func:`train_multiclass` and :func:`train_kernel` are
-the keyword-argument forms of the binary/regression/ranking, multiclass and
-kernel trainers.
+through a shuffle buffer — makes the automatic choices of the "auto" preset
+(:mod:`pegasos.autotune`), and records where the examples came from in the
+model.
 """
 
 import os
 
 import numpy as np
 
+from . import autotune
 from .errors import DataError, ParameterError
 from .examples import as_examples
 from .kernel import fit_kernel
@@ -45,6 +45,14 @@ def fit(data, options=None, *, progress=None, on_plan=None, **settings):
     **settings
         TrainOptions fields that replace those of ``options``
         (``fit((X, y), lam=1e-4, epochs=5)``).
+
+    Automatic choices (``options.preset == "auto"``, the default): for a
+    linear binary classifier or regression, an unset step offset is
+    calibrated on a sample (:func:`pegasos.autotune.calibrate_step_offset`)
+    and, when neither T nor epochs is given, the epochs double until the
+    training objective stops improving by more than ``options.tol``
+    (:func:`pegasos.autotune.train_until_converged`); the model header records
+    the t0 and T used (and how they were chosen), so its settings retrain it.
 
     Returns
     -------
@@ -83,13 +91,15 @@ def fit(data, options=None, *, progress=None, on_plan=None, **settings):
         else:
             labels = (BinaryLabels.from_data(source, allow_one_class=options.allow_one_class)
                       if source is not None else BinaryLabels.from_values(ex.y))
-            trainer = fit_linear if options.kernel == "linear" else fit_kernel
-            model = trainer(ex, options, labels=labels, progress=progress, on_plan=on_plan)
+            if options.kernel == "linear":
+                model = _fit_linear_auto(ex, options, labels, progress, on_plan)
+            else:
+                model = fit_kernel(ex, options, labels=labels, progress=progress, on_plan=on_plan)
     else:
         if source is not None and ex.m == 0:
             raise DataError(source.path, "no training examples found (the file is empty or holds only "
                                          "comments and blank lines)")
-        model = fit_linear(ex, options, progress=progress, on_plan=on_plan)
+        model = _fit_linear_auto(ex, options, None, progress, on_plan)
     return _record_source(model, source)
 
 
@@ -128,109 +138,32 @@ def _record_source(model, source):
     return model
 
 
-def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=None, sample_weight=None,
-          **settings):
-    """Train a linear binary classifier, regression or ranking model (Fig. 1 for k = 1, Fig. 2 for k > 1).
-
-    Parameters
-    ----------
-    X : scipy.sparse matrix, dense array or :class:`pegasos.io.Chunk`, shape (m, n_features)
-        Training examples; float64 or float32 values.
-    y : array of shape (m,)
-        Labels (any two distinct numbers; the larger is the positive class),
-        or real targets for the eps-insensitive and rank losses.
-    labels : BinaryLabels, optional
-        Label mapping; by default built from the values in y.
-    n_features : int, optional
-        Dimension of w; by default the number of columns of X.
-    order : array of int, optional
-        Explicit sequence of example indices to visit instead of drawing them.
-    progress : callable(int) or None
-    qid : int64 array of shape (m,) or None
-        Query of each example (the rank loss).
-    sample_weight : array of shape (m,) or None
-        Per-example weights of the loss (times any class weight).
-    **settings
-        The fields of :class:`pegasos.options.TrainOptions`: ``lam`` (lambda;
-        LIBLINEAR's C = 1/(lambda m)), ``iterations`` (T) or ``epochs``,
-        ``batch_size`` (k), ``sampling``, ``projection``, ``average``,
-        ``average_from``, ``bias``, ``seed``, ``loss``, ``epsilon``,
-        ``class_weight``, ``step_offset`` (t0) or ``eta0``, ``n_threads``.
-
-    Returns
-    -------
-    LinearModel
-
-    Raises
-    ------
-    ParameterError
-        A parameter out of range (lambda <= 0, T or k <= 0, k > m, ...), or
-        labels that are not exactly two values (use :func:`fit` or
-        :func:`train_multiclass` for more).
-    """
-    options = TrainOptions(**settings).validate()
-    ex = as_examples((X, y, qid, sample_weight), n_features)
-    if labels is None and options.task == "binary":
-        labels = BinaryLabels.from_values(ex.y)
-    return fit_linear(ex, options, labels=labels, progress=progress, order=order)
-
-
-def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_texts=None, n_jobs=2,
-                     progress=None, sample_weight=None, **settings):
-    """Train a multiclass linear SVM with Pegasos (one-vs-rest or Crammer-Singer, Sec. 5).
-
-    Parameters
-    ----------
-    X : scipy.sparse matrix, dense array or Chunk, shape (m, n_features)
-    y : array of shape (m,), label values (two or more distinct numbers)
-    method : {"ovr", "crammer-singer"}
-    n_features : int, optional
-    cost : array of K*K (or K x K) floats, optional
-        Crammer-Singer costs delta(true, predicted) (default 1[r != y]).
-    class_texts : list of str, optional
-        Spelling of the labels for the model file.
-    n_jobs : int >= 1
-        Threads for one-vs-rest (the classes are independent).
-    sample_weight : array of shape (m,), optional
-    **settings
-        The other fields of :class:`pegasos.options.TrainOptions` (``loss``:
-        the binary loss of each one-vs-rest problem).
-
-    Returns
-    -------
-    MulticlassModel
-
-    Raises
-    ------
-    ParameterError
-        Fewer than two classes, an unknown method, or a parameter out of range.
-    """
-    options = TrainOptions(multiclass=method, cost=cost, n_threads=n_jobs, **settings).validate()
-    ex = as_examples((X, y, None, sample_weight), n_features)
-    return fit_multiclass(ex, options, class_texts=class_texts, progress=progress)
-
-
-def train_kernel(X, y, *, kernel="rbf", labels=None, n_features=None, order=None, progress=None,
-                 return_state=False, **settings):
-    """Train a kernel SVM with Pegasos (Fig. 3; Fig. 2's mini-batches for k > 1).
-
-    Parameters
-    ----------
-    X, y, labels, n_features, order, progress
-        As :func:`train`.
-    kernel : {"linear", "poly", "rbf", "sigmoid"}
-    return_state : bool
-        Also return the compiled state (for tests).
-    **settings
-        The fields of :class:`pegasos.options.TrainOptions`: ``gamma``,
-        ``degree``, ``coef0``, ``budget``, ``cache_mb`` and the solver settings.
-
-    Returns
-    -------
-    KernelModel (and the state with ``return_state``)
-    """
-    options = TrainOptions(kernel=kernel, **settings).validate()
-    ex = as_examples((X, y), n_features)
-    if labels is None:
-        labels = BinaryLabels.from_values(ex.y)
-    return fit_kernel(ex, options, labels=labels, progress=progress, order=order, return_state=return_state)
+def _fit_linear_auto(ex, options, labels, progress, on_plan):
+    """fit_linear, with the step offset and the epochs chosen from the data where the options leave them."""
+    automatic = options.preset == "auto" and options.loss != "rank"
+    if not automatic or not (options.step_is_automatic or options.length_is_automatic):
+        return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan)
+    settings = dict(lam=options.lam, batch_size=options.batch_size, projection=options.projection,
+                    bias=options.bias, loss=options.loss, epsilon=options.epsilon, n_threads=options.n_threads,
+                    n_features=ex.n_features, sample_weight=ex.sample_weight)
+    if labels is not None:
+        settings["labels"] = labels
+    X = ex.chunk
+    step_offset = options.step_offset if not options.step_is_automatic else None
+    if options.length_is_automatic:
+        if on_plan is not None:
+            on_plan(None)
+        model, _, _ = autotune.train_until_converged(
+            X, ex.y, options.lam, tol=options.tol, seed=options.seed, step_offset=step_offset,
+            average_from=options.average_from, sampling=options.sampling, class_weight=options.class_weight,
+            progress=progress, **{k: v for k, v in settings.items() if k != "lam"})
+        if model.info.get("step_offset_rule") == "given" and not step_offset:
+            model.info.pop("step_offset_rule")
+        return model
+    t0 = autotune.calibrate_step_offset(X, ex.y, options.lam, loss=options.loss, class_weight=options.class_weight,
+                                        seed=options.seed, average_from=options.average_from,
+                                        sampling=options.sampling,
+                                        **{k: v for k, v in settings.items() if k not in ("lam", "loss", "n_threads", "sample_weight")})
+    model = fit_linear(ex, options.replace(step_offset=t0), labels=labels, progress=progress, on_plan=on_plan)
+    model.info["step_offset_rule"] = "calibrated"
+    return model

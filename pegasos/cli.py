@@ -163,23 +163,30 @@ _solver_options = _options(
     (("-l", "--lambda", "lam"), dict(type=float, default=DEFAULT_LAMBDA, show_default=True,
                                      help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")),
     (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples).")),
-    (("--epochs",), dict(type=float, help=f"Passes over the data instead of T: T = epochs*m/k "
-                                          f"[default: {DEFAULT_EPOCHS}].")),
+    (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: until "
+                                          "doubling the epochs improves the objective by less than --tol "
+                                          f"(linear binary and regression), else {DEFAULT_EPOCHS}].")),
+    (("--tol",), dict(type=float, default=0.002, show_default=True,
+                      help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True, help="Mini-batch size k.")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
-                                "sequential: file order [default: uniform].")),
+                                "sequential: file order [default: permutation; uniform for --loss rank].")),
     (("--projection",), dict(is_flag=True, help="Project onto a ball that holds the optimum after each step "
                                                 "(radius 1/sqrt(lambda) for the hinge, sqrt(2 f(0)/lambda) for "
                                                 "other losses).")),
-    (("--average",), dict(is_flag=True, help="Output the mean of all iterates w_1..w_T (Theorem 1).")),
+    (("--average/--no-average",), dict(default=None, help="Output the mean of all iterates w_1..w_T (Theorem 1) / "
+                                                           "the last iterate w_{T+1} [default: the mean of the "
+                                                           "last half, as --average-from 0.5].")),
     (("--average-from",), dict(type=float, metavar="F",
                                help="Output the mean of the iterates from iteration ceil(F*T) on (e.g. 0.5).")),
-    (("--t0", "step_offset"), dict(type=float, metavar="T0", help="Step offset: eta_t = 1/(lambda (t + T0)) "
-                                                                  "instead of the paper's 1/(lambda t).")),
-    (("--eta0",), dict(type=float, metavar="ETA0",
-                       help="First step size; sets T0 = 1/(lambda ETA0). 0.01 with --average-from 0.5 and "
-                            "--sampling permutation reaches 1% of the optimum of a9a in one epoch.")),
+    (("--t0", "step_offset"), dict(type=float, metavar="T0", help="Step offset: eta_t = 1/(lambda (t + T0)); 0 is "
+                                                                  "the paper's 1/(lambda t) [default: calibrated on "
+                                                                  "a sample of DATA for linear binary and "
+                                                                  "regression models, else 0].")),
+    (("--eta0",), dict(type=float, metavar="ETA0", help="First step size; sets T0 = 1/(lambda ETA0).")),
+    (("--paper",), dict(is_flag=True, help="The paper's Fig. 1 as run in its Sec. 7 for every setting not given: "
+                                           "--sampling uniform --no-average --t0 0 --epochs 10.")),
     (("--seed",), dict(type=int, default=DEFAULT_SEED, show_default=True, help="Random seed.")),
     (("--jobs",), dict(type=click.IntRange(min=1), default=2, show_default=True,
                        help="Threads: one-vs-rest trains classes in parallel; the binary linear trainer splits the "
@@ -248,7 +255,7 @@ _data_options = _options(
 #: train's command-line parameters that are TrainOptions fields of the same name
 _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
-                  "budget", "cache_mb", "eta0")
+                  "budget", "cache_mb", "eta0", "tol", "sampling", "step_offset")
 
 
 @main.command(cls=_SectionedCommand)
@@ -260,7 +267,7 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_streaming_options
 @_data_options
 @_errors_to_click
-def train(data, model, sampling, step_offset, jobs, cost_matrix, cost_factor, class_weights, stream,
+def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's name + .model;
     - for standard output, the summary then goes to stderr).
@@ -275,15 +282,15 @@ def train(data, model, sampling, step_offset, jobs, cost_matrix, cost_factor, cl
         raise ParameterError("give either --shuffle-buffer or --cache, not both")
     if stream and cache_file is None and shuffle_buffer is None:
         shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
-    if shuffle_buffer is not None and sampling is not None:
+    if shuffle_buffer is not None and settings["sampling"] is not None:
         raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
                              "drop --sampling, or use --cache")
     if cache_file is not None and _is_number(cache_file) and not os.path.exists(cache_file):
         raise ParameterError(f"--cache takes a file name, got {cache_file!r}; the kernel-row cache size in "
                              "MiB is --cache-mb (write ./NAME for a file named so)")
-    options = TrainOptions(sampling=sampling or "uniform", step_offset=step_offset or 0.0, n_threads=jobs,
-                           shuffle_buffer=shuffle_buffer, class_weight=_class_weights(class_weights, None, None),
-                           spelling="cli", **{k: settings[k] for k in _OPTION_PARAMS}).validate()
+    options = TrainOptions(n_threads=jobs, shuffle_buffer=shuffle_buffer, preset="paper" if paper else "auto",
+                           class_weight=_class_weights(class_weights, None, None), spelling="cli",
+                           **{k: settings[k] for k in _OPTION_PARAMS}).validate()
     if cost_matrix is not None and options.multiclass != "crammer-singer":
         raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
     if model is None:

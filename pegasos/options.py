@@ -43,7 +43,11 @@ CLI_NAMES = {
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
     "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
+    "tol": "--tol", "preset": "--paper",
 }
+PRESETS = ("auto", "paper")
+AUTO_AVERAGE_FROM = 0.5     # the mean of the last half of the iterates (measured: benchmarks/RESULTS_defaults.md)
+DEFAULT_TOL = 0.002         # stop when doubling the epochs improves the objective by less (same source)
 
 
 def fmt_label(value, text=None):
@@ -120,21 +124,33 @@ class TrainOptions:
         neither is given, ``DEFAULT_EPOCHS``.
     batch_size : int >= 1
         k, the mini-batch size of Fig. 2 (the sub-gradient averages Eq. (8)).
-    sampling : {"uniform", "permutation", "sequential"}
+    sampling : {"uniform", "permutation", "sequential"} or None
         i.i.d. draws (the analysed case), a new random order each epoch
-        (Sec. 7.5), or file order.
+        (Sec. 7.5), or file order; None: the preset's.
     projection : bool
         Project onto the ball of radius 1/sqrt(lambda) after each step (Eq. (6)).
-    average : bool
-        Output the mean of w_1..w_T (Theorem 1) instead of w_{T+1}.
+    average : bool or None
+        True: output the mean of w_1..w_T (Theorem 1); False: the last
+        iterate w_{T+1} (or the suffix mean of ``average_from``); None: the
+        preset's (auto: the mean of the last half).
     average_from : float in [0, 1) or None
         Output the mean of w_t for t >= ceil(F T) (suffix averaging).
-    step_offset : float >= 0
-        t0 of eta_t = 1/(lambda (t + t0)); 0 is the paper's step.
+    step_offset : float >= 0 or None
+        t0 of eta_t = 1/(lambda (t + t0)); 0 is the paper's step; None: chosen
+        from the data (preset "auto", see :mod:`pegasos.autotune`).
     eta0 : float > 0 or None
         First step size instead of t0: t0 = 1/(lambda eta0).
     seed : int >= 0
         Seed of the PCG64 generator that draws the examples.
+    tol : float > 0
+        Stopping rule of the automatic number of epochs: stop when doubling
+        the epochs improves the training objective by less than this
+        fraction (:func:`pegasos.autotune.train_until_converged`).
+    preset : {"auto", "paper"}
+        What unset settings become: "auto" (permutation sampling, suffix
+        averaging, t0 and epochs from the data) or "paper" (Fig. 1 as run
+        in Sec. 7: i.i.d. sampling, last iterate, eta_t = 1/(lambda t),
+        10 epochs).
     n_threads : int >= 1
         Threads; the model is bit-identical for any number.  One-vs-rest
         trains classes in parallel.  For a batch of k >= 16 examples holding
@@ -183,12 +199,14 @@ class TrainOptions:
     iterations: int = None
     epochs: float = None
     batch_size: int = 1
-    sampling: str = "uniform"
+    sampling: str = None
     projection: bool = False
-    average: bool = False
+    average: bool = None
     average_from: float = None
-    step_offset: float = 0.0
+    step_offset: float = None
     eta0: float = None
+    tol: float = DEFAULT_TOL
+    preset: str = "auto"
     seed: int = DEFAULT_SEED
     n_threads: int = 1
     loss: str = "hinge"
@@ -208,6 +226,7 @@ class TrainOptions:
     spelling: str = "api"       # "cli": messages name --options; not a training setting
 
     def __post_init__(self):
+        self._settle_preset()
         if self.class_weight is not None and not isinstance(self.class_weight, dict):
             try:
                 object.__setattr__(self, "class_weight", dict(self.class_weight))
@@ -222,6 +241,38 @@ class TrainOptions:
             except (TypeError, ValueError):
                 raise ParameterError(f"{self.name('cost')}: the cost matrix must hold numbers") from None
             object.__setattr__(self, "cost", tuple(flat))
+
+    def _settle_preset(self):
+        """Fill the settings left unset (None) from the preset.
+
+        "auto": permutation sampling (i.i.d. pairs for the rank loss) and the
+        mean of the last half of the iterates (average_from 0.5; not with a
+        kernel budget); the step offset t0 and, when neither T nor epochs is
+        given, the number of epochs are chosen from the data by
+        :func:`pegasos.fit` (:mod:`pegasos.autotune`) for linear binary and
+        regression models, and are t0 = 0 and DEFAULT_EPOCHS otherwise.
+        "paper": Fig. 1 as in Sec. 7: i.i.d. sampling, the last iterate w_{T+1},
+        eta_t = 1/(lambda t), DEFAULT_EPOCHS epochs.
+        """
+        auto = self.preset == "auto"
+        if self.sampling is None:
+            object.__setattr__(self, "sampling", "permutation" if auto and self.loss != "rank" else "uniform")
+        if self.average is None:
+            if auto and self.average_from is None and self.budget is None:
+                object.__setattr__(self, "average_from", AUTO_AVERAGE_FROM)
+            object.__setattr__(self, "average", False)
+        if self.step_offset is None and not auto:
+            object.__setattr__(self, "step_offset", 0.0)
+
+    @property
+    def step_is_automatic(self):
+        """Whether :func:`pegasos.fit` chooses t0 from the data (no t0 or eta0 given, preset "auto")."""
+        return self.step_offset is None and self.eta0 is None
+
+    @property
+    def length_is_automatic(self):
+        """Whether :func:`pegasos.fit` chooses the number of epochs (neither T nor epochs given, preset "auto")."""
+        return self.preset == "auto" and self.iterations is None and self.epochs is None
 
     # ------------------------------------------------------------ naming --
     def name(self, field):
@@ -292,9 +343,13 @@ class TrainOptions:
             self._fail("loss", f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if not (_is_real(self.epsilon) and math.isfinite(self.epsilon) and self.epsilon >= 0):
             self._fail("epsilon", f"epsilon must be >= 0, got {self.epsilon!r}")
-        if self.step_offset is None or not (_is_real(self.step_offset) and math.isfinite(self.step_offset)
-                                            and self.step_offset >= 0):
+        if self.preset not in PRESETS:
+            self._fail("preset", f"preset must be one of {', '.join(PRESETS)}, got {self.preset!r}")
+        if self.step_offset is not None and not (_is_real(self.step_offset) and math.isfinite(self.step_offset)
+                                                 and self.step_offset >= 0):
             self._fail("step_offset", f"the step offset t0 must be >= 0, got {self.step_offset!r}")
+        if not (_is_real(self.tol) and math.isfinite(self.tol) and self.tol > 0):
+            self._fail("tol", f"the stopping tolerance must be a positive number, got {self.tol!r}")
         if self.eta0 is not None:
             if self.step_offset:
                 raise ParameterError(f"give either {self.name('step_offset')} or {self.name('eta0')}, not both")
@@ -393,7 +448,7 @@ class TrainOptions:
         """The step offset t0 (``eta0`` turned into t0 = 1/(lambda eta0))."""
         if self.eta0 is not None:
             return 1.0 / (self.lam * self.eta0)
-        return float(self.step_offset or 0.0)
+        return float(self.step_offset or 0.0)      # unset: 0 unless fit() calibrated it
 
     def plan(self, m, sampling=None):
         """Derive the run for m examples (pairs for the rank loss).
@@ -502,7 +557,8 @@ class TrainOptions:
         if header.get("averaging") == "all":
             values.pop("average_from", None)
             values["average"] = True
-        return cls(**values)
+        values.setdefault("step_offset", 0.0)
+        return cls(preset="paper", **values)
 
 
 def _flatten(rows):

@@ -355,7 +355,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             Bad input (NaN/inf, wrong shapes, one class) or a setting out of
             range; the message names it.
         """
-        from . import api
+        from . import trainers
 
         X, y = self._check_Xy(X, y, y_numeric=False)
         check_classification_targets(y)
@@ -376,10 +376,10 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         if self.kernel is not None:
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
-            self.model_ = api.train(X, y_num, loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
+            self.model_ = trainers.train(X, y_num, loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
                                        n_threads=self.n_threads, sample_weight=sw, **self._common())
         else:
-            self.model_ = api.train_multiclass(
+            self.model_ = trainers.train_multiclass(
                 X, y_num, method=self.multiclass, loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
                 n_jobs=self.n_threads, sample_weight=sw, **self._common())
         self.classes_ = classes
@@ -419,7 +419,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         return out
 
     def _fit_kernel(self, X, y_num, y_index, values, sw, class_weight):
-        from .api import train_kernel
+        from .trainers import train_kernel
         from .labels import BinaryLabels
 
         if self.kernel not in _KERNELS:
@@ -665,7 +665,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         loss.  Returns self.  Raises ParameterError (a ValueError) for bad
         input or settings.
         """
-        from .api import train
+        from .trainers import train
 
         X, y = self._check_Xy(X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
@@ -757,7 +757,7 @@ class PegasosRanker(_PegasosBase):
         Returns self.  Raises ParameterError (a ValueError) for bad input,
         e.g. no pair with the same query and different relevance.
         """
-        from .api import train
+        from .trainers import train
 
         X, y = self._check_Xy(X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)

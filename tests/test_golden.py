@@ -95,7 +95,8 @@ CASES = {
 
 def train_argv(name, tmp, model):
     """The full `pegasos train` argument list of case ``name`` writing ``model``."""
-    return ["train", "-q", *shlex.split(CASES[name].format(tmp=tmp)), str(model)]
+    # --paper: the settings a case leaves out (averaging) are the paper's, as when the files were written
+    return ["train", "-q", "--paper", *shlex.split(CASES[name].format(tmp=tmp)), str(model)]
 
 
 def read_svm(path, zero_based=False):

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import pegasos
 from pegasos.errors import ParameterError
-from pegasos.api import train_kernel
+from pegasos.trainers import train_kernel
 from pegasos.kernel import KernelModel
 from pegasos.model import load_model, model_text
 

@@ -29,7 +29,7 @@ from conftest import data_file
 import pegasos
 from pegasos.errors import ParameterError
 from pegasos.io import load_svmlight
-from pegasos.api import train
+from pegasos.trainers import train
 from pegasos.sampling import BLOCK_SAMPLES, PairOrders
 
 EXACT = 1e-9          # max |w - w_ref| / max |w_ref|

@@ -19,7 +19,7 @@ from sklearn import metrics
 import pegasos
 from pegasos.options import iterations_for
 from pegasos.sampling import Orders
-from pegasos.api import train_multiclass
+from pegasos.trainers import train_multiclass
 
 import multiclass_reference as ref
 from conftest import data_file, run_pegasos

@@ -28,7 +28,7 @@ from pegasos import _core
 from pegasos.errors import ParameterError
 from pegasos.io import load_svmlight
 from pegasos import linear
-from pegasos.api import train
+from pegasos.trainers import train
 from pegasos.examples import csr_arrays
 from pegasos.model import load_model
 

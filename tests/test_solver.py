@@ -25,7 +25,7 @@ from pegasos import _core
 from pegasos.errors import ParameterError
 from pegasos.scoring import evaluate, objective
 from pegasos.io import load_svmlight
-from pegasos.api import train
+from pegasos.trainers import train
 from pegasos.examples import csr_arrays
 from pegasos.labels import BinaryLabels
 from pegasos.sampling import BLOCK_SAMPLES

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import data_file, run_pegasos
-from pegasos import api, linear, stream
+from pegasos import linear, stream, trainers as api
 from pegasos.errors import DataError, ParameterError
 from pegasos.io import read_svmlight
 from pegasos.model import load_model

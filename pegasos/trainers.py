@@ -1,0 +1,124 @@
+"""Keyword forms of the trainers: :func:`train`, :func:`train_multiclass`, :func:`train_kernel`.
+
+Each builds a :class:`TrainOptions` from its keywords (with the paper's
+defaults, ``preset="paper"``: i.i.d. sampling, the last iterate, the step
+1/(lambda t), 10 epochs, unless the keywords say otherwise) and runs one
+trainer on arrays.  :func:`pegasos.fit` is the entry point that picks the
+trainer and the automatic defaults.
+"""
+
+from .examples import as_examples
+from .kernel import fit_kernel
+from .labels import BinaryLabels
+from .linear import fit_linear
+from .multiclass import fit_multiclass
+from .options import TrainOptions
+
+
+def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=None, sample_weight=None,
+          **settings):
+    """Train a linear binary classifier, regression or ranking model (Fig. 1 for k = 1, Fig. 2 for k > 1).
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix, dense array or :class:`pegasos.io.Chunk`, shape (m, n_features)
+        Training examples; float64 or float32 values.
+    y : array of shape (m,)
+        Labels (any two distinct numbers; the larger is the positive class),
+        or real targets for the eps-insensitive and rank losses.
+    labels : BinaryLabels, optional
+        Label mapping; by default built from the values in y.
+    n_features : int, optional
+        Dimension of w; by default the number of columns of X.
+    order : array of int, optional
+        Explicit sequence of example indices to visit instead of drawing them.
+    progress : callable(int) or None
+    qid : int64 array of shape (m,) or None
+        Query of each example (the rank loss).
+    sample_weight : array of shape (m,) or None
+        Per-example weights of the loss (times any class weight).
+    **settings
+        The fields of :class:`pegasos.options.TrainOptions`: ``lam`` (lambda;
+        LIBLINEAR's C = 1/(lambda m)), ``iterations`` (T) or ``epochs``,
+        ``batch_size`` (k), ``sampling``, ``projection``, ``average``,
+        ``average_from``, ``bias``, ``seed``, ``loss``, ``epsilon``,
+        ``class_weight``, ``step_offset`` (t0) or ``eta0``, ``n_threads``.
+
+    Returns
+    -------
+    LinearModel
+
+    Raises
+    ------
+    ParameterError
+        A parameter out of range (lambda <= 0, T or k <= 0, k > m, ...), or
+        labels that are not exactly two values (use :func:`pegasos.fit` or
+        :func:`train_multiclass` for more).
+    """
+    options = TrainOptions(**{"preset": "paper", **settings}).validate()
+    ex = as_examples((X, y, qid, sample_weight), n_features)
+    if labels is None and options.task == "binary":
+        labels = BinaryLabels.from_values(ex.y)
+    return fit_linear(ex, options, labels=labels, progress=progress, order=order)
+
+
+def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_texts=None, n_jobs=2,
+                     progress=None, sample_weight=None, **settings):
+    """Train a multiclass linear SVM with Pegasos (one-vs-rest or Crammer-Singer, Sec. 5).
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix, dense array or Chunk, shape (m, n_features)
+    y : array of shape (m,), label values (two or more distinct numbers)
+    method : {"ovr", "crammer-singer"}
+    n_features : int, optional
+    cost : array of K*K (or K x K) floats, optional
+        Crammer-Singer costs delta(true, predicted) (default 1[r != y]).
+    class_texts : list of str, optional
+        Spelling of the labels for the model file.
+    n_jobs : int >= 1
+        Threads for one-vs-rest (the classes are independent).
+    sample_weight : array of shape (m,), optional
+    **settings
+        The other fields of :class:`pegasos.options.TrainOptions` (``loss``:
+        the binary loss of each one-vs-rest problem).
+
+    Returns
+    -------
+    MulticlassModel
+
+    Raises
+    ------
+    ParameterError
+        Fewer than two classes, an unknown method, or a parameter out of range.
+    """
+    options = TrainOptions(**{"preset": "paper", "multiclass": method, "cost": cost, "n_threads": n_jobs,
+                              **settings}).validate()
+    ex = as_examples((X, y, None, sample_weight), n_features)
+    return fit_multiclass(ex, options, class_texts=class_texts, progress=progress)
+
+
+def train_kernel(X, y, *, kernel="rbf", labels=None, n_features=None, order=None, progress=None,
+                 return_state=False, **settings):
+    """Train a kernel SVM with Pegasos (Fig. 3; Fig. 2's mini-batches for k > 1).
+
+    Parameters
+    ----------
+    X, y, labels, n_features, order, progress
+        As :func:`train`.
+    kernel : {"linear", "poly", "rbf", "sigmoid"}
+    return_state : bool
+        Also return the compiled state (for tests).
+    **settings
+        The fields of :class:`pegasos.options.TrainOptions`: ``gamma``,
+        ``degree``, ``coef0``, ``budget``, ``cache_mb`` and the solver settings.
+
+    Returns
+    -------
+    KernelModel (and the state with ``return_state``)
+    """
+    options = TrainOptions(**{"preset": "paper", "kernel": kernel, **settings}).validate()
+    ex = as_examples((X, y), n_features)
+    if labels is None:
+        labels = BinaryLabels.from_values(ex.y)
+    return fit_kernel(ex, options, labels=labels, progress=progress, order=order, return_state=return_state)

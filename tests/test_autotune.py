@@ -1,0 +1,176 @@
+"""Automatic step offset and stopping rule (pegasos.autotune).
+
+The objective is recomputed here with NumPy, f(w) = lambda/2 ||w||^2 + mean
+hinge (paper Eq. (1)), against the certified optima of the shared data README.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import pegasos
+from pegasos import autotune
+from pegasos.errors import ParameterError
+
+from conftest import data_file
+
+A9A_FSTAR = 0.3517618027       # lambda = 1e-4
+W8A_FSTAR = 0.1443258917       # lambda = 1e-4
+
+
+def numpy_objective(w, X, y, lam):
+    y_pm = np.where(y == y.max(), 1.0, -1.0)
+    margins = y_pm * (X @ w)
+    return 0.5 * lam * float(w @ w) + float(np.maximum(0.0, 1.0 - margins).mean())
+
+
+@pytest.fixture(scope="module")
+def a9a():
+    X, y = pegasos.load_svmlight(str(data_file("a9a/a9a")))
+    return X.tocsr(), y
+
+
+@pytest.fixture(scope="module")
+def heart():
+    X, y = pegasos.load_svmlight(str(data_file("heart_scale/heart_scale")))
+    return X.tocsr(), y
+
+
+def test_calibration_is_deterministic_for_a_seed(a9a):
+    X, y = a9a
+    first = autotune.calibrate_step_offset(X, y, 1e-4, seed=7, details=True)
+    again = autotune.calibrate_step_offset(X, y, 1e-4, seed=7, details=True)
+    assert first == again
+    t0, eta0, table = first
+    assert math.isfinite(t0) and t0 > 0
+    assert t0 == pytest.approx(1.0 / (1e-4 * eta0), rel=1e-12)
+    assert [e for e, _ in table] == sorted(autotune.DEFAULT_ETA0_GRID)
+    # the sample's best eta0, carried from 1000 to m iterations
+    best = min(table, key=lambda r: (r[1], r[0]))[0]
+    assert eta0 == pytest.approx(best * math.sqrt(1000 / X.shape[0]), rel=1e-12)
+
+
+def test_calibration_minimises_the_objective_when_the_sample_is_all_the_data(heart):
+    """m = 270 < sample size: the sample is the data, so the chosen eta0 must be
+    the grid value whose one-epoch model has the lowest objective, recomputed here."""
+    X, y = heart
+    lam, grid = 1e-3, (0.003, 0.03, 0.3, 3.0)
+    t0, eta0, table = autotune.calibrate_step_offset(X, y, lam, grid=grid, seed=3, details=True)
+    values = []
+    for g in grid:
+        model = pegasos.train(X, y, lam=lam, epochs=1, sampling="permutation", average_from=0.5,
+                              step_offset=1.0 / (lam * g), seed=3)
+        values.append(numpy_objective(model.w, X, y, lam))
+    np.testing.assert_allclose([v for _, v in table], values, rtol=1e-9)
+    assert eta0 == grid[int(np.argmin(values))]
+    assert t0 == pytest.approx(1.0 / (lam * eta0))
+
+
+def test_calibration_accepts_a_sample_with_one_class():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.normal(size=(400, 5)))
+    y = np.where(np.arange(400) < 2, 1.0, -1.0)       # 2 positives: a sample of 10 may have none
+    t0 = autotune.calibrate_step_offset(X, y, 1e-2, sample_size=10, seed=1)
+    assert math.isfinite(t0) and t0 > 0
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(sample_size=0), "sample size"),
+    (dict(sample_size=2.5), "sample size"),
+    (dict(grid=()), "grid"),
+    (dict(grid=(0.1, -1.0)), "eta0"),
+    (dict(epochs=3), "epochs"),
+    (dict(step_offset=5.0), "step_offset"),
+    (dict(loss="rank"), "rank"),
+])
+def test_calibration_errors_name_the_option(heart, kwargs, word):
+    X, y = heart
+    with pytest.raises(ParameterError, match=word):
+        autotune.calibrate_step_offset(X, y, 1e-3, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(tol=0.0), "tol"),
+    (dict(tol=float("nan")), "tol"),
+    (dict(max_epochs=0), "max_epochs"),
+    (dict(max_epochs=True), "max_epochs"),
+    (dict(step_offset=-1.0), "step offset"),
+    (dict(iterations=10), "iterations"),
+    (dict(epochs=2), "epochs"),
+])
+def test_train_until_converged_errors_name_the_option(heart, kwargs, word):
+    X, y = heart
+    with pytest.raises(ParameterError, match=word):
+        autotune.train_until_converged(X, y, 1e-3, **kwargs)
+
+
+def test_default_epoch_cap():
+    assert autotune.default_epoch_cap(32561) == 512
+    assert autotune.default_epoch_cap(8124) == 2048
+    assert autotune.default_epoch_cap(10_000_000) == 16
+    for m in (1, 270, 49749, 2_000_000):
+        cap = autotune.default_epoch_cap(m)
+        assert cap >= 16 and cap & (cap - 1) == 0
+        assert cap == 16 or cap * m <= autotune.DEFAULT_MAX_ITERATIONS
+
+
+def test_defaults_reach_one_percent_on_a9a_and_the_model_is_reproducible(a9a, tmp_path):
+    X, y = a9a
+    lam = 1e-4
+    model, epochs, history = autotune.train_until_converged(X, y, lam, seed=1)
+    f = numpy_objective(model.w, X, y, lam)
+    assert (f - A9A_FSTAR) / A9A_FSTAR <= 0.01
+    # the schedule doubles and its objectives are the runs' real objectives
+    assert [h["epochs"] for h in history] == [2 ** i for i in range(len(history))]
+    assert epochs in [h["epochs"] for h in history]
+    mine = [h for h in history if h["epochs"] == epochs][0]
+    assert mine["objective"] == pytest.approx(f, rel=1e-9)
+    assert min(h["objective"] for h in history[-2:]) == pytest.approx(f, rel=1e-9)
+    # every automatic choice is recorded
+    info = model.info
+    t0 = autotune.calibrate_step_offset(X, y, lam, seed=1)
+    assert float(info["step_offset"]) == t0
+    assert info["step_offset_rule"] == "calibrated"
+    assert float(info["eta0"]) == pytest.approx(1.0 / (lam * t0))
+    assert info["sampling"] == "permutation" and float(info["average_from"]) == 0.5
+    assert int(info["epochs"]) == epochs
+    assert int(info["iterations"]) == epochs * X.shape[0]
+    assert int(info["epochs_trained"]) == sum(h["epochs"] for h in history)
+    assert "tol=0.002" in info["stopping"]
+    # the header's settings reproduce the model exactly, after a save and load too
+    path = tmp_path / "a9a.model"
+    model.save(path)
+    header = pegasos.load_model(path).info
+    again = pegasos.train(X, y, lam=float(header["lambda"]), iterations=int(header["iterations"]),
+                          sampling=header["sampling"], average_from=float(header["average_from"]),
+                          step_offset=float(header["step_offset"]), seed=int(header["seed"]))
+    np.testing.assert_array_equal(again.w, model.w)
+
+
+def test_defaults_reach_one_percent_on_w8a():
+    X, y = pegasos.load_svmlight(str(data_file("w8a/w8a")))
+    lam = 1e-4
+    model, epochs, history = autotune.train_until_converged(X.tocsr(), y, lam, seed=2)
+    f = numpy_objective(model.w, X.tocsr(), y, lam)
+    assert (f - W8A_FSTAR) / W8A_FSTAR <= 0.01
+    assert history[-1]["epochs"] <= autotune.default_epoch_cap(X.shape[0])
+
+
+def test_given_step_offset_is_used_and_recorded(heart):
+    X, y = heart
+    model, epochs, history = autotune.train_until_converged(X, y, 1e-2, step_offset=1234.0, max_epochs=256)
+    assert float(model.info["step_offset"]) == 1234.0
+    assert model.info["step_offset_rule"] == "given"
+    # heart_scale has 270 examples: the first run has at least 2^14 iterations
+    assert history[0]["epochs"] * X.shape[0] >= autotune.FIRST_RUN_ITERATIONS
+    assert history[-1]["epochs"] <= 256
+
+
+def test_epoch_cap_stops_the_schedule(heart):
+    X, y = heart
+    model, epochs, history = autotune.train_until_converged(X, y, 1e-4, tol=1e-12, max_epochs=100)
+    assert history[-1]["epochs"] == 100
+    assert "epoch cap" in model.info["stopping"]
