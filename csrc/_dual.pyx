@@ -25,9 +25,7 @@ Nothing here knows about files, models or options: the caller
 evaluates the final dual value exactly.
 """
 
-from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
 from cython cimport floating
 
 
@@ -51,9 +49,9 @@ cdef inline uint64_t below(uint64_t *state, uint64_t n) noexcept nogil:
 
 def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
                       const floating[::1] data, const double[::1] y,
-                      const double[::1] upper, const double[::1] diag, double bias_value,
-                      double[::1] alpha, double[::1] v, Py_ssize_t passes, uint64_t seed,
-                      double stop_at, double[::1] values):
+                      const double[::1] upper, const double[::1] diag, const double[::1] qii,
+                      double bias_value, double[::1] alpha, double[::1] v, int64_t[::1] order,
+                      uint64_t[::1] state, Py_ssize_t passes, double stop_at, double[::1] values):
     """Run up to ``passes`` passes of dual coordinate ascent in place.
 
     Parameters
@@ -67,6 +65,8 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
         U_i >= 0 (``inf`` for no upper bound).
     diag : float64 (m,)
         D_ii >= 0.
+    qii : float64 (m,)
+        ||x_i||^2 + bias_value^2 + D_ii (the curvature along alpha_i).
     bias_value : float
         Value of the constant feature appended to each row (0: none).
     alpha : float64 (m,), in/out
@@ -74,12 +74,15 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
     v : float64 (n_cols + 1,), in/out
         sum_i alpha_i y_i x_i on entry (last slot: the constant feature's
         weight); kept up to date.
+    order : int64 (m,), in/out
+        A permutation of 0..m-1, shuffled again before each pass.
+    state : uint64 (1,), in/out
+        State of the random generator (splitmix64) of the orders.  Calling
+        twice with p passes gives the same iterates as once with 2p.
     passes : int >= 0
-    seed : int
-        Seed of the coordinate orders (the same seed gives the same iterates).
     stop_at : float
         Stop after the first pass whose dual value is >= this (``inf``: never).
-    values : float64 (passes,), out
+    values : float64 (>= passes,), out
         values[p] = D(alpha) after pass p + 1, from the maintained v (the
         caller recomputes the final value exactly).
 
@@ -91,39 +94,28 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef Py_ssize_t m = indptr.shape[0] - 1
     cdef Py_ssize_t n_cols = v.shape[0] - 1
     cdef Py_ssize_t i, j, p, r, s, done = 0
-    cdef double g, a_old, a_new, d, q, total, sq, reg
-    cdef uint64_t state = seed
-    cdef Py_ssize_t *order
-    cdef double *qii
+    cdef double g, a_old, a_new, d, total, sq, reg
     if n_cols < 0:
         raise ValueError("v must have at least one slot (the constant feature's)")
     if (y.shape[0] != m or upper.shape[0] != m or diag.shape[0] != m or alpha.shape[0] != m
+            or qii.shape[0] != m or order.shape[0] != m or state.shape[0] != 1
             or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]):
         raise ValueError("array lengths do not match")
     if values.shape[0] < passes:
         raise ValueError("values is shorter than passes")
+    for i in range(m):
+        if order[i] < 0 or order[i] >= m:
+            raise ValueError("order is not a permutation")
     for j in range(indptr[m]):
         if indices[j] < 0 or indices[j] >= n_cols:
             raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
     if m == 0 or passes <= 0:
         return 0
-    order = <Py_ssize_t *> malloc(m * sizeof(Py_ssize_t))
-    qii = <double *> malloc(m * sizeof(double))
-    if order == NULL or qii == NULL:
-        free(order)
-        free(qii)
-        raise MemoryError()
     with nogil:
-        for i in range(m):
-            order[i] = i
-            q = bias_value * bias_value + diag[i]
-            for j in range(indptr[i], indptr[i + 1]):
-                q = q + data[j] * data[j]
-            qii[i] = q
         for p in range(passes):
             # Fisher-Yates shuffle: a new random order of the coordinates every pass
             for r in range(m - 1, 0, -1):
-                s = <Py_ssize_t> below(&state, <uint64_t>(r + 1))
+                s = <Py_ssize_t> below(&state[0], <uint64_t>(r + 1))
                 i = order[r]
                 order[r] = order[s]
                 order[s] = i
@@ -161,6 +153,4 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
             done = p + 1
             if values[p] >= stop_at:
                 break
-    free(order)
-    free(qii)
     return done

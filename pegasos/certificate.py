@@ -35,6 +35,7 @@ from .errors import ExampleError, ParameterError
 
 DEFAULT_GAP_PASSES = 20
 MAX_GAP_PASSES = 1_000_000
+_BLOCK_UPDATES = 1 << 26      # coefficient updates per call into the compiled loop
 GAP_LOSSES = ("hinge", "squared-hinge")
 GAP_BIAS_MODES = ("none", "feature")
 
@@ -42,17 +43,22 @@ GAP_BIAS_MODES = ("none", "feature")
 def check_gap_model(model):
     """Raise ParameterError unless the duality gap is available for ``model``.
 
-    Available: binary linear models with the hinge or the squared hinge loss
-    and bias mode "none" or "feature" (class weights allowed).
+    Available: linear models with the hinge or the squared hinge loss and
+    bias mode "none" or "feature" (class weights allowed), binary or
+    one-vs-rest multiclass.
     """
     from .linear import LinearModel
+    from .multiclass import MulticlassModel
 
-    if not isinstance(model, LinearModel):
-        kind = "multiclass" if getattr(model, "task", None) == "multiclass" else (
-            "kernel" if hasattr(model, "support_matrix") else type(model).__name__)
+    if isinstance(model, MulticlassModel):
+        if model.method != "ovr":
+            raise ParameterError(f"the duality gap is not available for {model.method} multiclass models "
+                                 "(only one-vs-rest)")
+    elif not isinstance(model, LinearModel):
+        kind = "kernel" if hasattr(model, "support_matrix") else type(model).__name__
         raise ParameterError(f"the duality gap is not available for {kind} models "
-                             "(only binary linear models with the hinge or squared hinge loss)")
-    if model.task != "binary" or model.loss not in GAP_LOSSES:
+                             "(only linear models with the hinge or squared hinge loss)")
+    if model.task not in ("binary", "multiclass") or model.loss not in GAP_LOSSES:
         raise ParameterError(f"the duality gap is not available for the {model.loss} loss "
                              "(only the hinge and the squared hinge)")
     if model.bias_mode not in GAP_BIAS_MODES:
@@ -131,58 +137,134 @@ def start_point(margins, upper, diag, loss):
     return out
 
 
-def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, seed=1, return_alpha=False):
-    """Certified duality gap of a binary linear model on (X, y).
+def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, bias_value, passes,
+                stop_at=math.inf, seed=1):
+    """Dual lower bound of one binary problem from its margins: start, then coordinate ascent.
 
     Parameters
     ----------
-    model : LinearModel
-        Binary, loss "hinge" or "squared-hinge", bias mode "none" or
-        "feature" (the bias is then the weight of a constant feature 1),
-        with or without class weights.
+    indptr, indices, data : CSR arrays (int64, int32, float32/64) of the m examples
+    n_cols : int
+        Number of columns (every index is below it).
+    y_pm, c, margins : float64 (m,)
+        Labels in {-1, +1}, example weights c_i >= 0, margins y_i <w, x_i> of the model.
+    lam : float > 0; loss : "hinge" or "squared-hinge"; bias_value : 1.0 or 0.0
+    passes : int >= 0
+    stop_at : float
+        Stop after the first pass whose dual value (primal scaling) is >= this.
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``dual`` (the larger of the two exact values below), ``dual_start``,
+        ``dual_end``, ``passes`` (run), ``alpha`` and ``w_dual`` of the
+        better point.
+    """
+    from . import _dual
+
+    m = indptr.shape[0] - 1
+    C = c / (lam * m)
+    if loss == "hinge":
+        upper, diag = C, np.zeros(m)
+    else:
+        upper = np.where(C > 0, np.inf, 0.0)
+        diag = np.zeros(m)
+        np.divide(0.5, C, out=diag, where=C > 0)
+
+    alpha = start_point(margins, upper, diag, loss)
+    v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
+    # the best multiple s alpha: D(s alpha) = s A - s^2/2 B, so s = A / B (capped at 1 for the box)
+    a, b = math.fsum(alpha), math.fsum(v * v) + math.fsum(diag * alpha * alpha)
+    s = a / b if b > 0 else 1.0
+    if loss == "hinge":
+        s = min(s, 1.0)
+    alpha *= s
+    v *= s
+    dual_start = lam * dual_value(alpha, v, diag)
+    start = (alpha.copy(), v.copy())
+    run = 0
+    if passes > 0 and dual_start < stop_at:
+        from scipy.sparse import csr_matrix
+
+        squares = csr_matrix((np.asarray(data, dtype=np.float64) ** 2, indices, indptr), shape=(m, n_cols))
+        qii = np.asarray(squares.sum(axis=1), dtype=np.float64).ravel() + bias_value ** 2 + diag
+        order = np.arange(m, dtype=np.int64)
+        state = np.array([seed], dtype=np.uint64)
+        # passes in blocks of about _BLOCK_UPDATES coefficient updates, so that Ctrl-C is seen in between
+        block = int(min(passes, max(1, _BLOCK_UPDATES // (int(indptr[m]) + m))))
+        values = np.empty(block, dtype=np.float64)
+        while run < passes:
+            want = min(block, passes - run)
+            got = _dual.coordinate_ascent(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v,
+                                          order, state, want, stop_at / lam, values)
+            run += got
+            if got < want:
+                break
+        v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
+    dual_end = lam * dual_value(alpha, v, diag)
+    if dual_start > dual_end:
+        alpha, v = start
+    return {"dual": max(dual_start, dual_end), "dual_start": dual_start, "dual_end": dual_end, "passes": run,
+            "alpha": alpha, "w_dual": v}
+
+
+def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, seed=1, return_alpha=False):
+    """Certified duality gap of a linear model on (X, y).
+
+    Parameters
+    ----------
+    model : LinearModel or MulticlassModel
+        Loss "hinge" or "squared-hinge", bias mode "none" or "feature" (the
+        bias is then the weight of a constant feature 1), with or without
+        class weights; binary, or one-vs-rest multiclass (then the primal is
+        the sum of the K binary objectives, as :func:`pegasos.objective`
+        reports it, and the dual the sum of the K dual bounds).
     X : scipy.sparse matrix, :class:`pegasos.io.Chunk` or dense array, shape (m, d)
         The examples the primal objective is taken over (usually the
         training set); any d (columns beyond the model's weights count as
         weight 0).
     y : array of shape (m,)
-        Label values as in the training file (the model's two labels).
+        Label values as in the training file (the model's labels).
     passes : int in [0, 10^6]
         Passes of dual coordinate ascent after the start from the margins
-        (each O(nnz(X))).
+        (each O(nnz(X))); for one-vs-rest, per class.
     tol : float in [0, 1) or None
-        Stop after the first pass whose relative gap is at most ``tol``.
+        Stop after the first pass whose relative gap is at most ``tol``
+        (per class for one-vs-rest).
     lam : float > 0 or None
         lambda of the problem; default the model's.
-    seed : int
+    seed : int in [0, 2^64)
         Seed of the coordinate orders.
     return_alpha : bool
         Also return the dual point (``alpha``, float64 (m,), in LIBLINEAR's
         scaling: 0 <= alpha_i <= C_i = c_i / (lambda m) for the hinge) and
         ``w_dual`` = sum_i alpha_i y_i x_i (float64 (d + 1,), the last entry
-        the constant feature's weight, 0 without it).
+        the constant feature's weight, 0 without it); for one-vs-rest, lists
+        of K of each.
 
     Returns
     -------
     dict
         ``primal`` P(model), exactly :func:`pegasos.objective`'s
-        ``objective``; ``dual``, a lower bound on the optimum f* (the larger
-        of D at the start and after the last pass, recomputed from alpha);
-        ``dual_start``; ``gap`` = primal - dual >= P(model) - f*;
-        ``rel_gap`` = gap / primal; ``passes`` (run); ``seconds`` (wall
-        clock, primal included); ``examples``, ``lambda``, ``loss``,
-        ``bias_mode``.
+        ``objective``; ``dual``, a lower bound on the optimum f* (per
+        problem, the larger of D at the start and after the last pass, each
+        recomputed from alpha); ``dual_start``; ``gap`` = primal - dual >=
+        P(model) - f*; ``rel_gap`` = gap / primal; ``passes`` (run; the most
+        of any class for one-vs-rest); ``seconds`` (wall clock, primal
+        included); ``examples``, ``lambda``, ``loss``, ``bias_mode``; for
+        one-vs-rest also ``per_class_primal`` and ``per_class_dual``.
 
     Raises
     ------
     ParameterError
         A model kind without this dual (unregularized bias, log,
-        eps-insensitive and rank losses, kernel and multiclass models), or a
-        bad ``passes``, ``tol``, ``lam`` or ``seed``.
+        eps-insensitive and rank losses, kernel and Crammer-Singer models),
+        or a bad ``passes``, ``tol``, ``lam`` or ``seed``.
     ExampleError
         A label that is not one of the model's, X and y of different
         lengths, or no examples.
     """
-    from . import _dual
     from .scoring import objective
 
     started = time.perf_counter()
@@ -207,59 +289,45 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
         raise ExampleError(f"X has {m} examples but y has {raw.shape[0]} labels")
     if m == 0:
         raise ExampleError("no examples: the duality gap needs at least one")
-    y_pm = model.labels.encode(raw)
+    multiclass = model.task == "multiclass"
+    targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
 
-    primal = objective(model, X, raw, lam=lam)["objective"]
+    prim = objective(model, X, raw, lam=lam)
+    primal = prim["objective"]
     if not math.isfinite(primal):
         raise ParameterError(f"the model's primal objective is not finite ({primal})")
-    margins = y_pm * model.decision_function(X)
-
-    bias_value = 1.0 if model.bias_mode == "feature" else 0.0
-    C = _example_weights(model, raw) / (lam * m)
-    if model.loss == "hinge":
-        upper, diag = C, np.zeros(m)
+    f = model.decision_function(X)
+    c = _example_weights(model, raw)
+    options = dict(lam=lam, loss=model.loss, bias_value=1.0 if model.bias_mode == "feature" else 0.0,
+                   passes=passes, seed=int(seed))
+    if multiclass:
+        parts = []
+        for k, primal_k in enumerate(prim["per_class_objective"]):
+            y_k = np.where(targets == k, 1.0, -1.0)
+            stop = math.inf if tol is None else primal_k * (1.0 - tol)
+            parts.append(binary_dual(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], stop_at=stop, **options))
     else:
-        upper = np.where(C > 0, np.inf, 0.0)
-        diag = np.zeros(m)
-        np.divide(0.5, C, out=diag, where=C > 0)
-
-    alpha = start_point(margins, upper, diag, model.loss)
-    v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
-    # the best multiple s alpha: D(s alpha) = s A - s^2/2 B, so s = A / B (capped at 1 for the box)
-    a, b = math.fsum(alpha), math.fsum(v * v) + math.fsum(diag * alpha * alpha)
-    s = a / b if b > 0 else 1.0
-    if model.loss == "hinge":
-        s = min(s, 1.0)
-    alpha *= s
-    v *= s
-    dual_start = lam * dual_value(alpha, v, diag)
-    alpha_start, v_start = (alpha.copy(), v.copy()) if return_alpha else (None, None)
-
-    values = np.empty(max(passes, 1), dtype=np.float64)
-    stop_at = math.inf if tol is None else primal * (1.0 - tol) / lam
-    run = 0
-    if passes > 0 and not (tol is not None and dual_start >= primal * (1.0 - tol)):
-        run = _dual.coordinate_ascent(indptr, indices, data, y_pm, upper, diag, bias_value,
-                                      alpha, v, passes, int(seed), stop_at, values)
-        v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
-    dual_end = lam * dual_value(alpha, v, diag)
-    dual = max(dual_start, dual_end)
+        stop = math.inf if tol is None else primal * (1.0 - tol)
+        parts = [binary_dual(indptr, indices, data, n_cols, targets, c, targets * f, stop_at=stop, **options)]
+    dual = math.fsum(p["dual"] for p in parts)
     gap = primal - dual
     out = {
         "primal": primal,
         "dual": dual,
-        "dual_start": dual_start,
+        "dual_start": math.fsum(p["dual_start"] for p in parts),
         "gap": gap,
         "rel_gap": gap / primal if primal > 0 else math.inf,
-        "passes": int(run),
+        "passes": max(p["passes"] for p in parts),
         "seconds": time.perf_counter() - started,
         "examples": m,
         "lambda": lam,
         "loss": model.loss,
         "bias_mode": model.bias_mode,
     }
+    if multiclass:
+        out["per_class_primal"] = list(prim["per_class_objective"])
+        out["per_class_dual"] = [p["dual"] for p in parts]
     if return_alpha:
-        if run == 0 or dual_start > dual_end:
-            alpha, v = alpha_start, v_start
-        out["alpha"], out["w_dual"] = alpha, v
+        out["alpha"] = [p["alpha"] for p in parts] if multiclass else parts[0]["alpha"]
+        out["w_dual"] = [p["w_dual"] for p in parts] if multiclass else parts[0]["w_dual"]
     return out

@@ -249,16 +249,50 @@ def test_unsupported_linear_models(heart, kwargs, fragment):
         pegasos.duality_gap(model, X, y)
 
 
-def test_unsupported_kernel_and_multiclass(heart):
+def test_unsupported_kernel_and_crammer_singer(heart):
     X, y = heart
     kernel = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.1, lam=1e-2, epochs=1)
     with pytest.raises(ParameterError, match="not available for kernel models"):
         pegasos.duality_gap(kernel, X, y)
     y3 = y.copy()
     y3[:30] = 3.0
-    mc = pegasos.train_multiclass(X, y3, lam=1e-2, epochs=1)
-    with pytest.raises(ParameterError, match="not available for multiclass models"):
-        pegasos.duality_gap(mc, X, y3)
+    cs = pegasos.train_multiclass(X, y3, method="crammer-singer", lam=1e-2, epochs=1)
+    with pytest.raises(ParameterError, match="not available for crammer-singer multiclass models"):
+        pegasos.duality_gap(cs, X, y3)
+    log = pegasos.train_multiclass(X, y3, loss="log", lam=1e-2, epochs=1)
+    with pytest.raises(ParameterError, match="not available for the log loss"):
+        pegasos.duality_gap(log, X, y3)
+
+
+@pytest.mark.parametrize("bias", ["none", "feature"])
+def test_one_vs_rest_is_the_sum_of_the_binary_certificates(bias):
+    from pegasos.linear import BinaryLabels, LinearModel
+
+    X, y = load("dna/dna.scale")
+    mc = pegasos.train_multiclass(X, y, lam=1e-3, epochs=2, bias=bias, sampling="permutation")
+    r = pegasos.duality_gap(mc, X, y, passes=30)
+    assert r["primal"] == pegasos.objective(mc, X, y)["objective"]
+    assert len(r["per_class_dual"]) == 3
+    assert r["dual"] == pytest.approx(sum(r["per_class_dual"]), rel=1e-15)
+    for k, label in enumerate(mc.classes):
+        binary = LinearModel(w=mc.W[k], bias=float(mc.biases[k]), labels=BinaryLabels(0.0, 1.0), lam=mc.lam,
+                             bias_mode=bias)
+        b = pegasos.duality_gap(binary, X, (y == label).astype(float), passes=30)
+        assert b["primal"] == pytest.approx(r["per_class_primal"][k], rel=1e-12)
+        assert b["dual"] == r["per_class_dual"][k]
+        assert b["dual"] <= b["primal"]
+    # class weights (by true label, as the objective counts them): weak duality against the dense formula
+    weights = {1.0: 2.0, 2.0: 0.5, 3.0: 1.0}
+    mcw = pegasos.train_multiclass(X, y, lam=1e-3, epochs=2, bias=bias, class_weight=weights)
+    rw = pegasos.duality_gap(mcw, X, y, passes=300, return_alpha=True)
+    c = np.vectorize(weights.get)(y)
+    Xd = X.toarray()
+    for k, label in enumerate(mcw.classes):
+        y_k = np.where(y == label, 1.0, -1.0)
+        v = rw["w_dual"][k]
+        assert rw["per_class_dual"][k] <= dense_primal(Xd, y_k, v[:-1], v[-1], 1e-3, c, "hinge", bias == "feature")
+        assert rw["per_class_dual"][k] <= rw["per_class_primal"][k]
+        assert np.all((rw["alpha"][k] >= 0) & (rw["alpha"][k] <= c / (1e-3 * X.shape[0]) * (1 + 1e-15)))
 
 
 @pytest.mark.parametrize("kwargs,fragment", [
