@@ -635,7 +635,7 @@ def _other_eval_text(r):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--gap", is_flag=True,
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
-                   "(binary linear hinge / squared hinge models; DATA is loaded into memory).")
+                   "(linear hinge / squared hinge models, binary or one-vs-rest; DATA is loaded into memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
               help="Passes of dual coordinate ascent for --gap (default 20; each costs one pass over DATA).")
 @click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
