@@ -10,7 +10,8 @@ diagonal terms D_ii, the dual is
                0 <= alpha_i <= U_i,      v(alpha) = sum_i alpha_i y_i x_i
 
 (hinge loss: U_i = C_i, D_ii = 0; squared hinge: U_i = inf, D_ii = 1/(2 C_i)).
-One coordinate step maximises D exactly along alpha_i (paper Eq. (6)-(9)):
+One coordinate step maximises D exactly along alpha_i (a Newton step on the one-variable
+quadratic, clipped to the box):
 
     G        = y_i <v, x_i> - 1 + D_ii alpha_i
     alpha_i <- min(max(alpha_i - G / (||x_i||^2 + D_ii), 0), U_i)

@@ -99,6 +99,9 @@ def _example_weights(model, raw):
 
     c = np.ones(raw.shape[0], dtype=np.float64)
     for label, weight in class_weights(model).items():
+        if not (math.isfinite(weight) and weight >= 0):
+            raise ParameterError(f"the model's class weight {weight!r} of label {label!r} is not a non-negative "
+                                 "number: no duality gap for such a problem")
         c[raw == label] = weight
     return c
 
@@ -292,12 +295,12 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
     multiclass = model.task == "multiclass"
     targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
 
+    c = _example_weights(model, raw)
     prim = objective(model, X, raw, lam=lam)
     primal = prim["objective"]
     if not math.isfinite(primal):
         raise ParameterError(f"the model's primal objective is not finite ({primal})")
     f = model.decision_function(X)
-    c = _example_weights(model, raw)
     options = dict(lam=lam, loss=model.loss, bias_value=1.0 if model.bias_mode == "feature" else 0.0,
                    passes=passes, seed=int(seed))
     if multiclass:

@@ -320,6 +320,17 @@ def test_bad_parameters(heart, kwargs, fragment):
         pegasos.duality_gap(model, X, y, **kwargs)
 
 
+def test_bad_class_weights_in_a_model_file(heart, tmp_path):
+    X, y = heart
+    model = pegasos.train(X, y, lam=1e-2, epochs=1, class_weight={1.0: 2.0})
+    model.save(tmp_path / "w.model")
+    text = (tmp_path / "w.model").read_text().replace("class_weights 1:2.0", "class_weights -1:-2.0,1:1.0")
+    (tmp_path / "w.model").write_text(text)
+    bad = pegasos.load_model(tmp_path / "w.model")
+    with pytest.raises(ParameterError, match="class weight -2.0 of label -1.0 is not a non-negative"):
+        pegasos.duality_gap(bad, X, y)
+
+
 def test_bad_examples(heart):
     X, y = heart
     model = pegasos.train(X, y, lam=1e-2, epochs=1)
