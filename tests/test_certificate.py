@@ -407,3 +407,24 @@ def test_cli_gap_one_vs_rest_and_kernel(tmp_path):
                    data_file("heart_scale/heart_scale"), kernel))
     one_error(run_pegasos("objective", "--gap", data_file("heart_scale/heart_scale"), kernel),
               "not available for kernel models")
+
+
+def test_float32_values_and_columns_the_model_never_saw():
+    X, y = load("heart_scale/heart_scale")
+    model = pegasos.train(X, y, lam=1e-2, epochs=2)
+    d32 = pegasos.read_svmlight(str(data_file("heart_scale/heart_scale")), dtype=np.float32)
+    assert d32.chunk.data.dtype == np.float32
+    r32 = pegasos.duality_gap(model, d32.chunk, d32.y, passes=200)
+    r64 = pegasos.duality_gap(model, X, y, passes=200)
+    assert r32["dual"] == pytest.approx(r64["dual"], rel=1e-5)
+    assert r32["dual"] <= r32["primal"]
+    # extra columns: weight 0 in the primal, but the dual must account for them
+    extra = sp.random(X.shape[0], 4, density=0.5, random_state=0, format="csr")
+    wide = sp.hstack([X, extra], format="csr")
+    r = pegasos.duality_gap(model, wide, y, passes=3000, return_alpha=True)
+    assert r["primal"] == pytest.approx(pegasos.objective(model, X, y)["objective"], rel=1e-14)
+    assert r["w_dual"].shape == (X.shape[1] + 5,)
+    y_pm = np.where(y > 0, 1.0, -1.0)
+    assert r["dual"] == pytest.approx(dense_dual(wide.toarray(), y_pm, r["alpha"], 1e-2, np.ones(X.shape[0]),
+                                                 "hinge", False), rel=1e-11)
+    assert r["dual"] <= 0.3657335768 + TABLE_ROUNDING    # the wider problem's optimum is at most f* of heart_scale
