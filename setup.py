@@ -60,6 +60,7 @@ extensions = [
     Extension("pegasos._svmlight", ["csrc/_svmlight.pyx"], **common),
     Extension("pegasos._core", ["csrc/_core.pyx"], **core),
     Extension("pegasos._kernel", ["csrc/_kernel.pyx"], **common),
+    Extension("pegasos._dual", ["csrc/_dual.pyx"], **common),
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

@@ -35,6 +35,7 @@ _EXPORTS = {
     "objective_file": "scoring",
     "evaluate": "scoring",
     "evaluate_file": "scoring",
+    "duality_gap": "certificate",
     "PegasosError": "errors",
     "DataError": "errors",
     "ModelFormatError": "errors",

@@ -1,0 +1,336 @@
+"""A certified duality gap for a linear SVM: how far a model is from the optimum, proven.
+
+For the primal problem of ``pegasos objective`` (paper Eq. (1), with class
+weights c_i and optionally the bias as a regularised constant feature)::
+
+    P(w) = lambda/2 ||w||^2 + 1/m sum_i c_i loss(y_i <w, x_i>)
+
+the Lagrange dual, in the same scaling (C_i = c_i / (lambda m), LIBLINEAR's
+C times the class weight), is::
+
+    D(alpha) = lambda * ( sum_i alpha_i - 1/2 ||sum_i alpha_i y_i x_i||^2 - sum_i alpha_i^2 / (4 C_i) )
+
+with 0 <= alpha_i <= C_i and no last term for the hinge loss, and
+alpha_i >= 0 for the squared hinge.  By weak duality D(alpha) <= f* <= P(w)
+for every feasible alpha and every w, so gap = P(model) - D(alpha) bounds
+P(model) - f* from above: the model is proven to be within ``gap`` of the
+optimum.
+
+The dual point starts from the model's margins z_i = y_i <w, x_i> (the
+optimality conditions: alpha_i = C_i where z_i < 1, 0 where z_i > 1; for the
+squared hinge alpha_i = 2 C_i max(0, 1 - z_i)), scaled by the factor that
+maximises D along that direction, and is then improved by passes of dual
+coordinate ascent (Hsieh, Chang, Lin, Keerthi and Sundararajan, ICML 2008;
+compiled in ``pegasos._dual``).  The dual value reported is recomputed from
+alpha at the end, not taken from the solver's running sums.
+"""
+
+import math
+import numbers
+import time
+
+import numpy as np
+
+from .errors import ExampleError, ParameterError
+
+DEFAULT_GAP_PASSES = 20
+MAX_GAP_PASSES = 1_000_000
+_BLOCK_UPDATES = 1 << 26      # coefficient updates per call into the compiled loop
+GAP_LOSSES = ("hinge", "squared-hinge")
+GAP_BIAS_MODES = ("none", "feature")
+
+
+def check_gap_model(model):
+    """Raise ParameterError unless the duality gap is available for ``model``.
+
+    Available: linear models with the hinge or the squared hinge loss and
+    bias mode "none" or "feature" (class weights allowed), binary or
+    one-vs-rest multiclass.
+    """
+    from .linear import LinearModel
+    from .multiclass import MulticlassModel
+
+    if isinstance(model, MulticlassModel):
+        if model.method != "ovr":
+            raise ParameterError(f"the duality gap is not available for {model.method} multiclass models "
+                                 "(only one-vs-rest)")
+    elif not isinstance(model, LinearModel):
+        kind = "kernel" if hasattr(model, "support_matrix") else type(model).__name__
+        raise ParameterError(f"the duality gap is not available for {kind} models "
+                             "(only linear models with the hinge or squared hinge loss)")
+    if model.task not in ("binary", "multiclass") or model.loss not in GAP_LOSSES:
+        raise ParameterError(f"the duality gap is not available for the {model.loss} loss "
+                             "(only the hinge and the squared hinge)")
+    if model.bias_mode not in GAP_BIAS_MODES:
+        raise ParameterError(f"the duality gap is not available with bias mode {model.bias_mode} "
+                             "(only none and feature: an unregularized bias adds an equality constraint "
+                             "to the dual)")
+
+
+def check_passes(passes, name="passes"):
+    """``passes`` as an int in [0, MAX_GAP_PASSES]; ParameterError naming ``name`` otherwise."""
+    if isinstance(passes, bool) or not isinstance(passes, numbers.Integral):
+        raise ParameterError(f"{name} must be a whole number, got {passes!r}")
+    if not 0 <= passes <= MAX_GAP_PASSES:
+        raise ParameterError(f"{name} must be between 0 and {MAX_GAP_PASSES}, got {passes}")
+    return int(passes)
+
+
+def _csr(X):
+    """(indptr int64, indices int32, data float32/64, n_cols) of a CSR matrix, Chunk or dense array."""
+    from .io import Chunk
+
+    if isinstance(X, Chunk):
+        indptr, indices, data = X.indptr, X.indices, X.data
+        n_cols = int(indices.max()) + 1 if indices.size else 0
+        return indptr, indices, data, n_cols
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
+    X = X.tocsr()
+    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
+    return (np.ascontiguousarray(X.indptr, dtype=np.int64), np.ascontiguousarray(X.indices, dtype=np.int32),
+            np.ascontiguousarray(data), int(X.shape[1]))
+
+
+def _example_weights(model, raw):
+    from .scoring import class_weights
+
+    c = np.ones(raw.shape[0], dtype=np.float64)
+    for label, weight in class_weights(model).items():
+        if not (math.isfinite(weight) and weight >= 0):
+            raise ParameterError(f"the model's class weight {weight!r} of label {label!r} is not a non-negative "
+                                 "number: no duality gap for such a problem")
+        c[raw == label] = weight
+    return c
+
+
+def dual_vector(indptr, indices, data, n_cols, coef, bias_value):
+    """sum_i coef_i x_i with the constant feature's weight as last entry, shape (n_cols + 1,).
+
+    ``coef`` has shape (m,) (alpha_i y_i).  Computed from scratch in float64.
+    """
+    from scipy.sparse import csr_matrix
+
+    m = indptr.shape[0] - 1
+    X = csr_matrix((data, indices, indptr), shape=(m, n_cols), copy=False)
+    v = np.empty(n_cols + 1, dtype=np.float64)
+    v[:n_cols] = X.T @ coef
+    v[n_cols] = bias_value * math.fsum(coef)
+    return v
+
+
+def dual_value(alpha, v, diag):
+    """D(alpha) / lambda = sum alpha - 1/2 ||v||^2 - 1/2 sum diag alpha^2, with compensated sums."""
+    return math.fsum(alpha) - 0.5 * math.fsum(v * v) - 0.5 * math.fsum(diag * alpha * alpha)
+
+
+def start_point(margins, upper, diag, loss):
+    """The dual starting point from the model's margins z_i = y_i <w, x_i> (before scaling).
+
+    Hinge: alpha_i = C_i where z_i < 1, else 0 (C_i = ``upper``); squared
+    hinge: alpha_i = 2 C_i max(0, 1 - z_i) = max(0, 1 - z_i) / D_ii.
+    """
+    if loss == "hinge":
+        return np.where(margins < 1.0, upper, 0.0)
+    out = np.zeros_like(margins)
+    ok = diag > 0
+    out[ok] = np.maximum(0.0, 1.0 - margins[ok]) / diag[ok]
+    return out
+
+
+def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, bias_value, passes,
+                stop_at=math.inf, seed=1):
+    """Dual lower bound of one binary problem from its margins: start, then coordinate ascent.
+
+    Parameters
+    ----------
+    indptr, indices, data : CSR arrays (int64, int32, float32/64) of the m examples
+    n_cols : int
+        Number of columns (every index is below it).
+    y_pm, c, margins : float64 (m,)
+        Labels in {-1, +1}, example weights c_i >= 0, margins y_i <w, x_i> of the model.
+    lam : float > 0; loss : "hinge" or "squared-hinge"; bias_value : 1.0 or 0.0
+    passes : int >= 0
+    stop_at : float
+        Stop after the first pass whose dual value (primal scaling) is >= this.
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``dual`` (the larger of the two exact values below), ``dual_start``,
+        ``dual_end``, ``passes`` (run), ``alpha`` and ``w_dual`` of the
+        better point.
+    """
+    from . import _dual
+
+    m = indptr.shape[0] - 1
+    C = c / (lam * m)
+    if loss == "hinge":
+        upper, diag = C, np.zeros(m)
+    else:
+        upper = np.where(C > 0, np.inf, 0.0)
+        diag = np.zeros(m)
+        np.divide(0.5, C, out=diag, where=C > 0)
+
+    alpha = start_point(margins, upper, diag, loss)
+    v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
+    # the best multiple s alpha: D(s alpha) = s A - s^2/2 B, so s = A / B (capped at 1 for the box)
+    a, b = math.fsum(alpha), math.fsum(v * v) + math.fsum(diag * alpha * alpha)
+    s = a / b if b > 0 else 1.0
+    if loss == "hinge":
+        s = min(s, 1.0)
+    alpha *= s
+    v *= s
+    dual_start = lam * dual_value(alpha, v, diag)
+    start = (alpha.copy(), v.copy())
+    run = 0
+    if passes > 0 and dual_start < stop_at:
+        from scipy.sparse import csr_matrix
+
+        squares = csr_matrix((np.asarray(data, dtype=np.float64) ** 2, indices, indptr), shape=(m, n_cols))
+        qii = np.asarray(squares.sum(axis=1), dtype=np.float64).ravel() + bias_value ** 2 + diag
+        order = np.arange(m, dtype=np.int64)
+        state = np.array([seed], dtype=np.uint64)
+        # passes in blocks of about _BLOCK_UPDATES coefficient updates, so that Ctrl-C is seen in between
+        block = int(min(passes, max(1, _BLOCK_UPDATES // (int(indptr[m]) + m))))
+        values = np.empty(block, dtype=np.float64)
+        while run < passes:
+            want = min(block, passes - run)
+            got = _dual.coordinate_ascent(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v,
+                                          order, state, want, stop_at / lam, values)
+            run += got
+            if got < want:
+                break
+        v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
+    dual_end = lam * dual_value(alpha, v, diag)
+    if dual_start > dual_end:
+        alpha, v = start
+    return {"dual": max(dual_start, dual_end), "dual_start": dual_start, "dual_end": dual_end, "passes": run,
+            "alpha": alpha, "w_dual": v}
+
+
+def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, seed=1, return_alpha=False):
+    """Certified duality gap of a linear model on (X, y).
+
+    Parameters
+    ----------
+    model : LinearModel or MulticlassModel
+        Loss "hinge" or "squared-hinge", bias mode "none" or "feature" (the
+        bias is then the weight of a constant feature 1), with or without
+        class weights; binary, or one-vs-rest multiclass (then the primal is
+        the sum of the K binary objectives, as :func:`pegasos.objective`
+        reports it, and the dual the sum of the K dual bounds).
+    X : scipy.sparse matrix, :class:`pegasos.io.Chunk` or dense array, shape (m, d)
+        The examples the primal objective is taken over (usually the
+        training set); any d (columns beyond the model's weights count as
+        weight 0).
+    y : array of shape (m,)
+        Label values as in the training file (the model's labels).
+    passes : int in [0, 10^6]
+        Passes of dual coordinate ascent after the start from the margins
+        (each O(nnz(X))); for one-vs-rest, per class.
+    tol : float in [0, 1) or None
+        Stop after the first pass whose relative gap is at most ``tol``
+        (per class for one-vs-rest).
+    lam : float > 0 or None
+        lambda of the problem; default the model's.
+    seed : int in [0, 2^64)
+        Seed of the coordinate orders.
+    return_alpha : bool
+        Also return the dual point (``alpha``, float64 (m,), in LIBLINEAR's
+        scaling: 0 <= alpha_i <= C_i = c_i / (lambda m) for the hinge) and
+        ``w_dual`` = sum_i alpha_i y_i x_i (float64 (d + 1,), the last entry
+        the constant feature's weight, 0 without it); for one-vs-rest, lists
+        of K of each.
+
+    Returns
+    -------
+    dict
+        ``primal`` P(model), exactly :func:`pegasos.objective`'s
+        ``objective``; ``dual``, a lower bound on the optimum f* (per
+        problem, the larger of D at the start and after the last pass, each
+        recomputed from alpha); ``dual_start``; ``gap`` = primal - dual >=
+        P(model) - f*; ``rel_gap`` = gap / primal; ``passes`` (run; the most
+        of any class for one-vs-rest); ``seconds`` (wall clock, primal
+        included); ``examples``, ``lambda``, ``loss``, ``bias_mode``; for
+        one-vs-rest also ``per_class_primal`` and ``per_class_dual``.
+
+    Raises
+    ------
+    ParameterError
+        A model kind without this dual (unregularized bias, log,
+        eps-insensitive and rank losses, kernel and Crammer-Singer models),
+        or a bad ``passes``, ``tol``, ``lam`` or ``seed``.
+    ExampleError
+        A label that is not one of the model's, X and y of different
+        lengths, or no examples.
+    """
+    from .scoring import objective
+
+    started = time.perf_counter()
+    check_gap_model(model)
+    passes = check_passes(passes)
+    if tol is not None:
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0.0 <= tol < 1.0):
+            raise ParameterError(f"tol must be a number in [0, 1), got {tol!r}")
+        tol = float(tol)
+    if lam is None:
+        lam = model.lam
+    elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (math.isfinite(lam) and lam > 0):
+        raise ParameterError(f"lambda must be a positive number, got {lam!r}")
+    lam = float(lam)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2 ** 64:
+        raise ParameterError(f"seed must be a whole number in [0, 2^64), got {seed!r}")
+
+    indptr, indices, data, n_cols = _csr(X)
+    m = indptr.shape[0] - 1
+    raw = np.asarray(y, dtype=np.float64).reshape(-1)
+    if raw.shape[0] != m:
+        raise ExampleError(f"X has {m} examples but y has {raw.shape[0]} labels")
+    if m == 0:
+        raise ExampleError("no examples: the duality gap needs at least one")
+    multiclass = model.task == "multiclass"
+    targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
+
+    c = _example_weights(model, raw)
+    prim = objective(model, X, raw, lam=lam)
+    primal = prim["objective"]
+    if not math.isfinite(primal):
+        raise ParameterError(f"the model's primal objective is not finite ({primal})")
+    f = model.decision_function(X)
+    options = dict(lam=lam, loss=model.loss, bias_value=1.0 if model.bias_mode == "feature" else 0.0,
+                   passes=passes, seed=int(seed))
+    if multiclass:
+        parts = []
+        for k, primal_k in enumerate(prim["per_class_objective"]):
+            y_k = np.where(targets == k, 1.0, -1.0)
+            stop = math.inf if tol is None else primal_k * (1.0 - tol)
+            parts.append(binary_dual(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], stop_at=stop, **options))
+    else:
+        stop = math.inf if tol is None else primal * (1.0 - tol)
+        parts = [binary_dual(indptr, indices, data, n_cols, targets, c, targets * f, stop_at=stop, **options)]
+    dual = math.fsum(p["dual"] for p in parts)
+    gap = primal - dual
+    out = {
+        "primal": primal,
+        "dual": dual,
+        "dual_start": math.fsum(p["dual_start"] for p in parts),
+        "gap": gap,
+        "rel_gap": gap / primal if primal > 0 else math.inf,
+        "passes": max(p["passes"] for p in parts),
+        "seconds": time.perf_counter() - started,
+        "examples": m,
+        "lambda": lam,
+        "loss": model.loss,
+        "bias_mode": model.bias_mode,
+    }
+    if multiclass:
+        out["per_class_primal"] = list(prim["per_class_objective"])
+        out["per_class_dual"] = [p["dual"] for p in parts]
+    if return_alpha:
+        out["alpha"] = [p["alpha"] for p in parts] if multiclass else parts[0]["alpha"]
+        out["w_dual"] = [p["w_dual"] for p in parts] if multiclass else parts[0]["w_dual"]
+    return out

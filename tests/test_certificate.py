@@ -1,0 +1,430 @@
+"""The certified duality gap (pegasos.duality_gap, `pegasos objective --gap`).
+
+Checks, independently of the compiled loop: the dual function against a dense
+NumPy formula (Gram-matrix form), weak duality D(alpha) <= P(w) for random
+feasible alpha and random w, the converged dual against scikit-learn's
+LIBLINEAR solutions, and on every dataset/lambda of the shared data README's
+table of certified optima: dual <= f* (the certificate is valid) and, after
+enough passes, dual within 1e-3 relative of f*.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pegasos
+from pegasos.certificate import dual_value, dual_vector
+from pegasos.errors import ExampleError, ParameterError
+
+from conftest import data_file, ok, one_error, run_pegasos
+
+# f* in the README's table is printed with 10 decimals: the true value may be up to half a unit of
+# the last digit above the printed one, so "dual <= f*" is checked against f* + 5e-11 (+ 1e-12 rounding).
+TABLE_ROUNDING = 5e-11 + 1e-12
+
+# (file, lambda, bias mode, f*, passes for the 1e-3 check): every row of the table of certified optima
+OPTIMA = [
+    ("a9a/a9a", 1e-4, "none", 0.3517618027, 100),
+    ("a9a/a9a", 1e-5, "none", 0.3509246501, 350),
+    ("a9a/a9a", 1e-3, "none", 0.3565243311, 50),
+    ("w8a/w8a", 1e-4, "none", 0.1443258917, 50),
+    ("w8a/w8a", 1e-3, "none", 0.1766516579, 50),
+    ("ijcnn1/ijcnn1.trn.bz2", 1e-4, "none", 0.1758112740, 50),
+    ("ijcnn1/ijcnn1.trn.bz2", 1e-3, "none", 0.1935071455, 50),
+    ("a8a/a8a", 1e-4, "none", 0.3558189170, 100),
+    ("a8a/a8a", 1e-3, "none", 0.3607686733, 50),
+    ("mushrooms/mushrooms.txt", 1e-3, "none", 0.0073080675, 100),
+    ("mushrooms/mushrooms.txt", 1e-4, "none", 0.0007573911, 100),
+    ("agaricus/agaricus.txt.train", 1e-3, "none", 0.0064885588, 100),
+    ("agaricus/agaricus.txt.train", 1e-4, "none", 0.0006624677, 100),
+    ("heart_scale/heart_scale", 1e-2, "none", 0.3657335768, 200),
+    ("heart_scale/heart_scale", 1e-3, "none", 0.3531314658, 2000),
+    ("heart_scale/heart_scale", 1e-4, "none", 0.3516439591, 20000),
+    ("a9a/a9a", 3.071158748195694e-05, "none", 0.3511503859, 150),
+    ("a9a/a9a", 1e-4, "feature", 0.3517514502, 100),
+    ("reuters/reuters.trn.bz2", 1e-4, "none", 0.0422014018, 50),
+    ("reuters/reuters.trn.bz2", 1e-5, "none", 0.0098729906, 100),
+]
+
+_LOADED = {}
+
+
+def load(name):
+    if name not in _LOADED:
+        _LOADED[name] = pegasos.load_svmlight(str(data_file(name)))
+    return _LOADED[name]
+
+
+# ------------------------------------------------------------------ dense references (no compiled code)
+
+def dense_primal(X, y_pm, w, b, lam, c, loss, bias):
+    """lambda/2 (||w||^2 [+ b^2]) + 1/m sum c_i loss_i, X dense (m, d), y in {-1, +1}."""
+    z = y_pm * (X @ w + (b if bias else 0.0))
+    per = np.maximum(0.0, 1.0 - z)
+    if loss == "squared-hinge":
+        per = per ** 2
+    return 0.5 * lam * (w @ w + (b * b if bias else 0.0)) + np.mean(c * per)
+
+
+def dense_dual(X, y_pm, alpha, lam, c, loss, bias):
+    """D(alpha) from the Gram matrix: lambda (sum a - 1/2 a'Qa - sum a^2/(4 C_i)),
+    Q_ij = y_i y_j (<x_i, x_j> [+ 1]), C_i = c_i / (lambda m)."""
+    m = X.shape[0]
+    K = X @ X.T + (1.0 if bias else 0.0)
+    Q = (y_pm[:, None] * y_pm[None, :]) * K
+    C = c / (lam * m)
+    value = alpha.sum() - 0.5 * alpha @ Q @ alpha
+    if loss == "squared-hinge":
+        value -= np.sum(alpha ** 2 / (4.0 * C))
+    return lam * value
+
+
+def tiny_problem(rng, m=17, d=6, bias="none"):
+    X = rng.normal(size=(m, d)) * (rng.random((m, d)) < 0.6)
+    X[3] = 0.0                                    # an all-zero row
+    y = np.where(rng.random(m) < 0.4, 2.0, 1.0)   # labels 1/2
+    y[0], y[1] = 1.0, 2.0
+    return X, y
+
+
+def model_for(X, y, lam, loss="hinge", bias="none", class_weight=None, seed=3):
+    return pegasos.train(sp.csr_matrix(X), y, lam=lam, epochs=3, loss=loss, bias=bias,
+                         class_weight=class_weight, sampling="permutation", seed=seed)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared-hinge"])
+@pytest.mark.parametrize("bias", ["none", "feature"])
+def test_dual_value_matches_dense_gram_formula_for_random_feasible_alpha(loss, bias):
+    rng = np.random.default_rng(7)
+    X, y = tiny_problem(rng)
+    y_pm = np.where(y == 2.0, 1.0, -1.0)
+    lam, m = 0.05, X.shape[0]
+    c = np.where(y == 2.0, 2.5, 1.0)
+    C = c / (lam * m)
+    Xs = sp.csr_matrix(X)
+    for _ in range(20):
+        alpha = rng.random(m) * C if loss == "hinge" else rng.random(m) * 3.0 * C
+        diag = np.zeros(m) if loss == "hinge" else 1.0 / (2.0 * C)
+        v = dual_vector(Xs.indptr.astype(np.int64), Xs.indices, Xs.data, X.shape[1], alpha * y_pm,
+                        1.0 if bias == "feature" else 0.0)
+        ours = lam * dual_value(alpha, v, diag)
+        ref = dense_dual(X, y_pm, alpha, lam, c, loss, bias == "feature")
+        assert ours == pytest.approx(ref, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared-hinge"])
+@pytest.mark.parametrize("bias", ["none", "feature"])
+def test_weak_duality_on_random_points_and_reported_values_are_exact(loss, bias):
+    rng = np.random.default_rng(11)
+    X, y = tiny_problem(rng)
+    y_pm = np.where(y == 2.0, 1.0, -1.0)
+    lam, m = 0.05, X.shape[0]
+    weights = {1.0: 1.0, 2.0: 2.5}
+    c = np.where(y == 2.0, 2.5, 1.0)
+    C = c / (lam * m)
+    use_bias = bias == "feature"
+    # D(alpha) <= P(w) for random feasible alpha and random w (dense formulas only)
+    for _ in range(200):
+        alpha = rng.random(m) * C * (1.0 if loss == "hinge" else 4.0)
+        w = rng.normal(size=X.shape[1]) * rng.choice([0.01, 1.0, 10.0])
+        b = rng.normal()
+        assert dense_dual(X, y_pm, alpha, lam, c, loss, use_bias) <= dense_primal(X, y_pm, w, b, lam, c, loss,
+                                                                                  use_bias)
+    model = model_for(X, y, lam, loss, bias, weights)
+    for passes in (0, 1, 7, 300):
+        r = pegasos.duality_gap(model, sp.csr_matrix(X), y, passes=passes, return_alpha=True)
+        alpha = r["alpha"]
+        assert r["passes"] == passes
+        assert np.all(alpha >= 0.0)
+        if loss == "hinge":
+            assert np.all(alpha <= C * (1 + 1e-15))
+        # the reported dual is D at the returned alpha, by the dense formula
+        assert r["dual"] == pytest.approx(dense_dual(X, y_pm, alpha, lam, c, loss, use_bias), rel=1e-11)
+        assert r["primal"] == pytest.approx(
+            dense_primal(X, y_pm, model.w, model.bias, lam, c, loss, use_bias), rel=1e-12)
+        assert r["primal"] == pegasos.objective(model, sp.csr_matrix(X), y)["objective"]
+        assert r["gap"] == r["primal"] - r["dual"] and r["gap"] >= 0
+        assert r["rel_gap"] == pytest.approx(r["gap"] / r["primal"])
+        # w(alpha) is the primal point of the dual iterate: its primal is above the dual too
+        v = r["w_dual"]
+        np.testing.assert_allclose(v[:-1], X.T @ (alpha * y_pm), rtol=1e-12, atol=1e-14)
+        assert v[-1] == pytest.approx(alpha @ y_pm if use_bias else 0.0, abs=1e-14)
+        assert r["dual"] <= dense_primal(X, y_pm, v[:-1], v[-1], lam, c, loss, use_bias) + 1e-15
+    # converged (300 passes on 17 examples): the primal of w(alpha) closes the gap
+    assert dense_primal(X, y_pm, v[:-1], v[-1], lam, c, loss, use_bias) - r["dual"] < 1e-9
+
+
+def test_more_passes_never_lower_the_bound():
+    X, y = load("a8a/a8a")
+    model = pegasos.train(X, y, lam=1e-4, epochs=1, sampling="permutation", average_from=0.5)
+    duals = [pegasos.duality_gap(model, X, y, passes=p)["dual"] for p in (0, 1, 2, 5, 10, 30)]
+    assert all(b >= a for a, b in zip(duals, duals[1:])), duals
+    r = pegasos.duality_gap(model, X, y, passes=10)
+    assert r == {**r, "dual": duals[4]}            # same seed, same iterates
+    assert pegasos.duality_gap(model, X, y, passes=10, seed=5)["dual"] != duals[4]
+
+
+@pytest.mark.parametrize("loss,sk_loss", [("hinge", "hinge"), ("squared-hinge", "squared_hinge")])
+@pytest.mark.parametrize("bias", ["none", "feature"])
+def test_converged_dual_matches_liblinear_through_sklearn(loss, sk_loss, bias):
+    from sklearn.svm import LinearSVC
+
+    X, y = load("heart_scale/heart_scale")
+    lam, m = 1e-2, X.shape[0]
+    weights = {-1.0: 1.0, 1.0: 2.0}
+    model = pegasos.train(X, y, lam=lam, epochs=2, loss=loss, bias=bias, class_weight=weights,
+                          sampling="permutation")
+    r = pegasos.duality_gap(model, X, y, passes=3000, tol=1e-10)
+    svc = LinearSVC(loss=sk_loss, C=1.0 / (lam * m), dual=True, tol=1e-8, max_iter=100_000,
+                    fit_intercept=bias == "feature", intercept_scaling=1.0, class_weight=weights).fit(X, y)
+    y_pm = np.where(y > 0, 1.0, -1.0)
+    c = np.where(y > 0, 2.0, 1.0)
+    b = float(svc.intercept_[0]) if bias == "feature" else 0.0
+    p_sk = dense_primal(X.toarray(), y_pm, svc.coef_.ravel(), b, lam, c, loss, bias == "feature")
+    assert r["dual"] <= p_sk + 1e-15                      # weak duality against an independent solution
+    assert r["dual"] == pytest.approx(p_sk, rel=1e-8)     # and the same optimum
+    assert r["gap"] >= r["primal"] - p_sk
+
+
+@pytest.mark.parametrize("name,lam,bias,fstar,passes", OPTIMA,
+                         ids=[f"{o[0].split('/')[0]}-{o[1]:g}-{o[2]}" for o in OPTIMA])
+def test_dual_bound_is_below_certified_optimum_and_converges(name, lam, bias, fstar, passes):
+    X, y = load(name)
+    model = pegasos.train(X, y, lam=lam, epochs=2, sampling="permutation", average_from=0.5, bias=bias)
+    first = pegasos.duality_gap(model, X, y, passes=1)
+    assert first["dual_start"] <= first["dual"] <= fstar + TABLE_ROUNDING
+    assert first["primal"] >= fstar - TABLE_ROUNDING
+    r = pegasos.duality_gap(model, X, y, passes=passes)
+    assert r["passes"] == passes
+    assert r["dual"] <= fstar + TABLE_ROUNDING             # the certificate is valid
+    assert (fstar - r["dual"]) / fstar < 1e-3               # and tight after enough passes
+    assert r["gap"] >= r["primal"] - fstar - TABLE_ROUNDING    # so it bounds the model's distance to f*
+
+
+def test_iterates_do_not_depend_on_how_the_passes_are_cut_into_calls(monkeypatch):
+    import pegasos.certificate as certificate
+
+    X, y = load("heart_scale/heart_scale")
+    model = pegasos.train(X, y, lam=1e-3, epochs=2)
+    whole = pegasos.duality_gap(model, X, y, passes=40, return_alpha=True)
+    monkeypatch.setattr(certificate, "_BLOCK_UPDATES", 3 * (X.nnz + X.shape[0]))    # 3 passes per call
+    cut = pegasos.duality_gap(model, X, y, passes=40, return_alpha=True)
+    assert cut["passes"] == 40 and cut["dual"] == whole["dual"]
+    np.testing.assert_array_equal(cut["alpha"], whole["alpha"])
+
+
+def test_tol_stops_early():
+    X, y = load("w8a/w8a")
+    model = pegasos.train(X, y, lam=1e-3, epochs=5, sampling="permutation", average_from=0.5)
+    start = pegasos.duality_gap(model, X, y, passes=0)
+    assert 0.001 < start["rel_gap"] < 0.05             # this model's start is within 5% already
+    r = pegasos.duality_gap(model, X, y, passes=500, tol=0.001)
+    assert 1 <= r["passes"] < 500 and r["rel_gap"] <= 0.001
+    assert pegasos.duality_gap(model, X, y, passes=r["passes"] - 1)["rel_gap"] > 0.001
+    early = pegasos.duality_gap(model, X, y, passes=500, tol=0.05)    # the start meets tol: no pass
+    assert early["passes"] == 0 and early["dual"] == start["dual"]
+
+
+def test_other_lambda_and_chunk_input():
+    X, y = load("heart_scale/heart_scale")
+    model = pegasos.train(X, y, lam=1e-2, epochs=2)
+    r = pegasos.duality_gap(model, X, y, passes=2000, lam=1e-3)
+    assert r["lambda"] == 1e-3
+    assert r["primal"] == pegasos.objective(model, X, y, lam=1e-3)["objective"]
+    assert r["dual"] <= 0.3531314658 + TABLE_ROUNDING
+    assert (0.3531314658 - r["dual"]) / 0.3531314658 < 1e-3
+    d = pegasos.read_svmlight(str(data_file("heart_scale/heart_scale")))
+    assert pegasos.duality_gap(model, d.chunk, d.y, passes=5)["dual"] == pegasos.duality_gap(model, d.X, d.y,
+                                                                                           passes=5)["dual"]
+
+
+# ------------------------------------------------------------------ what is refused
+
+@pytest.fixture(scope="module")
+def heart():
+    return load("heart_scale/heart_scale")
+
+
+@pytest.mark.parametrize("kwargs,fragment", [
+    ({"loss": "log"}, "log loss"),
+    ({"bias": "unregularized"}, "bias mode unregularized"),
+    ({"loss": "eps-insensitive"}, "eps-insensitive loss"),
+])
+def test_unsupported_linear_models(heart, kwargs, fragment):
+    X, y = heart
+    model = pegasos.train(X, y, lam=1e-2, epochs=1, **kwargs)
+    with pytest.raises(ParameterError, match=f"not available.*{fragment}|{fragment}.*not available|"
+                                             f"not available for the {fragment}"):
+        pegasos.duality_gap(model, X, y)
+
+
+def test_unsupported_kernel_and_crammer_singer(heart):
+    X, y = heart
+    kernel = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.1, lam=1e-2, epochs=1)
+    with pytest.raises(ParameterError, match="not available for kernel models"):
+        pegasos.duality_gap(kernel, X, y)
+    y3 = y.copy()
+    y3[:30] = 3.0
+    cs = pegasos.train_multiclass(X, y3, method="crammer-singer", lam=1e-2, epochs=1)
+    with pytest.raises(ParameterError, match="not available for crammer-singer multiclass models"):
+        pegasos.duality_gap(cs, X, y3)
+    log = pegasos.train_multiclass(X, y3, loss="log", lam=1e-2, epochs=1)
+    with pytest.raises(ParameterError, match="not available for the log loss"):
+        pegasos.duality_gap(log, X, y3)
+
+
+@pytest.mark.parametrize("bias", ["none", "feature"])
+def test_one_vs_rest_is_the_sum_of_the_binary_certificates(bias):
+    from pegasos.linear import BinaryLabels, LinearModel
+
+    X, y = load("dna/dna.scale")
+    mc = pegasos.train_multiclass(X, y, lam=1e-3, epochs=2, bias=bias, sampling="permutation")
+    r = pegasos.duality_gap(mc, X, y, passes=30)
+    assert r["primal"] == pegasos.objective(mc, X, y)["objective"]
+    assert len(r["per_class_dual"]) == 3
+    assert r["dual"] == pytest.approx(sum(r["per_class_dual"]), rel=1e-15)
+    for k, label in enumerate(mc.classes):
+        binary = LinearModel(w=mc.W[k], bias=float(mc.biases[k]), labels=BinaryLabels(0.0, 1.0), lam=mc.lam,
+                             bias_mode=bias)
+        b = pegasos.duality_gap(binary, X, (y == label).astype(float), passes=30)
+        assert b["primal"] == pytest.approx(r["per_class_primal"][k], rel=1e-12)
+        assert b["dual"] == r["per_class_dual"][k]
+        assert b["dual"] <= b["primal"]
+    # class weights (by true label, as the objective counts them): weak duality against the dense formula
+    weights = {1.0: 2.0, 2.0: 0.5, 3.0: 1.0}
+    mcw = pegasos.train_multiclass(X, y, lam=1e-3, epochs=2, bias=bias, class_weight=weights)
+    rw = pegasos.duality_gap(mcw, X, y, passes=300, return_alpha=True)
+    c = np.vectorize(weights.get)(y)
+    Xd = X.toarray()
+    for k, label in enumerate(mcw.classes):
+        y_k = np.where(y == label, 1.0, -1.0)
+        v = rw["w_dual"][k]
+        assert rw["per_class_dual"][k] <= dense_primal(Xd, y_k, v[:-1], v[-1], 1e-3, c, "hinge", bias == "feature")
+        assert rw["per_class_dual"][k] <= rw["per_class_primal"][k]
+        assert np.all((rw["alpha"][k] >= 0) & (rw["alpha"][k] <= c / (1e-3 * X.shape[0]) * (1 + 1e-15)))
+
+
+@pytest.mark.parametrize("kwargs,fragment", [
+    ({"passes": -1}, "passes must be between"), ({"passes": 10 ** 7}, "passes must be between"),
+    ({"passes": 2.5}, "passes must be a whole number"), ({"passes": True}, "passes must be a whole number"),
+    ({"tol": 1.0}, "tol must be"), ({"tol": -0.1}, "tol must be"), ({"tol": math.nan}, "tol must be"),
+    ({"lam": 0.0}, "lambda must be"), ({"lam": math.inf}, "lambda must be"), ({"seed": -1}, "seed must be"),
+])
+def test_bad_parameters(heart, kwargs, fragment):
+    X, y = heart
+    model = pegasos.train(X, y, lam=1e-2, epochs=1)
+    with pytest.raises(ParameterError, match=fragment):
+        pegasos.duality_gap(model, X, y, **kwargs)
+
+
+def test_bad_class_weights_in_a_model_file(heart, tmp_path):
+    X, y = heart
+    model = pegasos.train(X, y, lam=1e-2, epochs=1, class_weight={1.0: 2.0})
+    model.save(tmp_path / "w.model")
+    text = (tmp_path / "w.model").read_text().replace("class_weights 1:2.0", "class_weights -1:-2.0,1:1.0")
+    (tmp_path / "w.model").write_text(text)
+    bad = pegasos.load_model(tmp_path / "w.model")
+    with pytest.raises(ParameterError, match="class weight -2.0 of label -1.0 is not a non-negative"):
+        pegasos.duality_gap(bad, X, y)
+
+
+def test_bad_examples(heart):
+    X, y = heart
+    model = pegasos.train(X, y, lam=1e-2, epochs=1)
+    with pytest.raises(ExampleError, match="270 examples but y has 269"):
+        pegasos.duality_gap(model, X, y[:-1])
+    bad = y.copy()
+    bad[4] = 7.0
+    with pytest.raises(ExampleError, match="example 5"):
+        pegasos.duality_gap(model, X, bad)
+    with pytest.raises(ExampleError, match="no examples"):
+        pegasos.duality_gap(model, X[:0], y[:0])
+
+
+# ------------------------------------------------------------------ command line
+
+@pytest.fixture(scope="module")
+def a8a_model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gap")
+    data = data_file("a8a/a8a")
+    ok(run_pegasos("train", "-q", "-l", "1e-4", "--epochs", "2", "--sampling", "permutation",
+                   "--average-from", "0.5", data, d / "a8a.model"))
+    return data, d / "a8a.model"
+
+
+def test_cli_gap_text_and_json(a8a_model):
+    data, model = a8a_model
+    plain = json.loads(ok(run_pegasos("objective", "--json", data, model)))
+    r = json.loads(ok(run_pegasos("objective", "--gap", "--gap-passes", "100", "--json", data, model)))
+    assert r["primal"] == pytest.approx(plain["objective"], rel=1e-13)
+    assert r["passes"] == 100 and r["examples"] == 22696
+    assert r["dual"] <= 0.3558189170 + TABLE_ROUNDING
+    assert (0.3558189170 - r["dual"]) / 0.3558189170 < 1e-3
+    assert r["gap"] == pytest.approx(r["primal"] - r["dual"]) and r["rel_gap"] == pytest.approx(r["gap"] / r["primal"])
+    assert r["seconds"] >= 0
+    text = ok(run_pegasos("objective", "--gap", data, model))
+    assert "dual bound" in text and "after 20 passes" in text and "relative gap" in text and "seconds" in text
+    dual = float(text.split("dual bound")[1].split()[0])
+    assert dual <= 0.3558189170 + TABLE_ROUNDING
+
+
+def test_cli_gap_at_another_lambda(a8a_model):
+    data, model = a8a_model
+    r = json.loads(ok(run_pegasos("objective", "--gap", "-l", "1e-3", "--gap-passes", "50", "--json", data, model)))
+    assert r["lambda"] == 1e-3
+    assert r["dual"] <= 0.3607686733 + TABLE_ROUNDING
+    assert (0.3607686733 - r["dual"]) / 0.3607686733 < 1e-3
+
+
+def test_cli_gap_errors(a8a_model, tmp_path):
+    data, model = a8a_model
+    one_error(run_pegasos("objective", "--gap", "--gap-passes", "-2", data, model), "--gap-passes must be between")
+    one_error(run_pegasos("objective", "--gap-passes", "5", data, model), "--gap-passes applies only with --gap")
+    one_error(run_pegasos("objective", "--gap", "--sample", "0.5", data, model), "cannot be combined with --sample")
+    log_model = tmp_path / "log.model"
+    ok(run_pegasos("train", "-q", "--loss", "log", "--epochs", "1", data, log_model))
+    one_error(run_pegasos("objective", "--gap", data, log_model), "not available for the log loss")
+    bad = tmp_path / "bad.svm"
+    bad.write_text("+1 1:1\n-1 2:1\n3 1:1\n")
+    msg = one_error(run_pegasos("objective", "--gap", bad, model), "line 3")
+    assert str(bad) in msg
+
+
+def test_cli_gap_one_vs_rest_and_kernel(tmp_path):
+    data = data_file("dna/dna.scale")
+    model = tmp_path / "dna.model"
+    ok(run_pegasos("train", "-q", "-l", "1e-3", "--epochs", "2", data, model))
+    r = json.loads(ok(run_pegasos("objective", "--gap", "--json", data, model)))
+    plain = json.loads(ok(run_pegasos("objective", "--json", data, model)))
+    assert r["primal"] == pytest.approx(plain["objective"], rel=1e-13)
+    assert len(r["per_class_dual"]) == 3 and 0 < r["dual"] <= r["primal"]
+    assert r["per_class_primal"] == pytest.approx(plain["per_class_objective"], rel=1e-13)
+    kernel = tmp_path / "k.model"
+    ok(run_pegasos("train", "-q", "--kernel", "rbf", "--gamma", "0.1", "--epochs", "1",
+                   data_file("heart_scale/heart_scale"), kernel))
+    one_error(run_pegasos("objective", "--gap", data_file("heart_scale/heart_scale"), kernel),
+              "not available for kernel models")
+
+
+def test_float32_values_and_columns_the_model_never_saw():
+    X, y = load("heart_scale/heart_scale")
+    model = pegasos.train(X, y, lam=1e-2, epochs=2)
+    d32 = pegasos.read_svmlight(str(data_file("heart_scale/heart_scale")), dtype=np.float32)
+    assert d32.chunk.data.dtype == np.float32
+    r32 = pegasos.duality_gap(model, d32.chunk, d32.y, passes=200)
+    r64 = pegasos.duality_gap(model, X, y, passes=200)
+    assert r32["dual"] == pytest.approx(r64["dual"], rel=1e-5)
+    assert r32["dual"] <= r32["primal"]
+    # extra columns: weight 0 in the primal, but the dual must account for them
+    extra = sp.random(X.shape[0], 4, density=0.5, random_state=0, format="csr")
+    wide = sp.hstack([X, extra], format="csr")
+    r = pegasos.duality_gap(model, wide, y, passes=3000, return_alpha=True)
+    assert r["primal"] == pytest.approx(pegasos.objective(model, X, y)["objective"], rel=1e-14)
+    assert r["w_dual"].shape == (X.shape[1] + 5,)
+    y_pm = np.where(y > 0, 1.0, -1.0)
+    assert r["dual"] == pytest.approx(dense_dual(wide.toarray(), y_pm, r["alpha"], 1e-2, np.ones(X.shape[0]),
+                                                 "hinge", False), rel=1e-11)
+    assert r["dual"] <= 0.3657335768 + TABLE_ROUNDING    # the wider problem's optimum is at most f* of heart_scale
