@@ -163,7 +163,7 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan):
     t0 = autotune.calibrate_step_offset(X, ex.y, options.lam, loss=options.loss, class_weight=options.class_weight,
                                         seed=options.seed, average_from=options.average_from,
                                         sampling=options.sampling,
-                                        **{k: v for k, v in settings.items() if k not in ("lam", "loss", "n_threads", "sample_weight")})
+                                        **{k: v for k, v in settings.items() if k not in ("lam", "loss", "n_threads")})
     model = fit_linear(ex, options.replace(step_offset=t0), labels=labels, progress=progress, on_plan=on_plan)
     model.info["step_offset_rule"] = "calibrated"
     return model

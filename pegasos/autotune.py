@@ -156,6 +156,8 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     s = min(int(sample_size), m)
     idx = np.sort(rng.choice(m, size=s, replace=False)) if s < m else np.arange(m)
     Xs, ys = _rows(X, idx), y[idx]
+    if train_kwargs.get("sample_weight") is not None:
+        train_kwargs["sample_weight"] = np.asarray(train_kwargs["sample_weight"], dtype=np.float64)[idx]
     if train_kwargs.get("batch_size", 1) > s:
         train_kwargs["batch_size"] = s
     table = []
@@ -269,7 +271,7 @@ def train_until_converged(X, y, lam, *, tol=DEFAULT_TOL, max_epochs=None, seed=D
     progress = train_kwargs.pop("progress", None)
     if step_offset is None:
         cal = dict(calibration or {})
-        for key in ("labels", "n_features", "batch_size", "bias", "projection", "epsilon"):
+        for key in ("labels", "n_features", "batch_size", "bias", "projection", "epsilon", "sample_weight"):
             if key in train_kwargs:
                 cal.setdefault(key, train_kwargs[key])
         step_offset = calibrate_step_offset(X, y, lam, loss=loss, class_weight=class_weight, seed=seed,

@@ -250,6 +250,9 @@ _data_options = _options(
                         help="Type of the feature values held in memory.")),
     (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
+    (("--report-gap",), dict(is_flag=True, help="Add to the summary a certified bound on the model's distance to "
+                                                "the optimum (duality gap after 20 passes of dual coordinate "
+                                                "ascent; linear hinge and squared-hinge models).")),
 )
 
 #: train's command-line parameters that are TrainOptions fields of the same name
@@ -268,9 +271,9 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_data_options
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
-          shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, **settings):
-    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's name + .model;
-    - for standard output, the summary then goes to stderr).
+          shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, report_gap, **settings):
+    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
+    .model, in the current directory; - for standard output, the summary then goes to stderr).
 
     With --stream, DATA may be larger than memory (see --shuffle-buffer and --cache).
     """
@@ -282,6 +285,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         raise ParameterError("give either --shuffle-buffer or --cache, not both")
     if stream and cache_file is None and shuffle_buffer is None:
         shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
+    if report_gap and (shuffle_buffer is not None or quiet):
+        raise ParameterError("--report-gap needs the data in memory (not --shuffle-buffer) and a summary (not -q)")
     if shuffle_buffer is not None and settings["sampling"] is not None:
         raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
                              "drop --sampling, or use --cache")
@@ -332,8 +337,23 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     t_train = time.perf_counter() - t1
     result.save(model)
     if not quiet:
-        click.echo(_train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model),
-                   err=to_stdout)
+        summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model)
+        if report_gap:
+            summary += " | " + _gap_summary(result, d)
+        click.echo(summary, err=to_stdout)
+
+
+def _gap_summary(result, d):
+    """The summary's certified-gap part (pegasos.certificate), or why there is none."""
+    from .certificate import duality_gap
+    from .errors import ParameterError
+
+    try:
+        g = duality_gap(result, d.chunk, d.y, passes=20)
+    except ParameterError as e:
+        return f"no certified gap ({e})"
+    return (f"certified: f - f* <= {g['gap']:.3g} ({100 * g['rel_gap']:.3g}% of f; dual bound {g['dual']:.6g}, "
+            f"{g['seconds']:.2f} s)")
 
 
 class _TrainingBar:

@@ -46,6 +46,7 @@ CLI_NAMES = {
     "tol": "--tol", "preset": "--paper",
 }
 PRESETS = ("auto", "paper")
+MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
 AUTO_AVERAGE_FROM = 0.5     # the mean of the last half of the iterates (measured: benchmarks/RESULTS_defaults.md)
 DEFAULT_TOL = 0.002         # stop when doubling the epochs improves the objective by less (same source)
 
@@ -319,6 +320,9 @@ class TrainOptions:
                 self._fail("iterations", f"the number of iterations T must be an integer, got {self.iterations!r}")
             if self.iterations <= 0:
                 self._fail("iterations", f"the number of iterations T must be positive, got {self.iterations}")
+            if self.iterations > MAX_ITERATIONS:
+                self._fail("iterations", f"T = {self.iterations} iterations is more than {MAX_ITERATIONS:.0e} (weeks of "
+                                         "training); give fewer")
         if self.epochs is not None and not (_is_real(self.epochs) and math.isfinite(self.epochs)
                                             and self.epochs > 0):
             self._fail("epochs", f"the number of epochs must be a positive finite number, got {self.epochs!r}")
@@ -474,6 +478,9 @@ class TrainOptions:
         else:
             T = iterations_for(m, k, DEFAULT_EPOCHS if self.epochs is None else self.epochs,
                                sampling or self.sampling)
+            if T > MAX_ITERATIONS:
+                self._fail("epochs", f"{self.epochs!r} epochs of {m} examples make T = {T:.3g} iterations, more than "
+                                     f"{MAX_ITERATIONS:.0e} (weeks of training); give fewer")
         average_from = self.average_from
         if self.average and average_from is None:
             average_from = 0.0

@@ -99,11 +99,23 @@ def test_plan_derives_T_averaging_offset_and_projection():
     assert plan.avg_start == int(np.ceil(0.5 * plan.T))
     assert plan.t0 == pytest.approx(1.0 / (1e-3 * 0.01))
     assert not plan.projection
-    assert TrainOptions(epochs=2.0, batch_size=4).plan(101).T == int(np.ceil(2.0 * 101 / 4))   # uniform: epochs*m/k
+    assert TrainOptions(epochs=2.0, batch_size=4, sampling="uniform").plan(101).T == int(np.ceil(2.0 * 101 / 4))
+    # the presets fill what is left unset
+    auto, paper = TrainOptions(), TrainOptions(preset="paper")
+    assert (auto.sampling, auto.average_from, auto.step_is_automatic, auto.length_is_automatic) == \
+        ("permutation", 0.5, True, True)
+    assert (paper.sampling, paper.average, paper.average_from, paper.step_offset) == ("uniform", False, None, 0.0)
+    assert TrainOptions(loss="rank").sampling == "uniform"
+    assert TrainOptions(average=False).average_from is None            # the last iterate, asked for
+    assert TrainOptions(kernel="rbf", budget=10).average_from is None  # a budget cannot average
     assert TrainOptions(loss="squared-hinge").plan(10).projection    # forced (Sec. 5)
     assert TrainOptions(average=True, iterations=7).plan(10).avg_start == 1
     with pytest.raises(ParameterError, match="larger than the number of examples"):
         TrainOptions(batch_size=11).plan(10)
+    with pytest.raises(ParameterError, match="weeks"):
+        TrainOptions(iterations=2**64 + 100).validate()
+    with pytest.raises(ParameterError, match="weeks"):
+        TrainOptions(epochs=1e30).validate().plan(1000)
 
 
 @pytest.mark.parametrize("settings", [
@@ -137,10 +149,13 @@ def test_header_table_fields_exist():
 
 def test_fit_picks_the_trainer(tmp_path):
     X, y = make_data()
-    binary = pegasos.fit((X, y), lam=1e-3, epochs=2)
+    binary = pegasos.fit((X, y), lam=1e-3, epochs=2, preset="paper")
     assert type(binary).__name__ == "LinearModel" and binary.task == "binary"
-    same = pegasos.train(X, y, lam=1e-3, epochs=2)
+    same = pegasos.train(X, y, lam=1e-3, epochs=2)           # the keyword form keeps the paper's defaults
     np.testing.assert_array_equal(binary.w, same.w)
+    auto = pegasos.fit((X, y), lam=1e-3, epochs=2)
+    assert auto.info["step_offset_rule"] == "calibrated" and float(auto.info["step_offset"]) > 0
+    assert auto.info["sampling"] == "permutation" and auto.info["average_from"] == "0.5"
 
     X3, y3 = make_data(classes=3)
     multi = pegasos.fit((X3, y3), lam=1e-3, epochs=2)
@@ -155,7 +170,7 @@ def test_fit_picks_the_trainer(tmp_path):
     assert type(kern).__name__ == "KernelModel"
 
     data = write_svm(tmp_path / "d.svm", X, y)
-    from_file = pegasos.fit(str(data), lam=1e-3, epochs=2)
+    from_file = pegasos.fit(str(data), lam=1e-3, epochs=2, preset="paper")
     np.testing.assert_array_equal(from_file.w, binary.w)
     assert from_file.info["train_file"] == str(data) and from_file.info["index_base"] == "1"
     streamed = pegasos.fit(str(data), lam=1e-3, epochs=2, shuffle_buffer=10**6)
@@ -281,7 +296,7 @@ def test_no_new_import_cycle():
 def test_lower_layers_do_not_import_upper_ones():
     edges, _ = _imports()
     order = ["errors", "defaults", "options", "labels", "io", "examples", "sampling", "linear", "multiclass",
-             "kernel", "stream", "scoring", "api", "sklearn", "cli"]
+             "kernel", "stream", "scoring", "trainers", "autotune", "certificate", "api", "sklearn", "cli"]
     rank = {m: i for i, m in enumerate(order)}
     for mod, targets in edges.items():
         if mod == "model" or mod not in rank:
@@ -289,3 +304,19 @@ def test_lower_layers_do_not_import_upper_ones():
         for t in targets:
             if t in rank and t != "model":
                 assert rank[t] < rank[mod], f"{mod} imports {t}"
+
+
+def test_report_gap_certifies_the_default_model(tmp_path):
+    X, y = make_data()
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "--report-gap", "-l", "1e-2", data, tmp_path / "m")
+    out = ok(r)
+    import re
+
+    found = re.search(r"certified: f - f\* <= (\S+) \((\S+)% of f; dual bound (\S+),", out)
+    assert found, out
+    objective = float(re.search(r"objective (\S+) ", out).group(1))
+    gap, dual = float(found.group(1)), float(found.group(3))
+    assert gap >= 0 and dual <= objective and abs(objective - dual - gap) < 1e-4 * objective
+    r = run_pegasos("train", "--report-gap", "--loss", "log", data, tmp_path / "m2")
+    assert "no certified gap" in ok(r)
