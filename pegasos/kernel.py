@@ -215,7 +215,7 @@ def train_kernel(X, y, *, kernel="rbf", gamma=None, degree=None, coef0=None, lam
     from . import _kernel
     from .linear import BinaryLabels, _csr_arrays, _info, _Orders, averaging_start, check_parameters, iterations_for
 
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = _csr_arrays(X, n_features)
     data = np.ascontiguousarray(data, dtype=np.float64)
     m = indptr.shape[0] - 1
     if n_features is None:

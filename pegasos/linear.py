@@ -246,23 +246,12 @@ def example_losses(loss, f, y, epsilon=None):
     return np.maximum(0.0, np.abs(f - y) - (epsilon or 0.0))
 
 
-def _csr_arrays(X):
-    """(indptr int64, indices int32, data float32/64) views of a CSR matrix or Chunk."""
-    from .io import Chunk
+def _csr_arrays(X, n_features=None):
+    """(indptr int64, indices int32, data float32/64) of a CSR matrix or Chunk,
+    checked by :func:`pegasos.data.csr_arrays`."""
+    from .data import csr_arrays
 
-    if isinstance(X, Chunk):
-        return X.indptr, X.indices, X.data
-    import scipy.sparse as sp
-
-    if not sp.issparse(X):
-        X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
-    X = X.tocsr()
-    if not X.has_sorted_indices:
-        X = X.sorted_indices()
-    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
-    return (np.ascontiguousarray(X.indptr, dtype=np.int64),
-            np.ascontiguousarray(X.indices, dtype=np.int32),
-            np.ascontiguousarray(data))
+    return csr_arrays(X, n_features)
 
 
 def iterations_for(m, k, epochs, sampling):
@@ -444,7 +433,7 @@ def train(X, y, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=
         A parameter out of range (lambda <= 0, T or k <= 0, k > m,
         n_threads < 1, ...).
     """
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = _csr_arrays(X, n_features)
     m = indptr.shape[0] - 1
     if n_features is None:
         n_features = X.shape[1] if hasattr(X, "shape") else (int(indices.max()) + 1 if indices.size else 0)

@@ -194,7 +194,7 @@ def train_multiclass(X, y, *, method="ovr", loss="hinge", lam=DEFAULT_LAMBDA, it
     """
     if method not in METHODS:
         raise ParameterError(f"multiclass must be one of {', '.join(METHODS)}, got {method!r}")
-    indptr, indices, data = _csr_arrays(X)
+    indptr, indices, data = _csr_arrays(X, n_features)
     m = indptr.shape[0] - 1
     if n_features is None:
         n_features = X.shape[1] if hasattr(X, "shape") else (int(indices.max()) + 1 if indices.size else 0)
