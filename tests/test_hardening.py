@@ -204,3 +204,153 @@ def test_reader_arrays_are_trusted(tmp_path):
     d.chunk.indices[0] = -1                          # a damaged Chunk is still checked when asked to
     with pytest.raises(ExampleError, match="column index -1"):
         csr_arrays(d.chunk.matrix(3), trusted=False)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the reader: byte-order marks, CR-only line ends, control bytes, line length
+
+from pegasos.errors import DataError, ModelFormatError  # noqa: E402
+from pegasos.io import iter_svmlight, read_svmlight  # noqa: E402
+
+from conftest import one_error, run_pegasos  # noqa: E402
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _write(tmp_path, name, data):
+    f = tmp_path / name
+    f.write_bytes(data)
+    return f
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bom_at_the_start_of_a_data_file_is_skipped(tmp_path, threads):
+    text = b"+1 1:2 3:1\n-1 2:1\n" * 50
+    plain = read_svmlight(str(_write(tmp_path, "plain.svm", text)), threads=threads)
+    bom = read_svmlight(str(_write(tmp_path, "bom.svm", BOM + text)), threads=threads)
+    np.testing.assert_array_equal(bom.y, plain.y)
+    assert (bom.X != plain.X).nnz == 0
+    assert [lab.text for lab in bom.distinct_labels] == ["+1", "-1"]
+
+
+def test_bom_split_across_reads(tmp_path):
+    f = _write(tmp_path, "bom.svm", BOM + b"+1 1:2\n-1 2:1\n")
+    chunks = list(iter_svmlight(str(f), block_size=1))
+    assert sum(c.n_rows for c in chunks) == 2
+    assert run_pegasos("train", "-q", "--epochs", "1", f, tmp_path / "m").returncode == 0
+
+
+def test_bom_on_a_later_line_is_named(tmp_path):
+    f = _write(tmp_path, "d.svm", b"+1 1:2\n" + BOM + b"-1 2:1\n")
+    with pytest.raises(DataError, match=r"line 2: the line starts with a UTF-8 byte-order mark \(EF BB BF\)"):
+        read_svmlight(str(f))
+
+
+def test_cr_only_line_ends_are_named(tmp_path):
+    f = _write(tmp_path, "mac.svm", b"+1 1:2\r-1 3:1\r+1 2:1\r")
+    with pytest.raises(DataError, match=r"line 1: .*CR-only line ends \(classic Mac OS\)"):
+        read_svmlight(str(f))
+    one_error(run_pegasos("train", "-q", f, tmp_path / "m"), "CR-only line ends", "mac.svm")
+    crlf = _write(tmp_path, "dos.svm", b"+1 1:2\r\n-1 3:1\r\n")
+    assert read_svmlight(str(crlf)).n_examples == 2
+
+
+@pytest.mark.parametrize("line, shown", [
+    (b"+1\x00 3:1", r"label '+1\x00' is not a number"),
+    (b"-1 3:1\x01", r"value in '3:1\x01' is not a number"),
+    (b"-1 \x1b3:1", r"token '\x1b3:1' is not of the form index:value"),
+    (b"-1 3:1 4:\x002", r"'4:\x002'"),
+])
+def test_control_bytes_are_shown_escaped(tmp_path, line, shown):
+    f = _write(tmp_path, "d.svm", b"+1 1:2\n" + line + b"\n")
+    with pytest.raises(DataError) as e:
+        read_svmlight(str(f))
+    assert shown in str(e.value) and "line 2" in str(e.value)
+    msg = one_error(run_pegasos("train", "-q", f, tmp_path / "m"))
+    assert shown in msg
+
+
+def test_line_length_is_capped(tmp_path, monkeypatch):
+    monkeypatch.setenv("PEGASOS_MAX_LINE_BYTES", "1000")
+    f = _write(tmp_path, "z.svm", b"+1 1:1\n" + b"\0" * 5000)
+    with pytest.raises(DataError, match="the line starting at byte 7 is longer than 1000 bytes"):
+        list(iter_svmlight(str(f), block_size=256))
+    f = _write(tmp_path, "cr.svm", b"+1 1:1\r" * 500)
+    with pytest.raises(DataError, match=r"longer than 1000 bytes; it holds carriage returns"):
+        read_svmlight(str(f), block_size=256)
+    ok_file = _write(tmp_path, "ok.svm", (b"+1 " + b" ".join(b"%d:1" % j for j in range(1, 150)) + b"\n") * 20)
+    assert read_svmlight(str(ok_file), block_size=256).n_examples == 20     # 900-byte lines pass
+    r = run_pegasos("train", "-q", ok_file, tmp_path / "m", env={"PEGASOS_MAX_LINE_BYTES": "nope"})
+    one_error(r, "PEGASOS_MAX_LINE_BYTES must be a positive number")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# model files: bounded reading, BOM, non-finite header numbers
+
+@pytest.fixture(scope="module")
+def model_text(tmp_path_factory):
+    d = tmp_path_factory.mktemp("m")
+    X, y = _data()
+    m = pegasos.train(X, y, epochs=1)
+    m.save(d / "lin.model")
+    mc = pegasos.train_multiclass(X, np.arange(40) % 3.0, method="crammer-singer", epochs=1,
+                                  cost=np.array([[0, 1, 2], [1, 0, 1], [2, 1, 0]], dtype=float).ravel())
+    mc.save(d / "cs.model")
+    km = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, epochs=1)
+    km.save(d / "k.model")
+    return {k: (d / f"{k}.model").read_bytes() for k in ("lin", "cs", "k")}
+
+
+@pytest.mark.parametrize("kind", ["lin", "cs", "k"])
+def test_model_with_bom_loads(tmp_path, model_text, kind):
+    a = pegasos.load_model(str(_write(tmp_path, "a.model", model_text[kind])))
+    b = pegasos.load_model(str(_write(tmp_path, "b.model", BOM + model_text[kind])))
+    X, _ = _data()
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+@pytest.mark.parametrize("kind, key, bad", [
+    ("cs", "cost_matrix", "0.0,1.0,2.0;1.0,0.0,nan;2.0,1.0,0.0"),
+    ("cs", "lambda", "inf"),
+    ("lin", "bias", "nan"),
+    ("lin", "lambda", "1e999"),
+    ("lin", "step_offset", "-inf"),
+    ("lin", "average_from", "NaN"),
+    ("k", "gamma", "nan"),
+    ("k", "coef0", "Infinity"),
+])
+def test_non_finite_header_numbers_refused(tmp_path, model_text, kind, key, bad):
+    lines = model_text[kind].decode().split("\n")
+    for i, ln in enumerate(lines):
+        if ln.startswith(key + " "):
+            lines[i] = f"{key} {bad}"
+            break
+    else:
+        lines.insert(lines.index(next(ln for ln in lines if ln.startswith("train_examples"))) + 1, f"{key} {bad}")
+    f = _write(tmp_path, "bad.model", "\n".join(lines).encode())
+    with pytest.raises(ModelFormatError, match=f"header '{key}' holds .* not a finite number"):
+        pegasos.load_model(str(f))
+
+
+def test_train_file_named_inf_is_fine(tmp_path, model_text):
+    text = model_text["lin"].replace(b"\ntrain_file ", b"\ntrain_file inf #")
+    assert pegasos.load_model(str(_write(tmp_path, "a.model", text))).n_features == 6
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_model_loader_refuses_endless_devices(device):
+    with pytest.raises(ModelFormatError, match="line 1: not a pegasos model file"):
+        pegasos.load_model(device)
+
+
+def test_model_loader_stops_at_binary_data(tmp_path, model_text):
+    f = _write(tmp_path, "z.model", model_text["lin"].split(b"\n")[0] + b"\n" + b"\0" * (3 << 20))
+    with pytest.raises(ModelFormatError, match="a NUL byte at byte"):
+        pegasos.load_model(str(f))
+    with pytest.raises(ModelFormatError, match="directory"):
+        pegasos.load_model(str(tmp_path))
+
+
+def test_cli_predict_with_device_as_model(tmp_path):
+    d = _write(tmp_path, "d.svm", b"+1 1:1\n-1 2:1\n")
+    one_error(run_pegasos("predict", d, "/dev/zero"), "/dev/zero", "not a pegasos model file")
