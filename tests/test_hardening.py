@@ -354,3 +354,35 @@ def test_model_loader_stops_at_binary_data(tmp_path, model_text):
 def test_cli_predict_with_device_as_model(tmp_path):
     d = _write(tmp_path, "d.svm", b"+1 1:1\n-1 2:1\n")
     one_error(run_pegasos("predict", d, "/dev/zero"), "/dev/zero", "not a pegasos model file")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# damaged caches: the value section is checked when an existing cache is opened
+
+from pegasos import stream  # noqa: E402
+
+from conftest import data_file  # noqa: E402
+
+
+def _poke_value(cache, position, value, dtype):
+    offset, _, count = stream.read_cache_header(cache)["sections"]["data"]
+    with open(cache, "r+b") as f:
+        f.seek(offset + (position % count) * np.dtype(dtype).itemsize)
+        f.write(np.array([value], dtype=dtype).tobytes())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("position, value", [(0, np.nan), (7, np.inf), (-1, -np.inf)])
+def test_cache_with_non_finite_values_is_damaged(tmp_path, dtype, position, value):
+    src = tmp_path / "h.svm"
+    src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
+    cache = str(tmp_path / "h.cache")
+    stream.load_cached(str(src), cache, dtype=dtype)
+    _poke_value(cache, position, value, dtype)
+    with pytest.raises(DataError, match=r"h\.cache: damaged cache file \(stored value \d+ is not finite\)"):
+        stream.open_cache(cache)
+    args = ["train", "-q", "--cache", cache] + (["--dtype", "float32"] if dtype == np.float32 else [])
+    r = run_pegasos(*args, src, tmp_path / "m.model")
+    msg = one_error(r, "damaged cache file", "is not finite", "delete it to rebuild")
+    assert msg.startswith(f"Error: {cache}:")
+    assert not (tmp_path / "m.model").exists()
