@@ -467,6 +467,8 @@ def read_model_bytes(path):
             head = f.read(FIRST_LINE_BYTES)
             if head.startswith(UTF8_BOM):
                 head = head[len(UTF8_BOM):] + f.read(len(UTF8_BOM))
+            if not head.strip() and len(head) < FIRST_LINE_BYTES:
+                return head                  # an empty file: load_model says so
             end = head.find(b"\n")
             first = head if end < 0 else head[:end]
             if first.split()[:1] != [MAGIC.encode()] or (end < 0 and len(head) == FIRST_LINE_BYTES):
