@@ -74,6 +74,7 @@ cdef enum:
     E_DUPLICATE      # repeated index on a line
     E_LABEL_UNKNOWN  # label outside the allowed set (a model's two labels)
     E_VALUE_FLOAT32  # finite value that overflows float32 (float32 mode)
+    E_BOM            # a UTF-8 byte-order mark at the start of a line after the first
 
 DEF MAX_LABELS = 64
 DEF TOKEN_LEN = 48
@@ -239,6 +240,9 @@ cdef class Parser:
     cdef int err
     cdef int64_t err_line, err_num
     cdef char err_tok[TOKEN_LEN]
+    cdef int err_tok_len
+    cdef bint err_bare_cr                  # the failing line holds a CR not followed by LF
+    cdef const unsigned char* cur_line     # start of the line being parsed (valid inside _parse)
     cdef Pair* pairs
     cdef Py_ssize_t cap_pairs
 
@@ -335,6 +339,7 @@ cdef class Parser:
 
     cdef void _set_error(self, int code, const unsigned char* tok, int64_t num) noexcept nogil:
         cdef int i = 0
+        cdef const unsigned char* q = self.cur_line
         self.err = code
         self.err_line = self.line_no
         self.err_num = num
@@ -343,6 +348,14 @@ cdef class Parser:
                 self.err_tok[i] = tok[i]
                 i += 1
         self.err_tok[i] = 0
+        self.err_tok_len = i
+        self.err_bare_cr = False
+        if q != NULL:                        # the buffer ends in '\n', so the scan stops
+            while q[0] != 10:
+                if q[0] == 13 and q[1] != 10:
+                    self.err_bare_cr = True
+                    break
+                q += 1
 
     cdef void _note_label(self, double y, const unsigned char* tok, Py_ssize_t toklen) noexcept nogil:
         cdef int i
@@ -383,6 +396,7 @@ cdef class Parser:
                 self.err_line = self.line_no
                 self.err_num = self.pairs[j].col + (0 if self.zero_based else 1)
                 self.err_tok[0] = 0
+                self.err_tok_len = 0
                 return -2
             self.indices[start + j] = self.pairs[j].col
             self._set_value(start + j, self.pairs[j].val)
@@ -402,6 +416,7 @@ cdef class Parser:
         cdef bint have_last_label = False
         while p < end:
             self.line_no += 1
+            self.cur_line = p
             while is_blank(p[0]):
                 p += 1
             if p[0] == 10:
@@ -422,7 +437,9 @@ cdef class Parser:
                 k = 0
                 while not ends_token(tok[k]) and tok[k] != 58:
                     k += 1
-                if tok[k] == 58 and k > 0:       # "3:1 ..." : the label is missing
+                if tok[0] == 0xEF and tok[1] == 0xBB and tok[2] == 0xBF:
+                    self._set_error(E_BOM, tok, 0)
+                elif tok[k] == 58 and k > 0:     # "3:1 ..." : the label is missing
                     self._set_error(E_NO_LABEL, tok, 0)
                 else:
                     self._set_error(E_LABEL, tok, 0)
@@ -647,7 +664,9 @@ cdef class Parser:
         """``None`` or ``(line, message)`` describing the first error met."""
         if self.err == E_OK:
             return None
-        tok = (<bytes> self.err_tok).decode("utf-8", "replace")
+        # the token's own bytes (NULs included, undecodable ones as U+FFFD); {tok!r}
+        # shows control characters escaped
+        tok = self.err_tok[:self.err_tok_len].decode("utf-8", "replace")
         base = "zero-based" if self.zero_based else "one-based"
         msgs = {
             E_LABEL: f"label {tok!r} is not a number",
@@ -664,8 +683,14 @@ cdef class Parser:
             E_DUPLICATE: f"feature index {self.err_num} appears more than once on the line",
             E_LABEL_UNKNOWN: f"label {tok!r} is not one of the model's labels{self.allowed_text}",
             E_VALUE_FLOAT32: f"value in {tok!r} is too large for float32 (read the file as float64)",
+            E_BOM: (f"the line starts with a UTF-8 byte-order mark (EF BB BF) in {tok!r}; it is allowed only "
+                    "at the start of the file"),
         }
-        return self.err_line, msgs.get(self.err, f"parse error {self.err}")
+        message = msgs.get(self.err, f"parse error {self.err}")
+        if self.err_bare_cr and self.err != E_NOMEM:
+            message = ("the line holds a carriage return (\\r) not followed by a line feed: CR-only line ends "
+                       f"(classic Mac OS) are not supported, convert them to LF or CRLF (at {tok!r}: {message})")
+        return self.err_line, message
 
 
 def parse_float(bytes text):

@@ -4,45 +4,16 @@
 ``(X, y[, qid[, sample_weight]])`` of arrays, a
 :class:`pegasos.io.SVMLightData` from the reader, or an :class:`Examples` —
 and returns one :class:`Examples`, the single place where arrays are coerced
-and their shapes checked.
+(:func:`pegasos.data.csr_arrays` checks the matrix) and their shapes checked.
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .data import csr_arrays
 from .errors import ExampleError, ParameterError
 from .labels import label_values
-
-
-def csr_arrays(X):
-    """(indptr int64, indices int32, data float32/64) of a CSR matrix, a dense array or a Chunk.
-
-    Parameters
-    ----------
-    X : scipy.sparse matrix, array-like of shape (m, n) or pegasos.io.Chunk
-
-    Returns
-    -------
-    tuple of ndarray
-        Contiguous CSR arrays with sorted column indices (what the compiled
-        loops need); a Chunk's own arrays are returned as they are.
-    """
-    from .io import Chunk
-
-    if isinstance(X, Chunk):
-        return X.indptr, X.indices, X.data
-    import scipy.sparse as sp
-
-    if not sp.issparse(X):
-        X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
-    X = X.tocsr()
-    if not X.has_sorted_indices:
-        X = X.sorted_indices()
-    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
-    return (np.ascontiguousarray(X.indptr, dtype=np.int64),
-            np.ascontiguousarray(X.indices, dtype=np.int32),
-            np.ascontiguousarray(data))
 
 
 @dataclass
@@ -123,7 +94,7 @@ def as_examples(data, n_features=None):
                       None, data)
     elif isinstance(data, tuple) and 2 <= len(data) <= 4:
         X, y, qid, sw = (tuple(data) + (None, None))[:4]
-        indptr, indices, values = csr_arrays(X)
+        indptr, indices, values = csr_arrays(X, n_features)
         m = indptr.shape[0] - 1
         cols = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else (
             int(indices.max()) + 1 if indices.size else 0)

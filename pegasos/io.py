@@ -33,6 +33,8 @@ import numpy as np
 from .errors import DataError
 
 BLOCK_SIZE = 4 << 20          # bytes of text handed to the parser at a time
+MAX_LINE_BYTES = 256 << 20    # longest line held while looking for its end (PEGASOS_MAX_LINE_BYTES)
+UTF8_BOM = b"\xef\xbb\xbf"      # skipped at the start of a file
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
 # signatures of the compressed formats (first bytes of the data) and their readers
@@ -295,42 +297,106 @@ def _read_ahead(stream, block_size, depth=2):
 
 def _whole_lines(stream, path, block_size, on_bytes=None):
     """Yield buffers of whole lines (each ending in b'\\n') read from ``stream``
-    (read ahead in a thread when it decompresses)."""
+    (read ahead in a thread when it decompresses); a UTF-8 byte-order mark at
+    the start of the file is skipped."""
     ahead = _read_ahead(stream, block_size) if getattr(stream, "decompressing", False) else None
     try:
         yield from _cut_lines(ahead if ahead is not None else iter(lambda: stream.read(block_size), None),
-                              path, on_bytes)
+                              path, on_bytes, at_start=getattr(stream, "range_start", 0) == 0)
     finally:
         if ahead is not None:
             ahead.close()
 
 
-def _cut_lines(blocks, path, on_bytes):
-    """Whole-line buffers from an iterator of blocks (the last one empty)."""
-    tail = []       # blocks of an unfinished line, joined once when its end arrives
+def max_line_bytes():
+    """The longest line (bytes) the reader holds while looking for its end:
+    ``PEGASOS_MAX_LINE_BYTES`` if set (a positive integer), else 256 MiB.
+
+    Raises
+    ------
+    ParameterError
+        The variable is set to something else.
+    """
+    value = os.environ.get("PEGASOS_MAX_LINE_BYTES")
+    if value is None:
+        return MAX_LINE_BYTES
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        from .errors import ParameterError
+        raise ParameterError(f"PEGASOS_MAX_LINE_BYTES must be a positive number of bytes, got {value!r}")
+    return n
+
+
+def _next_block(blocks, path):
+    try:
+        return next(blocks)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
+        raise DataError(path, f"cannot read or decompress: {e}") from None
+
+
+def _cut_lines(blocks, path, on_bytes, at_start=True):
+    """Whole-line buffers from an iterator of blocks (the last one empty).
+
+    A line longer than :func:`max_line_bytes` is a DataError (so that a file
+    without newlines is not held whole); ``at_start``: the blocks start at the
+    beginning of the file, where a UTF-8 byte-order mark is dropped.
+    """
+    limit = max_line_bytes()
+    tail = bytearray()      # the unfinished line, grown in place until its end arrives
+    line_start = 0          # byte offset of the unfinished line in the text
+    offset = 0              # bytes of text before ``block``
     while True:
-        try:
-            block = next(blocks)
-        except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
-            raise DataError(path, f"cannot read or decompress: {e}") from None
+        block = _next_block(blocks, path)
+        if at_start and block:
+            while len(block) < len(UTF8_BOM) and UTF8_BOM.startswith(block):
+                more = _next_block(blocks, path)
+                if not more:
+                    break
+                block += more
+            at_start = False
+            if block.startswith(UTF8_BOM):
+                if on_bytes is not None:
+                    on_bytes(len(UTF8_BOM))
+                block = block[len(UTF8_BOM):]
+                offset = line_start = len(UTF8_BOM)
+                if not block:
+                    continue
         if not block:
             if tail:
-                yield b"".join(tail) + b"\n"
+                tail += b"\n"
+                yield memoryview(tail)
             return
         if on_bytes is not None:
             on_bytes(len(block))
         cut = block.rfind(b"\n")
+        first_end = cut if cut < 0 else block.find(b"\n")
+        if len(tail) + (len(block) if cut < 0 else first_end) > limit:
+            _too_long(path, limit, line_start, tail, block)
+        offset += len(block)
         if cut < 0:
-            tail.append(block)
+            tail += block
             continue
         if tail:
-            tail.append(block)
-            buf = b"".join(tail)
+            tail += block
+            buf = tail
             cut += len(buf) - len(block)
         else:
             buf = block
         yield memoryview(buf)[: cut + 1]
-        tail = [buf[cut + 1:]] if cut + 1 < len(buf) else []
+        tail = bytearray(memoryview(buf)[cut + 1:])
+        line_start = offset - len(tail)
+
+
+def _too_long(path, limit, line_start, tail, block):
+    hint = ""
+    if b"\r" in tail or b"\r" in block:
+        hint = ("; it holds carriage returns (\\r): CR-only line ends (classic Mac OS) are not supported, "
+                "convert them to LF or CRLF")
+    raise DataError(path, f"the line starting at byte {line_start} is longer than {limit} bytes{hint} "
+                    "(set PEGASOS_MAX_LINE_BYTES to allow longer lines)")
 
 
 def _parser(zero_based, dtype, labels=None):
@@ -486,6 +552,7 @@ class _Range:
         self.f = open(path, "rb")
         self.f.seek(start)
         self.left = end - start
+        self.range_start = start
 
     def read(self, n):
         data = self.f.read(min(n, self.left)) if self.left > 0 else b""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ModelFormatError, ParameterError
-from .examples import csr_arrays
+from .data import csr_arrays
 from .labels import BinaryLabels
 from .options import KERNELS, MAX_DEGREE
 from .sampling import Orders

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ExampleError, ParameterError
-from .examples import csr_arrays
+from .data import csr_arrays
 from .labels import BinaryLabels, sample_weights
 from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders

@@ -436,6 +436,72 @@ def save_model(model, path):
     atomic_write(path, lambda f: f.write(text))
 
 
+READ_PIECE = 1 << 20        # bytes read at a time from a model file
+FIRST_LINE_BYTES = 4096     # where the first line ("pegasos_model 1") must end
+
+
+def read_model_bytes(path):
+    """The bytes of a model file, read in pieces of ``READ_PIECE`` bytes.
+
+    The first line is checked before anything else is read, so a device or
+    a foreign file (``/dev/zero``, ``/dev/urandom``, a data file) is refused
+    after at most ``FIRST_LINE_BYTES``; a UTF-8 byte-order mark at the start
+    is dropped.  Later pieces must be text: a NUL byte or a line longer than
+    :func:`pegasos.io.max_line_bytes` stops the read.
+
+    Returns
+    -------
+    bytes
+        The file without its byte-order mark.
+
+    Raises
+    ------
+    ModelFormatError
+        The file is missing or unreadable, or one of the above (naming the file).
+    """
+    from .io import UTF8_BOM, max_line_bytes
+
+    pieces = []
+    try:
+        with open(path, "rb") as f:
+            head = f.read(FIRST_LINE_BYTES)
+            if head.startswith(UTF8_BOM):
+                head = head[len(UTF8_BOM):] + f.read(len(UTF8_BOM))
+            if not head.strip() and len(head) < FIRST_LINE_BYTES:
+                return head                  # an empty file: load_model says so
+            end = head.find(b"\n")
+            first = head if end < 0 else head[:end]
+            if first.split()[:1] != [MAGIC.encode()] or (end < 0 and len(head) == FIRST_LINE_BYTES):
+                shown = first[:60].decode("utf-8", "replace")
+                raise ModelFormatError(path, f"not a pegasos model file (first line is {shown!r})", 1)
+            pieces.append(head)
+            limit = max_line_bytes()
+            line_length = len(head) - head.rfind(b"\n") - 1
+            offset = len(head)
+            while True:
+                piece = f.read(READ_PIECE)
+                if not piece:
+                    break
+                nul = piece.find(b"\0")
+                if nul >= 0:
+                    raise ModelFormatError(path, f"not a pegasos model file (a NUL byte at byte {offset + nul}: "
+                                                 "binary data)")
+                cut = piece.rfind(b"\n")
+                line_length = line_length + len(piece) if cut < 0 else len(piece) - cut - 1
+                if line_length > limit or (cut >= 0 and len(piece) > limit):
+                    raise ModelFormatError(path, f"a line longer than {limit} bytes (not a pegasos model file; "
+                                                 "PEGASOS_MAX_LINE_BYTES sets the limit)")
+                offset += len(piece)
+                pieces.append(piece)
+    except FileNotFoundError:
+        raise ModelFormatError(path, "no such model file") from None
+    except IsADirectoryError:
+        raise ModelFormatError(path, "cannot read model: it is a directory") from None
+    except OSError as e:
+        raise ModelFormatError(path, f"cannot read model: {e.strerror or e}") from None
+    return b"".join(pieces)
+
+
 def load_model(path):
     """Read a model file written by :func:`save_model`.
 
@@ -451,13 +517,7 @@ def load_model(path):
     """
     from .linear import BinaryLabels, LinearModel
 
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise ModelFormatError(path, "no such model file") from None
-    except OSError as e:
-        raise ModelFormatError(path, f"cannot read model: {e.strerror or e}") from None
+    raw = read_model_bytes(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -559,6 +619,23 @@ def check_weights_fit(path, lines, n_features, rows=1):
                                      "damaged model file, or one made for a much larger machine)", line) from None
 
 
+# header keys whose value is free text (a file name), not checked for numbers
+TEXT_KEYS = ("train_file",)
+_NUMBER_SEPARATORS = re.compile(r"[\s,;:]+")
+
+
+def _check_finite_numbers(path, key, value, lineno):
+    """Refuse a header value holding a NaN or infinite number (``nan``, ``inf``,
+    ``1e999``, also inside lists such as ``cost_matrix``)."""
+    for token in _NUMBER_SEPARATORS.split(value):
+        try:
+            v = float(token)
+        except ValueError:
+            continue
+        if not math.isfinite(v):
+            raise ModelFormatError(path, f"header {key!r} holds {token!r}, which is not a finite number", lineno)
+
+
 def read_header(path, lines, required, optional, stops):
     """Parse the ``key value`` lines after the first line, up to a line whose
     key is in ``stops``.
@@ -586,6 +663,8 @@ def read_header(path, lines, required, optional, stops):
             raise ModelFormatError(path, f"header line {key!r} has no value", i + 1)
         if key in header:
             raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
+        if key not in TEXT_KEYS:
+            _check_finite_numbers(path, key, value, i + 1)
         header[key] = value
         i += 1
     if i == len(lines):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import DataError, ExampleError, ParameterError
-from .examples import csr_arrays
+from .data import csr_arrays
 from .labels import sample_weights
 from .linear import check_weight_memory, new_state, objective_at_zero, projection_radius2, solve
 from .options import MULTICLASS_METHODS as METHODS

@@ -132,7 +132,7 @@ def open_cache(cache_path, header=None, f=None, check=True):
 
     The arrays are checked before use (O(nnz), in blocks): indptr starts at
     0, never decreases and ends at nnz; every index is in [0, n_features)
-    and increases within its row; labels are finite.  A damaged file is
+    and increases within its row; labels and values are finite.  A damaged file is
     therefore an error, never a crash of the training loop.
 
     Parameters
@@ -210,8 +210,12 @@ def _check_arrays(chunk, m, n_features, block=1 << 22):
             raise ValueError("row offsets")
         if not np.all(np.isfinite(labels[lo:lo + block])):
             raise ValueError("labels")
-    # indices in range, and increasing inside each row (a decrease only where a row starts)
+    # indices in range, and increasing inside each row (a decrease only where a row starts); values finite
+    data = chunk.data
     for lo in range(0, nnz, block):
+        values = np.asarray(data[lo:lo + block])
+        if not np.isfinite(values).all():
+            raise ValueError(f"stored value {lo + int(np.argmin(np.isfinite(values)))} is not finite")
         part = np.asarray(indices[lo:lo + block + 1])
         if part.size and (part.min() < 0 or part.max() >= n_features):
             raise ValueError("feature indices")

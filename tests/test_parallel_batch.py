@@ -29,7 +29,7 @@ from pegasos.errors import ParameterError
 from pegasos.io import load_svmlight
 from pegasos import linear
 from pegasos.trainers import train
-from pegasos.examples import csr_arrays
+from pegasos.data import csr_arrays
 from pegasos.model import load_model
 
 EXACT = 1e-9                 # max |w - w_ref| / max |w_ref|

@@ -26,7 +26,7 @@ from pegasos.errors import ParameterError
 from pegasos.scoring import evaluate, objective
 from pegasos.io import load_svmlight
 from pegasos.trainers import train
-from pegasos.examples import csr_arrays
+from pegasos.data import csr_arrays
 from pegasos.labels import BinaryLabels
 from pegasos.sampling import BLOCK_SAMPLES
 

@@ -1,0 +1,256 @@
+"""Checks of the example arrays the Python API receives.
+
+The compiled loops (``pegasos._core``, ``pegasos._kernel``) index the weight
+vector with the CSR column indices and walk the rows with the row pointers
+without bounds checks; a negative index or a decreasing ``indptr`` would read
+or write outside their buffers.  :func:`csr_arrays` is the one place where a
+matrix handed to ``train``, ``train_multiclass``, ``train_kernel`` or a
+model's ``decision_function`` is checked and converted, in O(nnz) vectorised
+passes over bounded blocks (no temporary larger than a few MiB).
+
+Arrays made by :mod:`pegasos.io` (a :class:`pegasos.io.Chunk` or
+:class:`pegasos.io.SVMLightData`, from the reader or from a cache that was
+checked when it was opened) are trusted and returned as they are.
+"""
+
+import numpy as np
+
+from .errors import ExampleError, ParameterError
+
+# elements per block of the vectorised checks (temporaries stay at a few MiB)
+CHECK_BLOCK = 1 << 19
+INT32_MAX = np.iinfo(np.int32).max
+
+
+def csr_arrays(X, n_features=None, trusted=None):
+    """Checked CSR arrays of a matrix of examples, as the solver loops need them.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix or array (any format) of shape (m, d), dense
+        array-like of shape (m, d) (or (d,) for one example),
+        :class:`pegasos.io.Chunk` or :class:`pegasos.io.SVMLightData`
+        The examples x_i, one per row.  Integer and boolean values are
+        converted to float64; float32 and float64 are kept.
+    n_features : int or None
+        When given (training: the dimension of w), every stored column index
+        must be below it.  None checks the indices against the matrix's own
+        width d only (scoring: columns at or beyond a model's n_features
+        contribute 0).
+    trusted : bool or None
+        True skips the structural and value checks; False checks whatever X
+        is; None (default) trusts a Chunk or SVMLightData of
+        :mod:`pegasos.io` and checks everything else.
+
+    Returns
+    -------
+    indptr : ndarray (m + 1,), int64
+        Row pointers, indptr[0] = 0, non-decreasing.
+    indices : ndarray (nnz,), int32
+        Column of each stored value, in [0, d), increasing within each row
+        (a scipy matrix with unsorted or repeated columns is sorted and its
+        repeated entries summed, scipy's meaning of duplicates).
+    data : ndarray (nnz,), float64 or float32
+        Finite stored values.
+
+    Raises
+    ------
+    ParameterError
+        X is not a matrix (wrong number of dimensions, complex or non-numeric
+        values), its row pointers are inconsistent (not starting at 0,
+        decreasing, pointing past the stored values, wrong length), or a
+        column index is at or beyond ``n_features``.
+    ExampleError
+        A column index outside [0, d) or a NaN/infinite value, with the
+        0-based example that holds it in ``example``.
+    """
+    from .io import Chunk, SVMLightData
+
+    if isinstance(X, SVMLightData):
+        X = X.chunk
+    if isinstance(X, Chunk) and trusted is not False:
+        indptr, indices, data = X.indptr, X.indices, X.data
+    elif trusted:
+        indptr, indices, data = _convert_trusted(X)
+    else:
+        indptr, indices, data = _checked(X)
+    if n_features is not None:
+        check_n_features(indices, n_features)
+    return indptr, indices, data
+
+
+def check_n_features(indices, n_features):
+    """Raise ParameterError unless every column index is below ``n_features``
+    (int, the dimension of w); ``indices`` int (nnz,), already known >= 0."""
+    if indices.size and int(indices.max()) >= n_features:
+        raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
+                             "the data use")
+
+
+def _convert_trusted(X):
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        X = sp.csr_matrix(_dense(X))
+    X = X.tocsr()
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    return (np.ascontiguousarray(X.indptr, dtype=np.int64), np.ascontiguousarray(X.indices, dtype=np.int32),
+            np.ascontiguousarray(_float_values(X.data)))
+
+
+def _dense(X):
+    """A dense array-like as a finite float64 2-D array."""
+    try:
+        a = np.asarray(X)
+        if a.dtype.kind == "c":
+            raise ParameterError("the examples X hold complex numbers; they must be real")
+        a = np.atleast_2d(a.astype(np.float64, copy=False))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ParameterError):
+            raise
+        raise ParameterError(f"the examples X are not a numeric matrix ({exc})") from None
+    if a.ndim != 2:
+        raise ParameterError(f"the examples X must be a 2-D matrix, got shape {a.shape}")
+    finite = np.isfinite(a)
+    if not finite.all():
+        i, j = (int(v[0]) for v in np.nonzero(~finite))
+        raise ExampleError(f"example {i + 1}: value {a[i, j]} in column {j} is not finite "
+                           "(nan and inf are not allowed)", i,
+                           f"value {a[i, j]} in column {j} is not finite (nan and inf are not allowed)")
+    return a
+
+
+def _float_values(data):
+    """Stored values as float64, or float32 kept; ParameterError for other kinds."""
+    data = np.asarray(data)
+    if data.dtype in (np.float32, np.float64):
+        return data
+    if data.dtype.kind in "biuf":
+        return data.astype(np.float64)
+    raise ParameterError(f"the examples X hold values of type {data.dtype}; they must be real numbers")
+
+
+def _checked(X):
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        # a validated dense array makes a well-formed matrix
+        return _convert_trusted(_dense(X))
+    shape = X.shape
+    if len(shape) != 2:
+        raise ParameterError(f"the examples X must be a 2-D matrix, got shape {shape}")
+    m, d = int(shape[0]), int(shape[1])
+    fmt = X.format
+    if fmt in ("csr", "csc"):
+        major, minor = (m, d) if fmt == "csr" else (d, m)
+        indptr, indices, data, unsorted = _check_compressed(X.indptr, X.indices, X.data, major, minor, fmt)
+        if fmt == "csr" and not unsorted:
+            return indptr, indices, data
+        cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
+        X = cls((data, indices, indptr), shape=(m, d), copy=fmt == "csr")
+    elif fmt == "coo":
+        row, col = np.asarray(X.row), np.asarray(X.col)
+        data = _float_values(X.data)
+        if not (row.shape == col.shape == data.shape and row.ndim == 1):
+            raise ParameterError(f"the COO matrix X has {row.size} rows, {col.size} columns and {data.size} "
+                                 "values: they must be as many")
+        _check_index_range(row, m, "row")
+        _check_index_range(col, d, "column", lambda p: int(row[p]))
+        _check_finite(data, lambda p: int(row[p]))
+        X = sp.coo_matrix((data, (row, col)), shape=(m, d))
+    else:
+        X = X.tocsr()                         # dia, lil, dok, bsr: built by scipy itself
+        return _checked(X)
+    X = X.tocsr()
+    X.sum_duplicates()                        # sorts the indices of every row, adds repeated ones
+    indptr, indices, data, _ = _check_compressed(X.indptr, X.indices, X.data, m, d, "csr")
+    return indptr, indices, data
+
+
+def _check_compressed(indptr, indices, data, n_major, n_minor, fmt):
+    """Check and convert the arrays of a CSR (or CSC) matrix.
+
+    Returns (indptr int64, indices int32, data float, unsorted): ``unsorted``
+    is True when a row (column for CSC) has decreasing or repeated indices.
+    """
+    axis, other = ("row", "column") if fmt == "csr" else ("column", "row")
+    indptr, indices = np.asarray(indptr), np.asarray(indices)
+    data = _float_values(data)
+    for name, a in (("indptr", indptr), ("indices", indices)):
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise ParameterError(f"the {fmt.upper()} matrix X has {name} of type {a.dtype} and shape {a.shape}; "
+                                 "it must be a 1-D integer array")
+    if data.ndim != 1:
+        raise ParameterError(f"the {fmt.upper()} matrix X has values of shape {data.shape}; they must be 1-D")
+    if indptr.shape[0] != n_major + 1:
+        raise ParameterError(f"the {fmt.upper()} matrix X has {indptr.shape[0]} row pointers (indptr) for "
+                             f"{n_major} {axis}s; it needs {n_major + 1}")
+    if indptr.dtype == np.uint64 and indptr.size and int(indptr.max()) > np.iinfo(np.int64).max:
+        raise ParameterError(f"the {fmt.upper()} matrix X has a row pointer (indptr) beyond 2^63")
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    if indptr[0] != 0:
+        raise ParameterError(f"the {fmt.upper()} matrix X has indptr[0] = {int(indptr[0])}; it must be 0")
+    for s in range(0, n_major, CHECK_BLOCK):
+        step = np.diff(indptr[s:s + CHECK_BLOCK + 1])
+        if (step < 0).any():
+            i = s + int(np.argmax(step < 0))
+            raise ParameterError(f"the {fmt.upper()} matrix X has decreasing row pointers (indptr[{i}] = "
+                                 f"{int(indptr[i])} > indptr[{i + 1}] = {int(indptr[i + 1])})")
+    nnz = int(indptr[-1])
+    if nnz > indices.shape[0] or nnz > data.shape[0]:
+        raise ParameterError(f"the {fmt.upper()} matrix X has indptr[-1] = {nnz} but {indices.shape[0]} column "
+                             f"indices and {data.shape[0]} values")
+    indices, data = indices[:nnz], data[:nnz]
+
+    def major_of(p):
+        return int(np.searchsorted(indptr, p, side="right")) - 1
+
+    _check_index_range(indices, n_minor, other, major_of if fmt == "csr" else None)
+    if fmt == "csr":
+        _check_finite(data, major_of)
+    unsorted = False
+    for s in range(0, nnz, CHECK_BLOCK):
+        blk = indices[s:s + CHECK_BLOCK + 1].astype(np.int64)
+        p = s + 1 + np.flatnonzero(blk[1:] <= blk[:-1])       # positions not above their predecessor
+        if p.size:
+            k = np.minimum(np.searchsorted(indptr, p), n_major)
+            if not (indptr[k] == p).all():                    # one of them is not the first of its row
+                unsorted = True
+                break
+    indices = np.ascontiguousarray(indices, dtype=np.int32 if fmt == "csr" else np.int64)
+    return indptr, indices, np.ascontiguousarray(data), unsorted
+
+
+def _check_index_range(idx, n, what, example_of=None):
+    """Raise unless every index of ``idx`` (int, 1-D) is in [0, n).
+
+    ``what`` is "row" or "column" (columns must also fit int32);
+    ``example_of(p)`` gives the 0-based example holding stored value p, or
+    is None when the index is itself the example's."""
+    if n - 1 > INT32_MAX and what == "column":
+        raise ParameterError(f"the examples X have {n} columns; at most {INT32_MAX + 1} are supported")
+    for s in range(0, idx.shape[0], CHECK_BLOCK):
+        blk = idx[s:s + CHECK_BLOCK]
+        bad = (blk < 0) | (blk >= n)
+        if bad.any():
+            p = s + int(np.argmax(bad))
+            v = int(idx[p])
+            reason = "is negative" if v < 0 else f"is outside the matrix's {n} {what}s"
+            if example_of is not None:
+                i = example_of(p)
+                detail = f"{what} index {v} {reason}"
+                raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+            raise ParameterError(f"the examples X have a {what} index {v} that {reason}")
+
+
+def _check_finite(data, example_of):
+    """Raise ExampleError for the first NaN or infinite stored value."""
+    for s in range(0, data.shape[0], CHECK_BLOCK):
+        blk = data[s:s + CHECK_BLOCK]
+        ok = np.isfinite(blk)
+        if not ok.all():
+            p = s + int(np.argmin(ok))
+            i = example_of(p)
+            detail = f"value {data[p]} is not finite (nan and inf are not allowed)"
+            raise ExampleError(f"example {i + 1}: {detail}", i, detail)

@@ -1,0 +1,388 @@
+"""Bad input at the Python API, in data files, caches and model files gives a
+PegasosError (never a crash, a NaN objective or unbounded memory)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pegasos
+from pegasos.data import csr_arrays
+from pegasos.errors import ExampleError, ParameterError
+
+
+def _data(m=40, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, d, density=0.5, format="csr", random_state=seed)
+    y = np.where(rng.random(m) > 0.5, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    return X, y
+
+
+def _row_of(X, p):
+    return int(np.searchsorted(X.indptr, p, side="right")) - 1
+
+
+@pytest.fixture(scope="module")
+def models():
+    X, y = _data()
+    X50 = sp.random(40, 50, density=0.3, format="csr", random_state=1)
+    y3 = np.arange(40) % 3.0
+    return {
+        "linear": pegasos.train(X, y, epochs=1),
+        "kernel": pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, epochs=1),
+        "multiclass": pegasos.train_multiclass(X50, y3, epochs=1),
+    }
+
+
+def _negative_index(X, v=-1, p=5):
+    Z = X.copy()
+    Z.indices[p] = v
+    return Z
+
+
+def _decreasing_indptr(X):
+    Z = X.copy()
+    Z.indptr[5] = Z.indptr[7] + 1
+    return Z
+
+
+TRAINERS = {
+    "linear": lambda X, y: pegasos.train(X, y, epochs=1),
+    "kernel": lambda X, y: pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, epochs=1),
+    "multiclass": lambda X, y: pegasos.train_multiclass(X, np.arange(X.shape[0]) % 3.0, epochs=1),
+}
+
+
+@pytest.mark.parametrize("trainer", TRAINERS)
+@pytest.mark.parametrize("v", [-1, -7, -10 ** 6, 6, 2 ** 31 - 1])
+def test_column_index_out_of_range_is_an_example_error(trainer, v):
+    X, y = _data()
+    with pytest.raises(ExampleError, match=f"column index {v} is") as e:
+        TRAINERS[trainer](_negative_index(X, v), y)
+    assert e.value.example == _row_of(X, 5)
+
+
+@pytest.mark.parametrize("kind", ["linear", "kernel", "multiclass"])
+def test_decision_function_checks_the_matrix(models, kind):
+    X, _ = _data()
+    model = models[kind]
+    with pytest.raises(ExampleError, match="column index -1 is negative"):
+        model.decision_function(_negative_index(X))
+    with pytest.raises(ParameterError, match="decreasing row pointers"):
+        model.decision_function(_decreasing_indptr(X))
+    Z = X.copy()
+    Z.data[3] = np.nan
+    with pytest.raises(ExampleError, match="value nan is not finite"):
+        model.decision_function(Z)
+    with pytest.raises(ExampleError, match="not finite"):
+        pegasos.objective(model, Z, np.arange(40) % 3.0 if kind == "multiclass" else _data()[1])
+
+
+@pytest.mark.parametrize("trainer", TRAINERS)
+def test_broken_row_pointers(trainer):
+    X, y = _data()
+    with pytest.raises(ParameterError, match="decreasing row pointers"):
+        TRAINERS[trainer](_decreasing_indptr(X), y)
+    Z = X.copy()
+    Z.indptr[-1] += 5
+    with pytest.raises(ParameterError, match=r"indptr\[-1\] = \d+ but"):
+        TRAINERS[trainer](Z, y)
+    Z = X.copy()
+    Z.indptr[0] = 1
+    with pytest.raises(ParameterError, match=r"indptr\[0\] = 1"):
+        TRAINERS[trainer](Z, y)
+    with pytest.raises(ParameterError, match="row pointers"):
+        TRAINERS[trainer](_short_indptr(X), y)
+
+
+def _short_indptr(X):
+    Z = X.copy()
+    Z.indptr = Z.indptr[:-3]
+    return Z
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_values_refused(value):
+    X, y = _data()
+    Z = X.copy()
+    Z.data[-1] = value
+    with pytest.raises(ExampleError, match="not finite") as e:
+        pegasos.train(Z, y, epochs=1)
+    assert e.value.example == _row_of(X, X.nnz - 1)
+    D = X.toarray()
+    D[2, 3] = value
+    with pytest.raises(ExampleError, match="column 3 is not finite") as e:
+        pegasos.train(D, y, epochs=1)
+    assert e.value.example == 2
+
+
+def test_multiclass_n_features_below_the_data():
+    X = sp.random(40, 50, density=0.3, format="csr", random_state=0)
+    with pytest.raises(ParameterError, match="n_features = 3 is less than the 50 columns"):
+        pegasos.train_multiclass(X, np.arange(40) % 3.0, n_features=3)
+
+
+@pytest.mark.parametrize("fmt", ["csc", "coo"])
+def test_other_sparse_formats_are_checked(fmt):
+    X, y = _data()
+    Z = X.asformat(fmt, copy=True)
+    if fmt == "csc":
+        Z.indices = Z.indices.copy()
+        Z.indices[0] = -3
+        match = "row index -3"
+    else:
+        Z.col = Z.col.copy()
+        Z.col[0] = 9
+        match = "column index 9 is outside the matrix's 6 columns"
+    with pytest.raises(ParameterError, match=match):
+        pegasos.train(Z, y, epochs=1)
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.zeros((2, 2, 2)), "2-D matrix"),
+    ([["a", "b"], ["c", "d"]], "not a numeric matrix"),
+    (sp.csr_matrix(np.eye(2, dtype=np.complex128)), "complex128"),
+    (np.eye(2, dtype=np.complex128), "complex"),
+])
+def test_not_a_matrix(X, match):
+    with pytest.raises(ParameterError, match=match):
+        pegasos.train(X, [1.0, -1.0], iterations=3)
+
+
+def test_unsorted_and_repeated_columns_match_a_dense_product():
+    rng = np.random.default_rng(3)
+    m, d = 30, 8
+    rows = np.repeat(np.arange(m), 5)
+    cols = rng.integers(0, d, rows.size)                  # repeats within rows
+    vals = rng.normal(size=rows.size)
+    dense = np.zeros((m, d))
+    np.add.at(dense, (rows, cols), vals)
+    perm = rng.permutation(5)
+    indptr = np.arange(0, rows.size + 1, 5)
+    indices = cols.reshape(m, 5)[:, perm].ravel()      # unsorted within rows
+    data = vals.reshape(m, 5)[:, perm].ravel()
+    X = sp.csr_matrix((data, indices, indptr), shape=(m, d))
+    X.has_sorted_indices = True                          # a wrong flag must not be believed
+    p, i, v = csr_arrays(X)
+    assert p.dtype == np.int64 and i.dtype == np.int32 and v.dtype == np.float64
+    np.testing.assert_allclose(sp.csr_matrix((v, i, p), shape=(m, d)).toarray(), dense, rtol=0, atol=1e-12)
+    for r in range(m):
+        assert np.all(np.diff(i[p[r]:p[r + 1]]) > 0)
+    w = rng.normal(size=d)
+    model = pegasos.linear.LinearModel(w=w, bias=0.5, labels=None, lam=1.0, loss="eps-insensitive")
+    np.testing.assert_allclose(model.decision_function(X), dense @ w + 0.5, rtol=1e-12, atol=1e-12)
+
+
+def test_dtypes_converted_and_kept():
+    X, _ = _data()
+    for dt, want in ((np.int64, np.float64), (np.bool_, np.float64), (np.float32, np.float32),
+                     (np.longdouble, np.float64)):
+        p, i, v = csr_arrays(X.astype(dt))
+        assert v.dtype == want and p.dtype == np.int64 and i.dtype == np.int32
+    Z = X.copy()
+    Z.indptr = Z.indptr.astype(np.uint64)
+    Z.indices = Z.indices.astype(np.int64)
+    p, i, v = csr_arrays(Z)
+    np.testing.assert_array_equal(p, X.indptr)
+    np.testing.assert_array_equal(i, X.indices)
+
+
+def test_valid_csr_is_not_copied():
+    X, _ = _data()
+    X = X.astype(np.float64)
+    X.indptr = X.indptr.astype(np.int64)
+    p, i, v = csr_arrays(X)
+    assert np.shares_memory(v, X.data) and np.shares_memory(p, X.indptr)
+
+
+def test_reader_arrays_are_trusted(tmp_path):
+    f = tmp_path / "d.svm"
+    f.write_text("+1 1:1 3:2\n-1 2:1\n")
+    d = pegasos.read_svmlight(str(f))
+    p, i, v = csr_arrays(d)
+    assert p is d.chunk.indptr and i is d.chunk.indices and v is d.chunk.data
+    d.chunk.indices[0] = -1                          # a damaged Chunk is still checked when asked to
+    with pytest.raises(ExampleError, match="column index -1"):
+        csr_arrays(d.chunk.matrix(3), trusted=False)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the reader: byte-order marks, CR-only line ends, control bytes, line length
+
+from pegasos.errors import DataError, ModelFormatError  # noqa: E402
+from pegasos.io import iter_svmlight, read_svmlight  # noqa: E402
+
+from conftest import one_error, run_pegasos  # noqa: E402
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _write(tmp_path, name, data):
+    f = tmp_path / name
+    f.write_bytes(data)
+    return f
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bom_at_the_start_of_a_data_file_is_skipped(tmp_path, threads):
+    text = b"+1 1:2 3:1\n-1 2:1\n" * 50
+    plain = read_svmlight(str(_write(tmp_path, "plain.svm", text)), threads=threads)
+    bom = read_svmlight(str(_write(tmp_path, "bom.svm", BOM + text)), threads=threads)
+    np.testing.assert_array_equal(bom.y, plain.y)
+    assert (bom.X != plain.X).nnz == 0
+    assert [lab.text for lab in bom.distinct_labels] == ["+1", "-1"]
+
+
+def test_bom_split_across_reads(tmp_path):
+    f = _write(tmp_path, "bom.svm", BOM + b"+1 1:2\n-1 2:1\n")
+    chunks = list(iter_svmlight(str(f), block_size=1))
+    assert sum(c.n_rows for c in chunks) == 2
+    assert run_pegasos("train", "-q", "--epochs", "1", f, tmp_path / "m").returncode == 0
+
+
+def test_bom_on_a_later_line_is_named(tmp_path):
+    f = _write(tmp_path, "d.svm", b"+1 1:2\n" + BOM + b"-1 2:1\n")
+    with pytest.raises(DataError, match=r"line 2: the line starts with a UTF-8 byte-order mark \(EF BB BF\)"):
+        read_svmlight(str(f))
+
+
+def test_cr_only_line_ends_are_named(tmp_path):
+    f = _write(tmp_path, "mac.svm", b"+1 1:2\r-1 3:1\r+1 2:1\r")
+    with pytest.raises(DataError, match=r"line 1: .*CR-only line ends \(classic Mac OS\)"):
+        read_svmlight(str(f))
+    one_error(run_pegasos("train", "-q", f, tmp_path / "m"), "CR-only line ends", "mac.svm")
+    crlf = _write(tmp_path, "dos.svm", b"+1 1:2\r\n-1 3:1\r\n")
+    assert read_svmlight(str(crlf)).n_examples == 2
+
+
+@pytest.mark.parametrize("line, shown", [
+    (b"+1\x00 3:1", r"label '+1\x00' is not a number"),
+    (b"-1 3:1\x01", r"value in '3:1\x01' is not a number"),
+    (b"-1 \x1b3:1", r"token '\x1b3:1' is not of the form index:value"),
+    (b"-1 3:1 4:\x002", r"'4:\x002'"),
+])
+def test_control_bytes_are_shown_escaped(tmp_path, line, shown):
+    f = _write(tmp_path, "d.svm", b"+1 1:2\n" + line + b"\n")
+    with pytest.raises(DataError) as e:
+        read_svmlight(str(f))
+    assert shown in str(e.value) and "line 2" in str(e.value)
+    msg = one_error(run_pegasos("train", "-q", f, tmp_path / "m"))
+    assert shown in msg
+
+
+def test_line_length_is_capped(tmp_path, monkeypatch):
+    monkeypatch.setenv("PEGASOS_MAX_LINE_BYTES", "1000")
+    f = _write(tmp_path, "z.svm", b"+1 1:1\n" + b"\0" * 5000)
+    with pytest.raises(DataError, match="the line starting at byte 7 is longer than 1000 bytes"):
+        list(iter_svmlight(str(f), block_size=256))
+    f = _write(tmp_path, "cr.svm", b"+1 1:1\r" * 500)
+    with pytest.raises(DataError, match=r"longer than 1000 bytes; it holds carriage returns"):
+        read_svmlight(str(f), block_size=256)
+    ok_file = _write(tmp_path, "ok.svm", (b"+1 " + b" ".join(b"%d:1" % j for j in range(1, 150)) + b"\n") * 20)
+    assert read_svmlight(str(ok_file), block_size=256).n_examples == 20     # 900-byte lines pass
+    r = run_pegasos("train", "-q", ok_file, tmp_path / "m", env={"PEGASOS_MAX_LINE_BYTES": "nope"})
+    one_error(r, "PEGASOS_MAX_LINE_BYTES must be a positive number")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# model files: bounded reading, BOM, non-finite header numbers
+
+@pytest.fixture(scope="module")
+def model_text(tmp_path_factory):
+    d = tmp_path_factory.mktemp("m")
+    X, y = _data()
+    m = pegasos.train(X, y, epochs=1)
+    m.save(d / "lin.model")
+    mc = pegasos.train_multiclass(X, np.arange(40) % 3.0, method="crammer-singer", epochs=1,
+                                  cost=np.array([[0, 1, 2], [1, 0, 1], [2, 1, 0]], dtype=float).ravel())
+    mc.save(d / "cs.model")
+    km = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, epochs=1)
+    km.save(d / "k.model")
+    return {k: (d / f"{k}.model").read_bytes() for k in ("lin", "cs", "k")}
+
+
+@pytest.mark.parametrize("kind", ["lin", "cs", "k"])
+def test_model_with_bom_loads(tmp_path, model_text, kind):
+    a = pegasos.load_model(str(_write(tmp_path, "a.model", model_text[kind])))
+    b = pegasos.load_model(str(_write(tmp_path, "b.model", BOM + model_text[kind])))
+    X, _ = _data()
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+@pytest.mark.parametrize("kind, key, bad", [
+    ("cs", "cost_matrix", "0.0,1.0,2.0;1.0,0.0,nan;2.0,1.0,0.0"),
+    ("cs", "lambda", "inf"),
+    ("lin", "bias", "nan"),
+    ("lin", "lambda", "1e999"),
+    ("lin", "step_offset", "-inf"),
+    ("lin", "average_from", "NaN"),
+    ("k", "gamma", "nan"),
+    ("k", "coef0", "Infinity"),
+])
+def test_non_finite_header_numbers_refused(tmp_path, model_text, kind, key, bad):
+    lines = model_text[kind].decode().split("\n")
+    for i, ln in enumerate(lines):
+        if ln.startswith(key + " "):
+            lines[i] = f"{key} {bad}"
+            break
+    else:
+        lines.insert(lines.index(next(ln for ln in lines if ln.startswith("train_examples"))) + 1, f"{key} {bad}")
+    f = _write(tmp_path, "bad.model", "\n".join(lines).encode())
+    with pytest.raises(ModelFormatError, match=f"header '{key}' holds .* not a finite number"):
+        pegasos.load_model(str(f))
+
+
+def test_train_file_named_inf_is_fine(tmp_path, model_text):
+    text = model_text["lin"].replace(b"\ntrain_file ", b"\ntrain_file inf #")
+    assert pegasos.load_model(str(_write(tmp_path, "a.model", text))).n_features == 6
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_model_loader_refuses_endless_devices(device):
+    with pytest.raises(ModelFormatError, match="line 1: not a pegasos model file"):
+        pegasos.load_model(device)
+
+
+def test_model_loader_stops_at_binary_data(tmp_path, model_text):
+    f = _write(tmp_path, "z.model", model_text["lin"].split(b"\n")[0] + b"\n" + b"\0" * (3 << 20))
+    with pytest.raises(ModelFormatError, match="a NUL byte at byte"):
+        pegasos.load_model(str(f))
+    with pytest.raises(ModelFormatError, match="directory"):
+        pegasos.load_model(str(tmp_path))
+
+
+def test_cli_predict_with_device_as_model(tmp_path):
+    d = _write(tmp_path, "d.svm", b"+1 1:1\n-1 2:1\n")
+    one_error(run_pegasos("predict", d, "/dev/zero"), "/dev/zero", "not a pegasos model file")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# damaged caches: the value section is checked when an existing cache is opened
+
+from pegasos import stream  # noqa: E402
+
+from conftest import data_file  # noqa: E402
+
+
+def _poke_value(cache, position, value, dtype):
+    offset, _, count = stream.read_cache_header(cache)["sections"]["data"]
+    with open(cache, "r+b") as f:
+        f.seek(offset + (position % count) * np.dtype(dtype).itemsize)
+        f.write(np.array([value], dtype=dtype).tobytes())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("position, value", [(0, np.nan), (7, np.inf), (-1, -np.inf)])
+def test_cache_with_non_finite_values_is_damaged(tmp_path, dtype, position, value):
+    src = tmp_path / "h.svm"
+    src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
+    cache = str(tmp_path / "h.cache")
+    stream.load_cached(str(src), cache, dtype=dtype)
+    _poke_value(cache, position, value, dtype)
+    with pytest.raises(DataError, match=r"h\.cache: damaged cache file \(stored value \d+ is not finite\)"):
+        stream.open_cache(cache)
+    args = ["train", "-q", "--cache", cache] + (["--dtype", "float32"] if dtype == np.float32 else [])
+    r = run_pegasos(*args, src, tmp_path / "m.model")
+    msg = one_error(r, "damaged cache file", "is not finite", "delete it to rebuild")
+    assert msg.startswith(f"Error: {cache}:")
+    assert not (tmp_path / "m.model").exists()
