@@ -38,6 +38,7 @@ DEFAULT_SAMPLE_SIZE = 1000      # examples of the calibration sample
 DEFAULT_TOL = 0.002             # relative objective improvement per doubling at which to stop
 DEFAULT_MAX_ITERATIONS = 1 << 24   # work cap of the doubling schedule: E m <= 2^24 (about 1.7e7 rows) ...
 DEFAULT_MIN_EPOCH_CAP = 16          # ... but at least 16 epochs
+DEFAULT_MAX_EPOCHS = 1 << 14        # ... and at most 16384 (each epoch costs a Python step: tiny data sets)
 FIRST_RUN_ITERATIONS = 1 << 14      # the first run has E m >= 2^14 iterations (noise of tiny data sets)
 DEFAULT_AVERAGE_FROM = 0.5      # suffix averaging over the last half of the iterates
 
@@ -184,14 +185,16 @@ def default_epoch_cap(m, batch_size=1):
     """The default ``max_epochs`` of :func:`train_until_converged` for m examples.
 
     The largest power of two E with E ceil(m/k) <= 2^24 iterations, at least
-    16: 512 epochs for a9a (m = 32561), 2048 for mushrooms (8124), 16 from
+    16 and at most 2^14 (every epoch draws its permutation in Python, which
+    dominates on a few examples; heart_scale, m = 270, needed 2^14 for 0.08%):
+    512 epochs for a9a (m = 32561), 2048 for mushrooms (8124), 16 from
     m = 1.05 million on.  The schedule then trains at most 2^25 rows in all.  The measured runs that need many epochs are the
     small, (nearly) separable data sets with a tiny f* (mushrooms, agaricus,
     reuters), where an epoch is cheap.
     """
     per_epoch = max(1, math.ceil(m / max(1, int(batch_size))))
     cap = DEFAULT_MIN_EPOCH_CAP
-    while 2 * cap * per_epoch <= DEFAULT_MAX_ITERATIONS:
+    while 2 * cap * per_epoch <= DEFAULT_MAX_ITERATIONS and 2 * cap <= DEFAULT_MAX_EPOCHS:
         cap *= 2
     return cap
 
