@@ -628,7 +628,8 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=Fa
         The first pass, if already made.
     **settings
         Fields of :class:`pegasos.options.TrainOptions` (loss hinge, log,
-        squared-hinge or eps-insensitive).
+        squared-hinge or eps-insensitive); as the other keyword trainers,
+        the paper's defaults (``preset="paper"``) unless set.
 
     Returns
     -------
@@ -642,7 +643,7 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=Fa
     from .options import TrainOptions
 
     check_rereadable(path)
-    options = TrainOptions(shuffle_buffer=shuffle_buffer, **settings)
+    options = TrainOptions(**{"preset": "paper", "shuffle_buffer": shuffle_buffer, **settings})
     if options.loss in ("rank",):
         raise ParameterError(f"the shuffle buffer trains binary classifiers and regression, not the {options.loss} "
                              "loss; use --cache FILE")

@@ -95,6 +95,14 @@ def run_pegasos(*args, input=None, cwd=None, env=None):
                           text=True, cwd=cwd, env=full_env, timeout=600)
 
 
+def run_pegasos_paper(*args, **kwargs):
+    """run_pegasos, with ``train --paper``: for tests written against the paper's Fig. 1 settings
+    (i.i.d. sampling, last iterate, t0 = 0, 10 epochs) for whatever options they leave out."""
+    if args and args[0] == "train" and "--paper" not in args:
+        args = ("train", "--paper", *args[1:])
+    return run_pegasos(*args, **kwargs)
+
+
 def ok(r):
     """Assert a successful run without a traceback; return stdout."""
     assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-3000:]}"

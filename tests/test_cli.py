@@ -24,7 +24,9 @@ import pytest
 from sklearn import metrics
 from sklearn.datasets import load_svmlight_file
 
-from conftest import case_file, data_file, error_line, ok, pegasos_executable, run_pegasos
+from conftest import case_file, data_file, error_line, ok, pegasos_executable
+# these tests pin the paper's settings for the options they leave out
+from conftest import run_pegasos_paper as run_pegasos
 
 # --------------------------------------------------------------------------- helpers
 

@@ -11,7 +11,9 @@ from pegasos.trainers import train_kernel
 from pegasos.kernel import KernelModel
 from pegasos.model import load_model, model_text
 
-from conftest import data_file, run_pegasos
+from conftest import data_file
+# these tests pin the paper's settings for the options they leave out
+from conftest import run_pegasos_paper as run_pegasos
 from kernel_reference import gram, kernel_pegasos
 from reference import cut_batches, labels_pm, to_dense
 

@@ -25,7 +25,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import SharedData, ok, one_error, pegasos_executable, run_pegasos
+from conftest import SharedData, ok, one_error, pegasos_executable
+# these tests pin the paper's settings for the options they leave out
+from conftest import run_pegasos_paper as run_pegasos
 
 HEART = SharedData("heart_scale/heart_scale")
 DNA = SharedData("dna/dna.scale")

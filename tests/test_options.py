@@ -320,3 +320,21 @@ def test_report_gap_certifies_the_default_model(tmp_path):
     assert gap >= 0 and dual <= objective and abs(objective - dual - gap) < 1e-4 * objective
     r = run_pegasos("train", "--report-gap", "--loss", "log", data, tmp_path / "m2")
     assert "no certified gap" in ok(r)
+
+
+@pytest.mark.parametrize("rel, f_star, extra", [
+    ("a9a/a9a", 0.3517618027, ()),                    # pegasos train -l 1e-4 DATA
+    ("w8a/w8a", 0.1443258917, ()),
+    ("a9a/a9a", 0.3517618027, ("-T", "100000")),      # the design card's command
+])
+def test_what_users_type_lands_within_one_percent(tmp_path, rel, f_star, extra):
+    from conftest import data_file
+
+    data = data_file(rel)
+    ok(run_pegasos("train", "-q", "-l", "1e-4", *extra, data, tmp_path / "m"))
+    import json
+
+    r = json.loads(ok(run_pegasos("objective", "--json", data, tmp_path / "m")))
+    assert r["objective"] <= 1.01 * f_star, (r["objective"], f_star)
+    header = (tmp_path / "m").read_text()
+    assert "step_offset_rule calibrated" in header and "sampling permutation" in header

@@ -12,7 +12,9 @@ import os
 import numpy as np
 import pytest
 
-from conftest import data_file, run_pegasos
+from conftest import data_file
+# these tests pin the paper's settings for the options they leave out
+from conftest import run_pegasos_paper as run_pegasos
 from pegasos import linear, stream, trainers as api
 from pegasos.errors import DataError, ParameterError
 from pegasos.io import read_svmlight
