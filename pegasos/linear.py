@@ -140,17 +140,6 @@ class LinearModel:
 
 
 def example_losses(loss, f, y, epsilon=None):
-    """Loss of each decision value f_i against y_i (+-1 for classification)."""
-    if loss in ("hinge", "rank"):
-        return np.maximum(0.0, 1.0 - y * f)
-    if loss == "squared-hinge":
-        return np.maximum(0.0, 1.0 - y * f) ** 2
-    if loss == "log":
-        return np.logaddexp(0.0, -y * f)
-    return np.maximum(0.0, np.abs(f - y) - (epsilon or 0.0))
-
-
-def example_losses(loss, f, y, epsilon=None):
     """Loss of each decision value f_i against y_i (+-1 for classification), float64 (m,)."""
     if loss in ("hinge", "rank"):
         return np.maximum(0.0, 1.0 - y * f)
