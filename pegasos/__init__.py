@@ -30,7 +30,7 @@ _EXPORTS = {
     "train_multiclass": "trainers",
     "MulticlassModel": "multiclass",
     "save_model": "model",
-    "load_model": "model",
+    "load_model": "modelfile",
     "objective": "scoring",
     "objective_file": "scoring",
     "evaluate": "scoring",

@@ -498,7 +498,7 @@ def _is_number(text):
 
 
 def _load(model_path):
-    from .model import load_model
+    from .modelfile import load_model
 
     return load_model(model_path)
 

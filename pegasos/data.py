@@ -13,6 +13,8 @@ Arrays made by :mod:`pegasos.io` (a :class:`pegasos.io.Chunk` or
 checked when it was opened) are trusted and returned as they are.
 """
 
+import os
+
 import numpy as np
 
 from .errors import ExampleError, ParameterError
@@ -254,3 +256,24 @@ def _check_finite(data, example_of):
             i = example_of(p)
             detail = f"value {data[p]} is not finite (nan and inf are not allowed)"
             raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+
+
+def check_weight_memory(n_features, vectors=1):
+    """Refuse a dense weight state that cannot fit in this machine's memory
+    (a stray huge feature index would otherwise get the process killed).
+
+    Raises
+    ------
+    ParameterError
+        The ``vectors`` float64 vectors of the solver state plus two copies
+        made for the result would exceed 90% of the physical memory.
+    """
+    need = 8.0 * (int(n_features) + 2) * (vectors + 2)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return
+    if need > 0.9 * total:
+        raise ExampleError(f"n_features = {n_features} (1 + the largest feature index) needs "
+                           f"{need / 2**30:.1f} GiB for the weights, more than this machine's "
+                           f"{total / 2**30:.1f} GiB; check the data for a stray huge index")

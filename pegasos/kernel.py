@@ -23,6 +23,7 @@ import numpy as np
 from .errors import ModelFormatError, ParameterError
 from .data import csr_arrays
 from .labels import BinaryLabels
+from .model import HEADER_KEYS, MAGIC, VERSION, check_float, read_header, read_index_value, save_model
 from .options import KERNELS, MAX_DEGREE
 from .sampling import Orders
 
@@ -139,9 +140,12 @@ class KernelModel:
         """lambda/2 ||w||^2."""
         return 0.5 * self.lam * self.squared_norm()
 
+    def to_text(self):
+        """The model file contents (str; see :func:`kernel_model_text`)."""
+        return kernel_model_text(self)
+
     def save(self, path):
         """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
-        from .model import save_model
         save_model(self, path)
 
 
@@ -233,15 +237,11 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
 # ------------------------------------------------------------ model files --
 
 def _header_keys():
-    from .model import HEADER_KEYS
-
     return HEADER_KEYS[:2] + KERNEL_KEYS + HEADER_KEYS[2:]
 
 
 def kernel_model_text(model):
     """The model file of a :class:`KernelModel` (see README, "Kernels")."""
-    from .model import MAGIC, VERSION
-
     base = int(model.info.get("index_base", "1"))
     header = dict(model.info)
     header.update({
@@ -275,8 +275,7 @@ def kernel_model_text(model):
 
 def parse_kernel_model(path, lines):
     """Read a kernel model from its lines (CR already stripped, trailing blank
-    lines removed, first line checked by :func:`pegasos.model.load_model`)."""
-    from .model import check_float, read_header, read_index_value
+    lines removed, first line checked by :func:`pegasos.modelfile.load_model`)."""
 
     keys = _header_keys()
     header, i, value = read_header(path, lines, keys, (), ("support_vectors",))

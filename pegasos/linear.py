@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ExampleError, ParameterError
-from .data import csr_arrays
+from .data import check_weight_memory, csr_arrays
 from .labels import BinaryLabels, sample_weights
+from .model import linear_model_text, save_model
 from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
 
@@ -133,9 +134,12 @@ class LinearModel:
         """||w||^2 (the bias excluded)."""
         return float(np.dot(self.w, self.w))
 
+    def to_text(self):
+        """The model file contents (str; see :mod:`pegasos.model`)."""
+        return linear_model_text(self)
+
     def save(self, path):
         """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
-        from .model import save_model
         save_model(self, path)
 
 
@@ -311,27 +315,6 @@ def available_cpus():
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
-
-
-def check_weight_memory(n_features, vectors=1):
-    """Refuse a dense weight state that cannot fit in this machine's memory
-    (a stray huge feature index would otherwise get the process killed).
-
-    Raises
-    ------
-    ParameterError
-        The ``vectors`` float64 vectors of the solver state plus two copies
-        made for the result would exceed 90% of the physical memory.
-    """
-    need = 8.0 * (int(n_features) + 2) * (vectors + 2)
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return
-    if need > 0.9 * total:
-        raise ExampleError(f"n_features = {n_features} (1 + the largest feature index) needs "
-                           f"{need / 2**30:.1f} GiB for the weights, more than this machine's "
-                           f"{total / 2**30:.1f} GiB; check the data for a stray huge index")
 
 
 def objective_at_zero(loss, y_run, epsilon, sample_weight):

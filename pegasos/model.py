@@ -67,17 +67,15 @@ def check_float(text, path, line, what):
 
 
 def model_text(model):
-    """The model file contents as a string (see the module docstring)."""
-    from .linear import LinearModel
+    """The model file contents of any model (its ``to_text()``) as a string."""
+    if not hasattr(model, "to_text"):
+        raise TypeError(f"model_text expects a pegasos model, not {type(model).__name__}")
+    return model.to_text()
 
-    if getattr(model, "kind", "linear") == "kernel":
-        from .kernel import kernel_model_text
-        return kernel_model_text(model)
-    from .multiclass import MulticlassModel
 
-    if not isinstance(model, (LinearModel, MulticlassModel)):
-        raise TypeError("model_text expects a LinearModel or a MulticlassModel")
-    multi = isinstance(model, MulticlassModel)
+def linear_model_text(model):
+    """The file contents of a linear model (binary, regression, ranking: ``w``; multiclass: ``W``)."""
+    multi = hasattr(model, "W")
     base = int(model.info.get("index_base", "1"))
     header = dict(model.info)
     header.update({
@@ -109,19 +107,19 @@ def model_text(model):
         for c in range(model.n_classes):
             lines.append(f"class {model.class_texts[c]}")
             lines.append(f"bias {float(model.biases[c])!r}")
-            lines.extend(_weight_lines(model.W[c], base))
+            lines.extend(weight_lines(model.W[c], base))
     else:
-        lines.extend(_weight_lines(model.w, base))
+        lines.extend(weight_lines(model.w, base))
     lines.append("end")
     return "\n".join(lines) + "\n"
 
 
-def _weight_lines(w, base):
+def weight_lines(w, base):
     nz = np.flatnonzero(w)
     return [f"weights {nz.size}"] + [f"{j + base}:{float(w[j])!r}" for j in nz.tolist()]
 
 
-def _read_weights(path, lines, i, n, base):
+def read_weights(path, lines, i, n, base):
     """Parse ``weights N`` at lines[i] and its N lines; returns (w, next i)."""
     key, _, count_text = lines[i].strip().partition(" ") if i < len(lines) else ("", "", "")
     if key != "weights":
@@ -502,84 +500,6 @@ def read_model_bytes(path):
     return b"".join(pieces)
 
 
-def load_model(path):
-    """Read a model file written by :func:`save_model`.
-
-    Returns
-    -------
-    pegasos.linear.LinearModel
-
-    Raises
-    ------
-    ModelFormatError
-        Not a pegasos model, an unknown version, or a damaged/truncated file
-        (the message names the file and line).
-    """
-    from .linear import BinaryLabels, LinearModel
-
-    raw = read_model_bytes(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelFormatError(path, "not a pegasos model file (not text)") from None
-    lines = [ln.rstrip("\r") for ln in text.split("\n")]
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
-        raise ModelFormatError(path, "the model file is empty")
-    first = lines[0].split()
-    if len(first) != 2 or first[0] != MAGIC:
-        raise ModelFormatError(path, f"not a pegasos model file (first line is {lines[0][:60]!r})", 1)
-    if not first[1].isdigit():
-        raise ModelFormatError(path, f"bad format version {first[1]!r}", 1)
-    if int(first[1]) != VERSION:
-        raise ModelFormatError(path, f"model format version {first[1]} is not supported "
-                                     f"(this pegasos reads version {VERSION})", 1)
-    if len(lines) > 1 and lines[1].strip() == "kind kernel":
-        from .kernel import parse_kernel_model
-        return parse_kernel_model(path, lines)
-    header, i, _ = read_header(path, lines, HEADER_KEYS, OPTIONAL_KEYS, ("weights", "class"))
-    task = header.get("task", "binary")
-    if header["kind"] != "linear" or task not in TASKS or header["loss"] not in LOSSES[task]:
-        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{task}/{header['loss']}")
-    n_features = header["n_features"]
-    if not n_features.isdigit():
-        raise ModelFormatError(path, f"bad n_features {n_features!r}")
-    n = int(n_features)
-    classes = header.get("classes", "")
-    check_weights_fit(path, lines, n, int(classes) if task == "multiclass" and classes.isdigit() else 1)
-    base = header["index_base"]
-    if base not in ("0", "1"):
-        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
-    base = int(base)
-    lam = check_float(header["lambda"], path, None, "lambda")
-    if lam <= 0:
-        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
-    if header["bias_mode"] not in ("none", "feature", "unregularized"):
-        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}")
-    info = {k: header[k] for k in HEADER_KEYS + OPTIONAL_KEYS if k in header}
-    if task == "multiclass":
-        model, i = _read_multiclass(path, lines, i, header, n, base, lam, info)
-    else:
-        w, i = _read_weights(path, lines, i, n, base)
-        bias = check_float(header["bias"], path, None, "bias")
-        labels = None
-        if task == "binary":
-            neg = check_float(header["label_negative"], path, None, "label_negative")
-            pos = check_float(header["label_positive"], path, None, "label_positive")
-            if neg >= pos:
-                raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "
-                                             f"label_positive {header['label_positive']}")
-            labels = BinaryLabels(neg, pos, header["label_negative"], header["label_positive"])
-        epsilon = None
-        if header["loss"] == "eps-insensitive":
-            epsilon = check_float(header.get("epsilon", "0"), path, None, "epsilon")
-        model = LinearModel(w=w, bias=bias, labels=labels, lam=lam, bias_mode=header["bias_mode"], info=info,
-                            loss=header["loss"], epsilon=epsilon)
-    _expect_end(path, lines, i)
-    return model
-
-
 def check_weights_fit(path, lines, n_features, rows=1):
     """Refuse a model whose header asks for more weight memory than the machine has.
 
@@ -605,7 +525,7 @@ def check_weights_fit(path, lines, n_features, rows=1):
         Naming the file, the ``n_features`` line, the memory needed and the
         machine's.
     """
-    from .linear import check_weight_memory
+    from .data import check_weight_memory
 
     try:
         # rows + 1 vectors: check_weight_memory counts its argument + 2
@@ -675,48 +595,9 @@ def read_header(path, lines, required, optional, stops):
     return header, i, value
 
 
-def _expect_end(path, lines, i):
+def expect_end(path, lines, i):
     if i >= len(lines) or lines[i].strip() != "end":
         raise ModelFormatError(path, "truncated or damaged model file: expected the weight lines "
                                      "and a final 'end' line")
     if len(lines) > i + 1:
         raise ModelFormatError(path, "unexpected text after the 'end' line", i + 2)
-
-
-def _read_multiclass(path, lines, i, header, n, base, lam, info):
-    from .multiclass import MulticlassModel
-
-    K_text = header.get("classes", "")
-    if not K_text.isdigit() or int(K_text) < 2:
-        raise ModelFormatError(path, f"bad number of classes {K_text!r}")
-    K = int(K_text)
-    texts = header.get("class_labels", "").split()
-    if len(texts) != K:
-        raise ModelFormatError(path, f"class_labels lists {len(texts)} labels for {K} classes")
-    classes = np.array([check_float(t, path, None, "class label") for t in texts])
-    if np.any(np.diff(classes) <= 0):
-        raise ModelFormatError(path, "class_labels must be increasing")
-    method = header.get("multiclass", "")
-    if method not in ("ovr", "crammer-singer"):
-        raise ModelFormatError(path, f"unknown multiclass method {method!r}")
-    cost = None
-    if header.get("cost_matrix", "-") != "-":
-        try:
-            cost = np.array([[float(v) for v in row.split(",")] for row in header["cost_matrix"].split(";")])
-        except ValueError:
-            raise ModelFormatError(path, "cost_matrix is not a matrix of numbers") from None
-        if cost.shape != (K, K):
-            raise ModelFormatError(path, f"cost_matrix must be {K} x {K}")
-        cost = cost.ravel()
-    W = np.zeros((K, n))
-    biases = np.zeros(K)
-    for c in range(K):
-        if i >= len(lines) or lines[i].strip() != f"class {texts[c]}":
-            raise ModelFormatError(path, f"truncated or damaged model file: expected 'class {texts[c]}'", i + 1)
-        key, _, value = lines[i + 1].strip().partition(" ") if i + 1 < len(lines) else ("", "", "")
-        if key != "bias":
-            raise ModelFormatError(path, "truncated or damaged model file: expected a 'bias' line", i + 2)
-        biases[c] = check_float(value.strip(), path, i + 2, "bias")
-        W[c], i = _read_weights(path, lines, i + 2, n, base)
-    return MulticlassModel(W=W, biases=biases, classes=classes, class_texts=texts, lam=lam, method=method,
-                           loss=header["loss"], bias_mode=header["bias_mode"], info=info, cost=cost), i

@@ -25,7 +25,9 @@ import numpy as np
 from .errors import DataError, ExampleError, ParameterError
 from .data import csr_arrays
 from .labels import sample_weights
-from .linear import check_weight_memory, new_state, objective_at_zero, projection_radius2, solve
+from .data import check_weight_memory
+from .linear import new_state, objective_at_zero, projection_radius2, solve
+from .model import linear_model_text, save_model
 from .options import MULTICLASS_METHODS as METHODS
 from .options import fmt_label
 from .sampling import Orders
@@ -118,8 +120,12 @@ class MulticlassModel:
             sq += float(np.sum(self.biases ** 2))
         return 0.5 * self.lam * sq
 
+    def to_text(self):
+        """The model file contents (str; see :mod:`pegasos.model`)."""
+        return linear_model_text(self)
+
     def save(self, path):
-        from .model import save_model
+        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
         save_model(self, path)
 
 

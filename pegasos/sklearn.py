@@ -238,7 +238,7 @@ class _PegasosBase(BaseEstimator):
 
     @classmethod
     def _load_model(cls, path):
-        from .model import load_model
+        from .modelfile import load_model
 
         return load_model(path)
 

@@ -9,7 +9,8 @@ import pegasos
 from pegasos.errors import ParameterError
 from pegasos.trainers import train_kernel
 from pegasos.kernel import KernelModel
-from pegasos.model import load_model, model_text
+from pegasos.model import model_text
+from pegasos.modelfile import load_model
 
 from conftest import data_file
 # these tests pin the paper's settings for the options they leave out

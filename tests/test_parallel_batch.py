@@ -30,7 +30,7 @@ from pegasos.io import load_svmlight
 from pegasos import linear
 from pegasos.trainers import train
 from pegasos.data import csr_arrays
-from pegasos.model import load_model
+from pegasos.modelfile import load_model
 
 EXACT = 1e-9                 # max |w - w_ref| / max |w_ref|
 THREADS = (1, 2, 3)

@@ -18,7 +18,7 @@ from conftest import run_pegasos_paper as run_pegasos
 from pegasos import linear, stream, trainers as api
 from pegasos.errors import DataError, ParameterError
 from pegasos.io import read_svmlight
-from pegasos.model import load_model
+from pegasos.modelfile import load_model
 from pegasos.scoring import objective
 
 A9A = "a9a/a9a"
