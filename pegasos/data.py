@@ -274,6 +274,6 @@ def check_weight_memory(n_features, vectors=1):
     except (AttributeError, ValueError, OSError):
         return
     if need > 0.9 * total:
-        raise ExampleError(f"n_features = {n_features} (1 + the largest feature index) needs "
+        raise ExampleError(f"n_features = {n_features} (the dimension the largest feature index makes) needs "
                            f"{need / 2**30:.1f} GiB for the weights, more than this machine's "
                            f"{total / 2**30:.1f} GiB; check the data for a stray huge index")

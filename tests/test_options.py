@@ -331,3 +331,11 @@ def test_what_users_type_lands_within_one_percent(tmp_path, rel, f_star, extra):
     assert r["objective"] <= 1.01 * f_star, (r["objective"], f_star)
     header = (tmp_path / "m").read_text()
     assert "step_offset_rule calibrated" in header and "sampling permutation" in header
+
+
+def test_index_zero_hint_fits_the_command(tmp_path):
+    X, y = make_data()
+    data = write_svm(tmp_path / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", "--epochs", "1", data, tmp_path / "m"))
+    r = run_pegasos("predict", "-", tmp_path / "m", input="+1 0:1\n")
+    assert r.returncode == 1 and "follow the model's index base" in r.stderr and "Traceback" not in r.stderr
