@@ -40,12 +40,13 @@ def _errors_to_click(fn):
         except MemoryError:
             raise click.ClickException("out of memory") from None
         except BrokenPipeError:
-            # output piped into e.g. `head`: stop quietly
+            # output piped into e.g. `head`: stop quietly, with the status a shell gives a
+            # process that SIGPIPE ended (128 + 13), as `yes | head -1` reports
             try:
                 sys.stdout = open(os.devnull, "w")
             except OSError:
                 pass
-            sys.exit(1)
+            sys.exit(141)
         except OSError as e:
             # e.g. standard output on a full disk
             raise click.ClickException(f"cannot write output: {e.strerror or e}") from None

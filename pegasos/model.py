@@ -229,10 +229,14 @@ def atomic_write(path, write):
         except OSError as e:
             raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
         return
+    if st is not None and not st.st_mode & 0o222:
+        raise PegasosError(f"cannot write {shown}: it is write-protected (mode {st.st_mode & 0o7777:04o}); "
+                           "make it writable (chmod u+w) or remove it to replace it")
     real = os.path.realpath(shown)      # write through a symlink, not over it
     mode = (st.st_mode & 0o7777) if st is not None else (0o666 & ~_umask())
+    remove_stale_temporaries(real)
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".tmp",
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.{os.getpid()}.", suffix=".tmp",
                                    dir=os.path.dirname(real))
     except OSError as e:
         raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
@@ -251,6 +255,32 @@ def atomic_write(path, write):
         if isinstance(e, OSError):
             raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
         raise
+
+
+def remove_stale_temporaries(real):
+    """Remove the temporary files ``.NAME.PID.*.tmp`` that writers of ``real`` killed before
+    their rename left behind (their process PID is gone); those of live writers stay."""
+    directory, name = os.path.split(real)
+    pattern = re.compile(r"\." + re.escape(name) + r"\.(\d+)\.[^/]*\.tmp\Z")
+    try:
+        entries = os.listdir(directory or ".")
+    except OSError:
+        return
+    for entry in entries:
+        found = pattern.match(entry)
+        if not found or int(found.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(found.group(1)), 0)
+            continue                    # its writer is still running
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue
+        try:
+            os.unlink(os.path.join(directory, entry))
+        except OSError:
+            pass
 
 
 # /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N, /proc/PID/task/TID/fd/N
@@ -362,6 +392,9 @@ def check_writable(path):
         if not os.access(path, os.W_OK):
             raise PegasosError(f"cannot write {shown}: permission denied")
         return                                  # a device or FIFO, written directly
+    if os.path.isfile(path) and not os.stat(path).st_mode & 0o222:
+        raise PegasosError(f"cannot write {shown}: it is write-protected (mode {os.stat(path).st_mode & 0o7777:04o}); "
+                           "make it writable (chmod u+w) or remove it to replace it")
     directory = os.path.dirname(path)
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise PegasosError(f"cannot write {shown}: {directory} is not a directory")

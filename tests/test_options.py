@@ -339,3 +339,28 @@ def test_index_zero_hint_fits_the_command(tmp_path):
     ok(run_pegasos("train", "-q", "--epochs", "1", data, tmp_path / "m"))
     r = run_pegasos("predict", "-", tmp_path / "m", input="+1 0:1\n")
     assert r.returncode == 1 and "follow the model's index base" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_write_protected_model_is_refused_and_stale_temporaries_removed(tmp_path):
+    import os
+
+    X, y = make_data()
+    data = write_svm(tmp_path / "d.svm", X, y)
+    model = tmp_path / "m"
+    model.write_text("keep\n")
+    model.chmod(0o444)
+    r = run_pegasos("train", "-q", "--epochs", "1", data, model)
+    assert r.returncode == 1 and "write-protected" in r.stderr and "Traceback" not in r.stderr
+    assert model.read_text() == "keep\n"
+    model.chmod(0o644)
+    dead = 2**22 + 12345                    # above the usual pid_max: no such process
+    with pytest.raises(ProcessLookupError):
+        os.kill(dead, 0)
+    stale = tmp_path / f".m.{dead}.abc.tmp"
+    live = tmp_path / f".m.{os.getpid()}.def.tmp"
+    other = tmp_path / f".other.{dead}.x.tmp"
+    for f in (stale, live, other):
+        f.write_text("half a model")
+    ok(run_pegasos("train", "-q", "--epochs", "1", data, model))
+    assert not stale.exists() and live.exists() and other.exists()
+    assert model.read_text().startswith("pegasos_model 1")

@@ -126,6 +126,11 @@ def test_pipe_closed_early_stops_quietly(tmp_path, heart_model, heart_prediction
     assert r.stderr == ""
     lines = r.stdout.splitlines()
     assert lines == [heart_predictions.splitlines()[0], "pegasos_model 1", "kind linear", "loss hinge"]
+    # far more than a pipe buffer: predict is still writing when head exits
+    (tmp_path / "big.svm").write_text(Path(HEART).read_text() * 300)
+    status = sh('"$P" predict big.svm "$M" | head -1 > /dev/null; echo "${PIPESTATUS[0]}"', tmp_path, heart_model)
+    assert status.stdout.split()[-1] == "141", status         # SIGPIPE's status (128 + 13), not an error's 1
+    assert "Error" not in status.stderr and "Traceback" not in status.stderr
 
 
 def test_append_redirection_keeps_the_file(tmp_path, heart_model, heart_predictions):
