@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from . import autotune
-from .errors import DataError, ParameterError
+from .errors import DataError, ExampleError, ParameterError
 from .examples import as_examples
 from .kernel import fit_kernel
 from .labels import BinaryLabels
@@ -113,12 +113,30 @@ def _fit_multiclass(ex, options, n_labels, progress, on_plan):
             BinaryLabels.from_data(source)        # no examples / one class: the binary messages
     if options.kernel != "linear":
         raise ParameterError(f"kernels support binary classification only (the data have {n_labels} classes)")
+    _check_class_labels(ex, options)
     class_texts = None
     if source is not None and not source.labels_overflow:
         texts = {label.value: label.text for label in source.distinct_labels}
         class_texts = [texts.get(v) or None for v in np.unique(ex.y)]
     return fit_multiclass(ex, options.replace(multiclass=options.multiclass or "ovr"), class_texts=class_texts,
                           progress=progress, on_plan=on_plan)
+
+
+def _check_class_labels(ex, options):
+    """Multiclass labels must be integers and at most ``options.max_classes`` distinct values:
+    real-valued targets would silently become thousands of classes (K weight vectors each)."""
+    fractional = np.flatnonzero(ex.y != np.round(ex.y))
+    if fractional.size:
+        i = int(fractional[0])
+        detail = (f"label {float(ex.y[i])!r} is not an integer: classification needs class labels; for real-valued "
+                  f"targets use {options.name('loss')} eps-insensitive (regression)")
+        raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+    classes = int(np.unique(ex.y).size)
+    if classes > options.max_classes:
+        raise ParameterError(f"the data have {classes} classes, more than {options.name('max_classes')} "
+                             f"{options.max_classes} (each class is a weight vector of {ex.n_features} features): "
+                             f"raise {options.name('max_classes')}, or for real-valued targets use "
+                             f"{options.name('loss')} eps-insensitive")
 
 
 def _fit_streaming(data, options, progress, on_plan):

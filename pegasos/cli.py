@@ -218,6 +218,8 @@ _problem_options = _options(
                                         "repeatable.")),
     (("--allow-one-class",), dict(is_flag=True, help="Accept data whose labels are all -1, all 0 or all +1 (the "
                                                      "other class is the usual partner).")),
+    (("--max-classes",), dict(type=int, default=1000, show_default=True,
+                              help="Most classes a multiclass run accepts (labels must be integers).")),
 )
 _kernel_options = _options(
     "Kernels (paper Fig. 3)",
@@ -259,7 +261,7 @@ _data_options = _options(
 #: train's command-line parameters that are TrainOptions fields of the same name
 _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
-                  "budget", "cache_mb", "eta0", "tol", "sampling", "step_offset")
+                  "budget", "cache_mb", "eta0", "tol", "sampling", "step_offset", "max_classes")
 
 
 @main.command(cls=_SectionedCommand)

@@ -258,22 +258,68 @@ def _check_finite(data, example_of):
             raise ExampleError(f"example {i + 1}: {detail}", i, detail)
 
 
+def _read_number(path, field=None):
+    """An integer from a /proc or /sys file (its ``field:`` line, in kB, for /proc/meminfo), or None."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    if field is None:
+        text = text.strip()
+        return int(text) if text.isdigit() else None
+    for line in text.splitlines():
+        if line.startswith(field + ":"):
+            parts = line.split()
+            return int(parts[1]) * 1024 if len(parts) > 1 and parts[1].isdigit() else None
+    return None
+
+
+def memory_limit():
+    """Bytes this process can still allocate: the least of 90% of the physical memory,
+    MemAvailable (/proc/meminfo), the cgroup's limit less its usage (v2 memory.max, v1
+    memory.limit_in_bytes) and RLIMIT_AS less the address space in use; None if unknown."""
+    bounds = []
+    try:
+        bounds.append(0.9 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    available = _read_number("/proc/meminfo", "MemAvailable")
+    if available is not None:
+        bounds.append(available)
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit = _read_number(limit_file)
+        if limit is not None and limit < 1 << 60:
+            bounds.append(max(0, limit - (_read_number(usage_file) or 0)))
+            break
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            bounds.append(max(0, soft - (_read_number("/proc/self/status", "VmSize") or 0)))
+    except (ImportError, ValueError, OSError):
+        pass
+    return min(bounds) if bounds else None
+
+
 def check_weight_memory(n_features, vectors=1):
-    """Refuse a dense weight state that cannot fit in this machine's memory
-    (a stray huge feature index would otherwise get the process killed).
+    """Refuse a dense weight state that cannot fit in the memory this process can still
+    allocate (:func:`memory_limit`): a stray huge feature index would otherwise get the
+    process killed.
 
     Raises
     ------
-    ParameterError
+    ExampleError (a ParameterError)
         The ``vectors`` float64 vectors of the solver state plus two copies
-        made for the result would exceed 90% of the physical memory.
+        made for the result would exceed :func:`memory_limit`.
     """
     need = 8.0 * (int(n_features) + 2) * (vectors + 2)
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return
-    if need > 0.9 * total:
+    limit = memory_limit()
+    if limit is not None and need > limit:
         raise ExampleError(f"n_features = {n_features} (the dimension the largest feature index makes) needs "
-                           f"{need / 2**30:.1f} GiB for the weights, more than this machine's "
-                           f"{total / 2**30:.1f} GiB; check the data for a stray huge index")
+                           f"{need / 2**30:.1f} GiB for the weights, more than the {limit / 2**30:.1f} GiB this "
+                           "process can allocate (physical memory, MemAvailable, cgroup, RLIMIT_AS); check the "
+                           "data for a stray huge index")

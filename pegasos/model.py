@@ -540,8 +540,8 @@ def check_weights_fit(path, lines, n_features, rows=1):
     a binary, regression or ranking model, one per class for a multiclass
     one) plus one vector being read; a damaged or foreign header with a huge
     ``n_features`` would otherwise end in a bare out-of-memory error.  The
-    test is :func:`pegasos.linear.check_weight_memory`'s (90% of the
-    physical memory), so every model trained on this machine loads.
+    test is :func:`pegasos.data.check_weight_memory`'s (against
+    :func:`pegasos.data.memory_limit`), so a model that trained here loads here.
 
     Parameters
     ----------
@@ -558,18 +558,19 @@ def check_weights_fit(path, lines, n_features, rows=1):
         Naming the file, the ``n_features`` line, the memory needed and the
         machine's.
     """
-    from .data import check_weight_memory
+    from .data import check_weight_memory, memory_limit
 
     try:
         # rows + 1 vectors: check_weight_memory counts its argument + 2
         check_weight_memory(n_features, max(int(rows), 1) - 1)
     except ParameterError:
         need = 8.0 * (int(n_features) + 2) * (max(int(rows), 1) + 1)
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        limit = memory_limit() or 0.0
         line = next((i + 1 for i, ln in enumerate(lines) if ln.strip().split(" ", 1)[0] == "n_features"), None)
         raise ModelFormatError(path, f"n_features {n_features} in the header needs {need / 2**30:.1f} GiB for "
-                                     f"the weights, more than 90% of this machine's {total / 2**30:.1f} GiB (a "
-                                     "damaged model file, or one made for a much larger machine)", line) from None
+                                     f"the weights, more than the {limit / 2**30:.1f} GiB this process can "
+                                     "allocate (a damaged model file, or one made for a much larger machine)",
+                               line) from None
 
 
 # header keys whose value is free text (a file name), not checked for numbers

@@ -43,11 +43,12 @@ CLI_NAMES = {
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
     "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
-    "tol": "--tol", "preset": "--paper",
+    "tol": "--tol", "preset": "--paper", "max_classes": "--max-classes",
 }
 PRESETS = ("auto", "paper")
 MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
 AUTO_AVERAGE_FROM = 0.5     # the mean of the last half of the iterates (measured: benchmarks/RESULTS_defaults.md)
+DEFAULT_MAX_CLASSES = 1000  # more labels than this in a classification run is refused (sector has 105)
 DEFAULT_TOL = 0.002         # stop when doubling the epochs improves the objective by less (same source)
 
 
@@ -183,6 +184,10 @@ class TrainOptions:
         Crammer-Singer costs delta(true, predicted), row-major.
     allow_one_class : bool
         Accept data of one class (-1, 0 or +1) for binary training.
+    max_classes : int >= 2
+        Most classes a multiclass run accepts (each costs a weight vector of
+        n_features); more, or labels that are not integers, is an error that
+        points to the eps-insensitive loss.
 
     Kernels (Fig. 3):
 
@@ -208,6 +213,7 @@ class TrainOptions:
     eta0: float = None
     tol: float = DEFAULT_TOL
     preset: str = "auto"
+    max_classes: int = DEFAULT_MAX_CLASSES
     seed: int = DEFAULT_SEED
     n_threads: int = 1
     loss: str = "hinge"
@@ -352,6 +358,8 @@ class TrainOptions:
         if self.step_offset is not None and not (_is_real(self.step_offset) and math.isfinite(self.step_offset)
                                                  and self.step_offset >= 0):
             self._fail("step_offset", f"the step offset t0 must be >= 0, got {self.step_offset!r}")
+        if not _is_int(self.max_classes) or self.max_classes < 2:
+            self._fail("max_classes", f"the class bound must be an integer >= 2, got {self.max_classes!r}")
         if not (_is_real(self.tol) and math.isfinite(self.tol) and self.tol > 0):
             self._fail("tol", f"the stopping tolerance must be a positive number, got {self.tol!r}")
         if self.eta0 is not None:

@@ -364,3 +364,30 @@ def test_write_protected_model_is_refused_and_stale_temporaries_removed(tmp_path
     ok(run_pegasos("train", "-q", "--epochs", "1", data, model))
     assert not stale.exists() and live.exists() and other.exists()
     assert model.read_text().startswith("pegasos_model 1")
+
+
+def test_real_valued_labels_and_too_many_classes_point_to_regression(tmp_path):
+    X, _ = make_data(m=60)
+    y = np.linspace(0.5, 3.0, 60)                       # real-valued targets, as a regression file has
+    data = write_svm(tmp_path / "r.svm", X, y)
+    r = run_pegasos("train", "-q", data, tmp_path / "m")
+    assert r.returncode == 1 and "line 1: label 0.5 is not an integer" in r.stderr and "--loss eps-insensitive" in r.stderr
+    y_int = np.arange(60) % 30 + 1.0                    # 30 integer classes
+    data = write_svm(tmp_path / "c.svm", X, y_int)
+    r = run_pegasos("train", "-q", "--max-classes", "20", "--epochs", "1", data, tmp_path / "m")
+    assert r.returncode == 1 and "30 classes" in r.stderr and "--max-classes" in r.stderr
+    ok(run_pegasos("train", "-q", "--max-classes", "30", "--epochs", "1", data, tmp_path / "m"))
+    with pytest.raises(ParameterError, match="max_classes="):
+        pegasos.fit((X, y_int), max_classes=10, epochs=1)
+
+
+def test_memory_bound_follows_rlimit_as():
+    code = ("import resource, pegasos.data as d\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))\n"
+            "d.check_weight_memory(10_000_000, 1)\n"
+            "try:\n    d.check_weight_memory(200_000_000, 1)\n"
+            "except pegasos.errors.ParameterError as e:\n    print('refused', e)\n")
+    r = subprocess.run([sys.executable, "-c", "import pegasos.errors\n" + code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("refused") and "RLIMIT_AS" in r.stdout
