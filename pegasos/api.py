@@ -82,6 +82,18 @@ def fit(data, options=None, *, progress=None, on_plan=None, **settings):
 
         data = read_svmlight(os.fspath(data))
     ex = as_examples(data)
+    try:
+        return _fit_examples(ex, options, progress, on_plan)
+    except ExampleError as error:
+        if getattr(error, "memory_bound", False) and error.example is None and ex.indices.size:
+            # name the example that holds the largest feature index
+            row = int(np.searchsorted(ex.indptr, int(np.argmax(ex.indices)), side="right") - 1)
+            raise ExampleError(f"example {row + 1}: {error.detail}", row, error.detail) from None
+        raise
+
+
+def _fit_examples(ex, options, progress, on_plan):
+    """fit() on examples in memory: the trainer the task and the labels need."""
     source = ex.source
     if options.task == "binary":
         n_labels = (65 if source.labels_overflow else len(source.distinct_labels)) if source is not None \

@@ -319,7 +319,9 @@ def check_weight_memory(n_features, vectors=1):
     need = 8.0 * (int(n_features) + 2) * (vectors + 2)
     limit = memory_limit()
     if limit is not None and need > limit:
-        raise ExampleError(f"n_features = {n_features} (the dimension the largest feature index makes) needs "
-                           f"{need / 2**30:.1f} GiB for the weights, more than the {limit / 2**30:.1f} GiB this "
-                           "process can allocate (physical memory, MemAvailable, cgroup, RLIMIT_AS); check the "
-                           "data for a stray huge index")
+        error = ExampleError(f"n_features = {n_features} (the dimension the largest feature index makes) needs "
+                             f"{need / 2**30:.1f} GiB for the weights, more than the {limit / 2**30:.1f} GiB this "
+                             "process can allocate (physical memory, MemAvailable, cgroup, RLIMIT_AS); check the "
+                             "data for a stray huge index")
+        error.memory_bound = True         # callers that hold the examples name the one with that index
+        raise error

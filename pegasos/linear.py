@@ -239,7 +239,7 @@ def new_state(n_features, options, plan, radius2, n_classes=1):
     """
     from . import _core
 
-    check_weight_memory(n_features * n_classes, 2 if plan.avg_start else 1)
+    check_weight_memory(n_features, n_classes * (2 if plan.avg_start else 1))
     loss = options.loss if n_classes == 1 else "hinge"
     return _core.LinearState(n_features, float(options.lam), plan.projection, plan.avg_start,
                              _core.BIAS_CODES[options.bias], _core.LOSS_CODES[loss],

@@ -216,7 +216,7 @@ def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None
     cost = None if options.cost is None else np.array(options.cost, dtype=np.float64)
 
     if method == "ovr":
-        check_weight_memory(n_features * K, 1)     # the K weight vectors of the result
+        check_weight_memory(n_features, K)         # the K weight vectors of the result
         seeds = np.random.SeedSequence(options.seed).spawn(K)
         one_thread = options.replace(n_threads=1)
 

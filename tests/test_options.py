@@ -391,3 +391,13 @@ def test_memory_bound_follows_rlimit_as():
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("refused") and "RLIMIT_AS" in r.stdout
+
+
+def test_stray_index_in_a_multiclass_file_names_its_line_before_allocating(tmp_path):
+    X, y = make_data(m=200, classes=3)
+    data = write_svm(tmp_path / "mc.svm", X, y)
+    with open(data, "a") as f:
+        f.write("1 2000000000:1\n")                   # one stray index: 3 x 2e9 weights
+    r = run_pegasos("train", "-q", data, tmp_path / "m")
+    assert r.returncode == 1 and "line 201" in r.stderr and "stray huge index" in r.stderr
+    assert "n_features = 2000000000 " in r.stderr
