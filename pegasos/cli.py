@@ -500,9 +500,13 @@ def _is_number(text):
         return False
 
 
-def _load(model_path):
+def _load(model_path, data):
+    """The model of MODEL (``-``: standard input, when DATA is not read from there)."""
+    from .errors import ParameterError
     from .modelfile import load_model
 
+    if model_path == "-" and data == "-":
+        raise ParameterError("DATA and MODEL cannot both be standard input: give one of them as a file")
     return load_model(model_path)
 
 
@@ -531,7 +535,7 @@ def predict(data, model, output, as_labels, quiet, proba=False):
     from .errors import ParameterError
 
     check_distinct_files(output, "OUTPUT", (("DATA", data), ("MODEL", model)))
-    mdl = _load(model)
+    mdl = _load(model, data)
     zero_based = mdl.info.get("index_base", "1") == "0"
     progress = _Progress(quiet)
     task = getattr(mdl, "task", "binary")
@@ -604,7 +608,7 @@ def eval_(data, model, as_json, no_auc, quiet):
     """
     from .scoring import evaluate_file
 
-    mdl = _load(model)
+    mdl = _load(model, data)
     progress = _Progress(quiet)
     bar = progress.reading(data)
     try:
@@ -706,7 +710,7 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
 
         gap_passes = check_passes(DEFAULT_GAP_PASSES if gap_passes is None else gap_passes, "--gap-passes")
         return _objective_gap(data, model, lam, as_json, quiet, gap_passes)
-    mdl = _load(model)
+    mdl = _load(model, data)
     if sample is not None and getattr(mdl, "task", "binary") != "binary":
         raise ParameterError(f"--sample applies to binary models, not to {mdl.task} ones")
     progress = _Progress(quiet)
@@ -746,7 +750,7 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
     from .certificate import check_gap_model, duality_gap
     from .io import read_svmlight
 
-    mdl = _load(model)
+    mdl = _load(model, data)
     check_gap_model(mdl)           # before reading DATA
     progress = _Progress(quiet)
     bar = progress.reading(data)

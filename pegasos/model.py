@@ -381,6 +381,8 @@ def check_writable(path):
         (``/dev/stdout``, ...) whose descriptor is closed or read-only.
     """
     shown = os.fspath(path)
+    if not shown:
+        raise PegasosError("cannot write '': the output file name is empty")
     fd = open_descriptor(shown)
     if fd is not None:
         _check_descriptor(shown, fd)
@@ -480,6 +482,11 @@ def read_model_bytes(path):
     is dropped.  Later pieces must be text: a NUL byte or a line longer than
     :func:`pegasos.io.max_line_bytes` stops the read.
 
+    Parameters
+    ----------
+    path : str
+        The model file; ``-`` reads standard input.
+
     Returns
     -------
     bytes
@@ -494,7 +501,8 @@ def read_model_bytes(path):
 
     pieces = []
     try:
-        with open(path, "rb") as f:
+        # "-": the model on standard input (read once, like any other stream)
+        with (open(sys.stdin.fileno(), "rb", closefd=False) if path == "-" else open(path, "rb")) as f:
             head = f.read(FIRST_LINE_BYTES)
             if head.startswith(UTF8_BOM):
                 head = head[len(UTF8_BOM):] + f.read(len(UTF8_BOM))
@@ -566,8 +574,10 @@ def check_weights_fit(path, lines, n_features, rows=1):
     except ParameterError:
         need = 8.0 * (int(n_features) + 2) * (max(int(rows), 1) + 1)
         limit = memory_limit() or 0.0
-        line = next((i + 1 for i, ln in enumerate(lines) if ln.strip().split(" ", 1)[0] == "n_features"), None)
-        raise ModelFormatError(path, f"n_features {n_features} in the header needs {need / 2**30:.1f} GiB for "
+        key = "classes" if int(rows) > max(1, int(n_features)) else "n_features"     # the value to blame
+        line = next((i + 1 for i, ln in enumerate(lines) if ln.strip().split(" ", 1)[0] == key), None)
+        what = f"n_features {n_features}" + (f" times classes {rows}" if int(rows) > 1 else "")
+        raise ModelFormatError(path, f"{what} in the header needs {need / 2**30:.1f} GiB for "
                                      f"the weights, more than the {limit / 2**30:.1f} GiB this process can "
                                      "allocate (a damaged model file, or one made for a much larger machine)",
                                line) from None

@@ -401,3 +401,25 @@ def test_stray_index_in_a_multiclass_file_names_its_line_before_allocating(tmp_p
     r = run_pegasos("train", "-q", data, tmp_path / "m")
     assert r.returncode == 1 and "line 201" in r.stderr and "stray huge index" in r.stderr
     assert "n_features = 2000000000 " in r.stderr
+
+
+def test_model_on_stdin_empty_model_name_and_huge_classes(tmp_path):
+    X, y = make_data()
+    data = write_svm(tmp_path / "d.svm", X, y)
+    model = tmp_path / "m"
+    ok(run_pegasos("train", "-q", "--epochs", "1", data, model))
+    direct = ok(run_pegasos("predict", data, model))
+    assert ok(run_pegasos("predict", data, "-", input=model.read_text())) == direct
+    r = run_pegasos("predict", "-", "-", input=model.read_text())
+    assert r.returncode == 1 and "both be standard input" in r.stderr
+    r = run_pegasos("train", "-q", data, "")
+    assert r.returncode == 1 and "file name is empty" in r.stderr
+    X3, y3 = make_data(classes=3)
+    data3 = write_svm(tmp_path / "d3.svm", X3, y3)
+    ok(run_pegasos("train", "-q", "--epochs", "1", data3, tmp_path / "mc"))
+    text = (tmp_path / "mc").read_text().replace("\nclasses 3\n", "\nclasses 999999999999\n")
+    (tmp_path / "mc2").write_text(text)
+    r = run_pegasos("predict", data3, tmp_path / "mc2")
+    assert r.returncode == 1 and "times classes 999999999999" in r.stderr
+    line = text.splitlines().index("classes 999999999999") + 1
+    assert f"line {line}:" in r.stderr
