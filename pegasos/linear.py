@@ -181,14 +181,20 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         (on or off) and number of features.  The run continues it for T more
         iterations: the counter t goes on (step eta_t = 1/(lambda (t + t0))),
         the average goes on over the iterates since the saved run's first
-        averaged one.  The order of examples is drawn afresh (file order
-        for sequential sampling, so two sequential runs of E1 and E2 epochs
-        equal one of E1 + E2 epochs bit for bit).
+        averaged one.  The random generator of the order goes on from the
+        saved one too (its ``bit_generator.state``, kept under ``"rng"``
+        with the ``"sampling"`` it drew for), unless an explicit ``order``
+        is given or the sampling differs.  So runs of T1 and T2 iterations
+        equal, bit for bit, one run of T1 + T2 with sequential sampling (file
+        order), with uniform sampling, and with permutation sampling when T1
+        is a whole number of epochs (a permutation cut by the end of a run is
+        not resumed: the next run starts a new one).
 
     Returns
     -------
     LinearModel
-        With ``solver_state`` set to the state after the run.
+        With ``solver_state`` set to the state after the run (the dict of
+        ``_core.LinearState.get_state`` plus ``"sampling"`` and ``"rng"``).
 
     Raises
     ------
@@ -218,6 +224,12 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     else:
         plan = options.plan(m)
         orders = Orders(m, plan.k, options.sampling, options.seed, order)
+    sampling = "pairs" if task == "ranking" else options.sampling
+    if init is not None and order is None and init.get("sampling") == sampling and "rng" in init:
+        try:
+            orders.rng.bit_generator.state = init["rng"]
+        except (TypeError, ValueError, KeyError, OverflowError) as e:
+            raise ParameterError(f"init: the saved generator state is unusable ({type(e).__name__}: {e})") from None
     if on_plan is not None:
         on_plan(plan.T)
     f0 = objective_at_zero(options.loss, y_run, options.epsilon, sample_weight)
@@ -226,6 +238,8 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     w, b, final = solve(blocks, ex.n_features, options, plan, projection_radius2(options.loss, options.lam, f0,
                                                                                  sample_weight),
                         progress=progress, load_from=(ex.indices, m), state=init, return_state=True)
+    final["sampling"] = sampling
+    final["rng"] = orders.rng.bit_generator.state
     info = options.header(plan, examples=m)
     if task != "binary":
         info["task"] = task

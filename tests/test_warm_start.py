@@ -161,3 +161,31 @@ def test_solver_state_is_not_in_the_model_file(tmp_path):
     model.save(tmp_path / "m")
     text = (tmp_path / "m").read_text()
     assert "solver_state" not in text and "n_refold" not in text
+
+
+@pytest.mark.parametrize("sampling, k, T1, T2", [
+    ("permutation", 1, 70, 140), ("permutation", 8, 9, 18), ("uniform", 1, 33, 50), ("uniform", 8, 5, 12),
+])
+@pytest.mark.parametrize("averaging", [dict(average=True), dict(average_from=None)])
+def test_fit_linear_continues_the_random_order(sampling, k, T1, T2, averaging):
+    """The generator state travels with the solver state: runs of T1 and T2
+    iterations are one run of T1 + T2 (permutation: T1 a whole number of epochs)."""
+    X, y = problem(m=70)
+    settings = {**SETTINGS, "sampling": sampling, "batch_size": k, **averaging}
+    both = train(X, y, iterations=T1 + T2, **settings)
+    first = train(X, y, iterations=T1, **settings)
+    second = train(X, y, iterations=T2, init=first.solver_state, **settings)
+    np.testing.assert_array_equal(both.w, second.w)
+    restarted = train(X, y, iterations=T2, init={**first.solver_state, "rng": None, "sampling": None}, **settings)
+    assert not np.array_equal(both.w, restarted.w)     # the generator state is what makes them equal
+
+
+@pytest.mark.parametrize("rng", ["text", {"bit_generator": "PCG64", "state": 3}, {"bit_generator": "PCG64"},
+                                 {"bit_generator": "PCG64", "state": {"state": -1, "inc": 1}, "has_uint32": 0,
+                                  "uinteger": 0}])
+def test_fit_linear_refuses_a_broken_generator_state(rng):
+    X, y = problem()
+    settings = {**SETTINGS, "sampling": "permutation"}
+    first = train(X, y, epochs=1, **settings)
+    with pytest.raises(ParameterError, match="generator"):
+        train(X, y, epochs=1, init={**first.solver_state, "rng": rng}, **settings)
