@@ -65,6 +65,8 @@ cdef extern from *:
     int pg_num_threads() noexcept nogil
     void pg_barrier() noexcept nogil
 
+import math
+
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
@@ -1006,6 +1008,102 @@ cdef class LinearState:
         """||w||^2 recomputed from v (the tracked value drifts by rounding)."""
         v = np.asarray(self.v_mv[:self.size])
         return float(self.a * self.a * np.dot(v, v))
+
+    # ---------------------------------------------------------- warm start --
+    def get_state(self):
+        """Everything the loop needs to continue this run, as a plain dict.
+
+        Together with the same constructor settings, :meth:`set_state` of a
+        new state restores it exactly, so that running T1 iterations, moving
+        the state and running T2 more gives the same bits as T1 + T2
+        iterations on one state (the step schedule eta_t = 1/(lambda (t +
+        t0)) and the running average go on from t).
+
+        Returns
+        -------
+        dict with
+            ``v`` : float64 array of shape (size,), the vector of w = a v
+            (size = n_classes * dim); ``u`` : float64 array of shape (size,)
+            or None, the running-sum correction of the average (A v - u is
+            the sum of the averaged iterates); ``a``, ``sqnorm`` (||w||^2),
+            ``b`` (unregularised bias), ``A``, ``b_sum`` : float;
+            ``t`` (iterations done), ``n_avg`` (iterates averaged),
+            ``avg_start``, ``n_refold`` : int; and the settings the state
+            is only valid with: ``n_features``, ``dim``, ``n_classes``,
+            ``bias_mode``, ``loss``, ``pairs``, ``lam``, ``t0``,
+            ``epsilon``, ``radius2``, ``projection``.
+        """
+        return {
+            "v": np.array(self.v_mv[:self.size], dtype=np.float64),
+            "u": None if self.u == NULL else np.array(self.u_mv[:self.size], dtype=np.float64),
+            "a": float(self.a), "sqnorm": float(self.sqnorm), "b": float(self.b),
+            "A": float(self.A), "b_sum": float(self.b_sum),
+            "t": int(self.t), "n_avg": int(self.n_avg), "avg_start": int(self.avg_start),
+            "n_refold": int(self.n_refold),
+            "n_features": int(self.n_features), "dim": int(self.dim), "n_classes": int(self.n_classes),
+            "bias_mode": int(self.bias_mode), "loss": int(self.loss), "pairs": bool(self.pairs),
+            "lam": float(self.lam), "t0": float(self.t0), "epsilon": float(self.epsilon),
+            "radius2": float(self.radius2), "projection": bool(self.projection),
+        }
+
+    def set_state(self, state):
+        """Continue from ``state`` (a dict of :meth:`get_state`).
+
+        The state must come from a run with the same problem: n_features,
+        n_classes, bias_mode, loss, pairs, lambda, t0, epsilon, projection and
+        whether it averages (avg_start 0 or not) are checked.  avg_start
+        is restored too (the average goes on over the iterates w_t with t >=
+        the saved avg_start); the radius of the projection is this object's.
+        The arrays are copied.
+
+        Raises
+        ------
+        ValueError
+            A missing key, a setting that differs, ``v``/``u`` of the wrong
+            shape or not finite, or a negative counter.
+        """
+        cdef Py_ssize_t j
+        try:
+            v = np.ascontiguousarray(state["v"], dtype=np.float64)
+            u = state["u"]
+            a, sqnorm, b = float(state["a"]), float(state["sqnorm"]), float(state["b"])
+            A, b_sum = float(state["A"]), float(state["b_sum"])
+            t, n_avg, n_refold = int(state["t"]), int(state["n_avg"]), int(state["n_refold"])
+            avg_start = int(state["avg_start"])
+            same = {"n_features": self.n_features, "n_classes": self.n_classes, "bias_mode": self.bias_mode,
+                    "loss": self.loss, "pairs": bool(self.pairs), "lam": self.lam, "t0": self.t0,
+                    "epsilon": self.epsilon, "projection": bool(self.projection)}
+            for key, mine in same.items():
+                if state[key] != mine:
+                    raise ValueError(f"the saved state has {key} = {state[key]!r}, this run {mine!r}")
+        except KeyError as e:
+            raise ValueError(f"the saved state lacks {e.args[0]!r}") from None
+        except TypeError as e:
+            raise ValueError(f"the saved state is not a dict of get_state(): {e}") from None
+        if v.shape != (self.size,):
+            raise ValueError(f"the saved v has shape {v.shape}, this run needs ({self.size},)")
+        if (u is None) != (self.u == NULL):
+            raise ValueError("the saved state " + ("does not average" if u is None else "averages")
+                             + ", this run " + ("does not" if u is not None else "does"))
+        if u is not None:
+            u = np.ascontiguousarray(u, dtype=np.float64)
+            if u.shape != (self.size,):
+                raise ValueError(f"the saved u has shape {u.shape}, this run needs ({self.size},)")
+            if not np.all(np.isfinite(u)):
+                raise ValueError("the saved u is not finite")
+        if not np.all(np.isfinite(v)) or not all(math.isfinite(x) for x in (a, sqnorm, b, A, b_sum)):
+            raise ValueError("the saved state is not finite")
+        if (avg_start > 0) != (self.u != NULL):
+            raise ValueError(f"the saved avg_start = {avg_start} does not match whether this run averages")
+        if t < 0 or n_avg < 0 or n_refold < 0 or n_avg > t or a <= 0.0:
+            raise ValueError("the saved state has a negative counter or a non-positive scale a")
+        for j in range(self.size):
+            self.v[j] = v[j]
+        if u is not None:
+            for j in range(self.size):
+                self.u[j] = u[j]
+        self.a, self.sqnorm, self.b, self.A, self.b_sum = a, sqnorm, b, A, b_sum
+        self.t, self.n_avg, self.n_refold, self.avg_start = t, n_avg, n_refold, avg_start
 
 
 def feature_load(const int32_t[::1] indices, Py_ssize_t dim, int64_t last=0):

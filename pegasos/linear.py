@@ -54,6 +54,11 @@ class LinearModel:
         "none", "feature" (regularised constant feature 1) or "unregularized".
     info : dict
         Training settings recorded in the model file header (str -> str).
+    solver_state : dict or None
+        The compiled solver's state after the run
+        (``_core.LinearState.get_state``), for continuing it with
+        :func:`fit_linear`'s ``init``; not written to model files; None for
+        a model read from a file.
     """
 
     w: np.ndarray
@@ -64,6 +69,7 @@ class LinearModel:
     info: dict = field(default_factory=dict)
     loss: str = "hinge"
     epsilon: float = None
+    solver_state: dict = field(default=None, repr=False, compare=False)
 
     @property
     def task(self):
@@ -154,7 +160,7 @@ def example_losses(loss, f, y, epsilon=None):
     return np.maximum(0.0, np.abs(f - y) - (epsilon or 0.0))
 
 
-def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=None):
+def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=None, init=None):
     """Train a linear binary classifier, regression or ranking model (Fig. 1/2).
 
     Parameters
@@ -173,10 +179,26 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         each epoch takes the next m entries; for ranking, pairs a0 b0 a1 b1 ...).
     on_plan : callable(int) or None
         Called once with T before training (to size a progress bar).
+    init : dict or None
+        Warm start: the ``solver_state`` of an earlier model trained with the
+        same lambda, loss, epsilon, bias, step offset, projection, averaging
+        (on or off) and number of features.  The run continues it for T more
+        iterations: the counter t goes on (step eta_t = 1/(lambda (t + t0))),
+        the average goes on over the iterates since the saved run's first
+        averaged one.  The random generator of the order goes on from the
+        saved one too (its ``bit_generator.state``, kept under ``"rng"``
+        with the ``"sampling"`` it drew for), unless an explicit ``order``
+        is given or the sampling differs.  So runs of T1 and T2 iterations
+        equal, bit for bit, one run of T1 + T2 with sequential sampling (file
+        order), with uniform sampling, and with permutation sampling when T1
+        is a whole number of epochs (a permutation cut by the end of a run is
+        not resumed: the next run starts a new one).
 
     Returns
     -------
     LinearModel
+        With ``solver_state`` set to the state after the run (the dict of
+        ``_core.LinearState.get_state`` plus ``"sampling"`` and ``"rng"``).
 
     Raises
     ------
@@ -206,20 +228,28 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     else:
         plan = options.plan(m)
         orders = Orders(m, plan.k, options.sampling, options.seed, order)
+    sampling = "pairs" if task == "ranking" else options.sampling
+    if init is not None and order is None and init.get("sampling") == sampling and "rng" in init:
+        try:
+            orders.rng.bit_generator.state = init["rng"]
+        except (TypeError, ValueError, KeyError, OverflowError) as e:
+            raise ParameterError(f"init: the saved generator state is unusable ({type(e).__name__}: {e})") from None
     if on_plan is not None:
         on_plan(plan.T)
     f0 = objective_at_zero(options.loss, y_run, options.epsilon, sample_weight)
     blocks = ((ex.indptr, ex.indices, ex.data, y_run, sample_weight, block, n)
               for block, n in orders.blocks(plan.T, plan.k))
-    w, b = solve(blocks, ex.n_features, options, plan, projection_radius2(options.loss, options.lam, f0,
-                                                                           sample_weight),
-                 progress=progress, load_from=(ex.indices, m))
+    w, b, final = solve(blocks, ex.n_features, options, plan, projection_radius2(options.loss, options.lam, f0,
+                                                                                 sample_weight),
+                        progress=progress, load_from=(ex.indices, m), state=init, return_state=True)
+    final["sampling"] = sampling
+    final["rng"] = orders.rng.bit_generator.state
     info = options.header(plan, examples=m)
     if task != "binary":
         info["task"] = task
     return LinearModel(w=w, bias=b, labels=labels, lam=float(options.lam), bias_mode=options.bias, info=info,
                        loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
-                       else None)
+                       else None, solver_state=final)
 
 
 def _combine(class_weights, example_weights):
@@ -247,7 +277,8 @@ def new_state(n_features, options, plan, radius2, n_classes=1):
                              n_classes == 1, n_classes, float(plan.t0))
 
 
-def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_from=None):
+def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_from=None, state=None,
+          return_state=False):
     """Drive the compiled Pegasos loop (Fig. 1/2) over a sequence of blocks.
 
     Parameters
@@ -271,15 +302,22 @@ def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_fro
     load_from : (indices, m) or None
         Columns of the whole matrix, to share the features among threads by
         their number of stored values; None: equal ranges of features.
+    state : dict or None
+        Continue from this ``_core.LinearState.get_state()`` dict (t and the
+        average go on) instead of w_1 = 0.
+    return_state : bool
+        Also return the state after the run (``get_state()``).
 
     Returns
     -------
     (w, b) : float64 array of shape (n_features,), float
+        ``(w, b, state)`` with ``return_state``.
 
     Raises
     ------
     ParameterError
-        Weights too large for memory, or divergence to non-finite weights.
+        Weights too large for memory, divergence to non-finite weights, or a
+        ``state`` that does not fit this run (named setting or shape).
     """
     from . import _core
 
@@ -287,7 +325,13 @@ def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_fro
     # tens of thousands); the model is the same for any count
     n_threads = min(int(options.n_threads), available_cpus())
     k, bias = plan.k, options.bias
+    init = state
     state = new_state(n_features, options, plan, radius2)
+    if init is not None:
+        try:
+            state.set_state(init)
+        except ValueError as e:
+            raise ParameterError(f"init: {e}") from None
     load = None
     if options.loss != "rank" and load_from is not None and load_from[1] and _core.batch_uses_threads(
             k, load_from[0].shape[0] / load_from[1] + (bias == "feature"), n_threads):
@@ -306,6 +350,8 @@ def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_fro
         w, b = w[:-1].copy(), float(w[-1])
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+    if return_state:
+        return np.ascontiguousarray(w, dtype=np.float64), float(b), state.get_state()
     return np.ascontiguousarray(w, dtype=np.float64), float(b)
 
 

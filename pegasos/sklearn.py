@@ -69,7 +69,24 @@ n_threads : int >= 1, default 1
     depend on it.  Kernel training runs on one thread (its predictions use
     one per core).
 
-Not available: ``partial_fit`` (training from where an earlier run stopped).
+Training in passes: ``partial_fit``
+-----------------------------------
+:meth:`PegasosClassifier.partial_fit` (binary linear models) and
+:meth:`PegasosRegressor.partial_fit` run one epoch over the X they are given,
+in its row order (``sampling="sequential"`` for that pass, whatever
+``sampling`` says; ``iterations`` and ``epochs`` do not apply), continuing
+the run: the counter t goes on, so the step eta_t = 1/(lambda (t + t0)) keeps
+shrinking, and the running average goes on.  Two calls on the same data
+therefore give, bit for bit, the model of ``fit`` with ``epochs=2,
+sampling="sequential"`` and the same other settings.  The length of the run
+is not known in advance, so the output is the last iterate
+(``average_from=None``) or the mean of all iterates since the first call
+(Theorem 1's output) for any other ``average_from`` (the default 0.5
+included) or ``average=True``: the ``fit`` it equals has ``average_from=0``
+(or ``average_from=None``).  A call after ``fit`` continues the run ``fit``
+made when it is a binary linear or regression one (the average goes on over
+the iterates ``fit`` averaged).  ``t_`` counts the iterations of all
+passes, ``n_iter_`` the passes.
 """
 
 import json
@@ -176,10 +193,10 @@ class _PegasosBase(BaseEstimator):
             raise ParameterError(str(e).strip().replace("\n", " ")) from None
         return _as_csr(X)
 
-    def _check_Xy(self, X, y, y_numeric):
+    def _check_Xy(self, X, y, y_numeric, reset=True):
         try:
             X, y = validate_data(self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=(np.float64, np.float32),
-                                 y_numeric=y_numeric)
+                                 y_numeric=y_numeric, reset=reset)
         except ValueError as e:
             raise ParameterError(str(e).strip().replace("\n", " ")) from None
         return _as_csr(X), y
@@ -207,6 +224,36 @@ class _PegasosBase(BaseEstimator):
         else:
             out["step_offset"] = t0
         return out
+
+    def _partial_common(self):
+        """The keyword arguments of pegasos.train for one partial_fit pass: one
+        sequential epoch, averaging that does not need T (see the module docstring)."""
+        common = self._common(sampling="sequential")
+        af = self.average_from
+        if not self.average and isinstance(af, numbers.Real) and not isinstance(af, bool) and 0 <= af < 1:
+            common.update(average=True, average_from=None)     # a suffix needs T, which is not known
+        common.update(iterations=None, epochs=1)
+        return common
+
+    def _partial_run(self, model, first):
+        """Record a partial_fit pass: the model, the state to go on from, t_ and n_iter_."""
+        state = model.solver_state
+        T = int(state["t"])
+        model.info["iterations"] = str(T)
+        if state["avg_start"]:
+            model.info["averaged_iterates"] = f"{state['avg_start']}..{T}"
+        self.model_ = model
+        self.solver_state_ = state
+        self.n_iter_ = 1 if first else self.n_iter_ + 1
+        self.t_ = T
+
+    def _keep_state(self):
+        """After fit: keep the solver state of a linear binary or regression model for partial_fit."""
+        state = getattr(self.model_, "solver_state", None)
+        if state is None:
+            self.__dict__.pop("solver_state_", None)
+        else:
+            self.solver_state_ = state
 
     def _record_run(self, info):
         """t_ (iterations T of the run) and n_iter_ (passes over the data, rounded up)."""
@@ -384,6 +431,88 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
                 n_jobs=self.n_threads, sample_weight=sw, **self._common())
         self.classes_ = classes
         self._set_fitted()
+        self._keep_state()
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One more epoch over X, continuing the run (binary linear models only).
+
+        The pass visits the rows of X in their order, one batch of k after
+        the other (``sampling="sequential"``), with the step schedule and the
+        average going on from the earlier calls (see "Training in passes" in
+        the module docstring): two calls on the same X equal ``fit`` with
+        ``epochs=2, sampling="sequential"``, bit for bit.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (m, n_features)
+            The batch; later calls need the same n_features.
+        y : array-like of shape (m,)
+            Labels, each one of the classes.
+        classes : array-like of the two class labels, optional
+            Needed on the first call when this y does not hold both classes
+            (scikit-learn's convention); taken from y when it does.  Later
+            calls may repeat it; it must then be the same.
+        sample_weight : array-like of shape (m,), finite and >= 0, or None
+            Multiplies each example's loss (times ``class_weight``, which
+            must be None or a dict: "balanced" needs all the data at once).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ParameterError (a ValueError)
+            A kernel, more than two classes, a label not among the classes,
+            classes that differ from the first call's,
+            class_weight="balanced", k larger than m, or any bad input that
+            :meth:`fit` refuses.
+        """
+        from . import trainers
+        from .labels import BinaryLabels
+
+        if self.kernel is not None:
+            raise ParameterError("partial_fit is for binary linear models: kernel must be None")
+        if self.loss not in ("hinge", "log", "squared-hinge"):
+            raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
+        if isinstance(self.class_weight, str):
+            raise ParameterError("class_weight='balanced' needs all the data at once; partial_fit takes None or "
+                                 "a dict")
+        first = not hasattr(self, "solver_state_")
+        X, y = self._check_Xy(X, y, y_numeric=False, reset=first)
+        check_classification_targets(y)
+        if classes is not None:
+            classes = np.unique(np.asarray(classes))
+            if not first and not (classes.shape == self.classes_.shape and np.all(classes == self.classes_)):
+                raise ParameterError(f"classes = {classes.tolist()!r} differ from those of the first call, "
+                                     f"{self.classes_.tolist()!r}")
+        elif first:
+            classes = np.unique(y)
+        else:
+            classes = self.classes_
+        if classes.size != 2:
+            raise ParameterError(f"partial_fit is for binary linear models: it needs exactly two classes, got "
+                                 f"{classes.size} ({', '.join(map(repr, classes.tolist()[:5]))}); give classes= "
+                                 "with both on the first call, or use fit for more")
+        y_index = np.searchsorted(classes, y)
+        bad = (y_index >= 2) | (classes[np.minimum(y_index, 1)] != y)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise ParameterError(f"label {y[i]!r} (example {i + 1}) is not one of the classes "
+                                 f"{classes.tolist()!r}")
+        values = self._label_values(classes)
+        sw = _sample_weight(sample_weight, X.shape[0])
+        class_weight = self._class_weights(classes, values, y_index)
+        model = trainers.train(X, values[y_index], labels=BinaryLabels(float(values[0]), float(values[1])),
+                               loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
+                               n_threads=self.n_threads, sample_weight=sw,
+                               init=None if first else self.solver_state_, **self._partial_common())
+        self.classes_ = classes
+        self._partial_run(model, first)
+        self.coef_ = model.w.reshape(1, -1).copy()
+        self.intercept_ = np.array([float(model.bias)])
+        self.n_features_in_ = int(model.n_features)
         return self
 
     @staticmethod
@@ -675,6 +804,41 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         self.model_ = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
                             n_threads=self.n_threads, sample_weight=sw, **self._common())
         self._set_fitted()
+        self._keep_state()
+        return self
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """One more epoch over X (shape (m, n_features)) and targets y (m,),
+        continuing the run.
+
+        The rows are visited in their order, one batch of k after the other
+        (``sampling="sequential"``), the step schedule and the average going
+        on from the earlier calls (see "Training in passes" in the module
+        docstring): two calls on the same data equal ``fit`` with
+        ``epochs=2, sampling="sequential"``, bit for bit.  Later calls need
+        the same n_features.  ``sample_weight`` as in :meth:`fit`.  Returns
+        self.
+
+        Raises
+        ------
+        ParameterError (a ValueError)
+            k larger than m, or any bad input that :meth:`fit` refuses.
+        """
+        from .trainers import train
+
+        first = not hasattr(self, "solver_state_")
+        X, y = self._check_Xy(X, y, y_numeric=True, reset=first)
+        y = np.asarray(y, dtype=np.float64)
+        sw = _sample_weight(sample_weight, X.shape[0])
+        if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, numbers.Real):
+            raise ParameterError(f"epsilon must be a number >= 0, got {self.epsilon!r}")
+        model = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
+                      n_threads=self.n_threads, sample_weight=sw, init=None if first else self.solver_state_,
+                      **self._partial_common())
+        self._partial_run(model, first)
+        self.coef_ = model.w.copy()
+        self.intercept_ = np.array([float(model.bias)])
+        self.n_features_in_ = model.n_features
         return self
 
     def _set_fitted(self):

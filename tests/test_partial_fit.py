@@ -1,0 +1,131 @@
+"""partial_fit of PegasosClassifier (binary linear) and PegasosRegressor.
+
+The guarantee: passes of partial_fit over the same data equal one fit of as
+many epochs with sampling="sequential", bit for bit; t_ counts every
+iteration; bad uses are one-line ParameterErrors.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("sklearn")
+
+from pegasos.errors import ParameterError
+from pegasos.sklearn import PegasosClassifier, PegasosRegressor
+
+
+def binary(m=80, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    y = np.where(X @ rng.normal(size=d) + 0.3 * rng.normal(size=m) > 0, "yes", "no")
+    return X, y
+
+
+def regression(m=80, d=12, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    return X, X @ rng.normal(size=d) + 0.1 * rng.normal(size=m)
+
+
+SETTINGS = [dict(average_from=0.0), dict(average_from=None), dict(average_from=0.0, batch_size=8, bias="none"),
+            dict(average_from=None, batch_size=8, bias="unregularized", projection=True),
+            dict(average_from=0.0, loss="log", lam=1e-3)]
+
+
+@pytest.mark.parametrize("settings", SETTINGS)
+def test_two_passes_equal_two_sequential_epochs(settings):
+    X, y = binary()
+    fitted = PegasosClassifier(epochs=2, sampling="sequential", **settings).fit(X, y)
+    est = PegasosClassifier(**settings)
+    est.partial_fit(X, y, classes=["no", "yes"])
+    one_pass = est.coef_.copy()
+    est.partial_fit(X, y)
+    np.testing.assert_array_equal(est.coef_, fitted.coef_)
+    np.testing.assert_array_equal(est.intercept_, fitted.intercept_)
+    assert not np.array_equal(one_pass, est.coef_)
+    k = settings.get("batch_size", 1)
+    assert est.t_ == fitted.t_ == 2 * -(-80 // k)
+    assert est.n_iter_ == 2
+    np.testing.assert_array_equal(est.predict(X), fitted.predict(X))
+    np.testing.assert_array_equal(est.decision_function(X), fitted.decision_function(X))
+
+
+@pytest.mark.parametrize("settings", SETTINGS[:4])
+def test_regressor_two_passes_equal_two_sequential_epochs(settings):
+    X, y = regression()
+    fitted = PegasosRegressor(epochs=2, sampling="sequential", **settings).fit(X, y)
+    est = PegasosRegressor(**settings).partial_fit(X, y).partial_fit(X, y)
+    np.testing.assert_array_equal(est.coef_, fitted.coef_)
+    np.testing.assert_array_equal(est.intercept_, fitted.intercept_)
+    assert est.t_ == fitted.t_
+
+
+def test_passes_over_halves_equal_one_epoch_over_the_whole():
+    """Consecutive batches of the rows, k = 1: one pass over each equals one epoch of fit."""
+    X, y = binary(m=90)
+    fitted = PegasosClassifier(epochs=1, sampling="sequential", average_from=0.0).fit(X, y)
+    est = PegasosClassifier(average_from=0.0)
+    est.partial_fit(X[:40], y[:40], classes=["no", "yes"]).partial_fit(sp.csr_matrix(X[40:]), y[40:])
+    np.testing.assert_array_equal(est.coef_, fitted.coef_)
+    assert est.t_ == 90
+
+
+def test_default_average_from_averages_all_iterates():
+    X, y = binary()
+    est = PegasosClassifier().partial_fit(X, y).partial_fit(X, y)
+    fitted = PegasosClassifier(epochs=2, sampling="sequential", average_from=0.0).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, fitted.coef_)
+
+
+def test_partial_fit_after_fit_continues_it():
+    X, y = binary()
+    both = PegasosClassifier(epochs=3, sampling="sequential", average_from=0.0).fit(X, y)
+    est = PegasosClassifier(epochs=2, sampling="sequential", average_from=0.0).fit(X, y).partial_fit(X, y)
+    np.testing.assert_array_equal(est.coef_, both.coef_)
+    assert est.t_ == both.t_ and est.n_iter_ == 3
+
+
+def test_a_pass_with_one_class_needs_classes_on_the_first_call():
+    X, y = binary()
+    only_yes = y == "yes"
+    with pytest.raises(ParameterError, match="exactly two classes"):
+        PegasosClassifier().partial_fit(X[only_yes], y[only_yes])
+    est = PegasosClassifier(average_from=0.0).partial_fit(X[only_yes], y[only_yes], classes=["yes", "no"])
+    assert list(est.classes_) == ["no", "yes"]
+    assert np.all(est.decision_function(X[only_yes]) > 0)       # "yes" is the positive class
+    est.partial_fit(X[~only_yes], y[~only_yes])
+    with pytest.raises(ParameterError, match="differ"):
+        est.partial_fit(X, y, classes=["no", "maybe"])
+    with pytest.raises(ParameterError, match="not one of the classes"):
+        est.partial_fit(X[:3], np.array(["no", "maybe", "yes"]))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(kernel="rbf"), "binary linear"),
+    (dict(class_weight="balanced"), "balanced"),
+])
+def test_what_partial_fit_refuses(kwargs, message):
+    X, y = binary()
+    with pytest.raises(ParameterError, match=message):
+        PegasosClassifier(**kwargs).partial_fit(X, y)
+
+
+def test_more_than_two_classes_is_refused():
+    X, y = binary()
+    y3 = np.where(np.arange(y.size) % 3 == 0, "maybe", y)
+    with pytest.raises(ParameterError, match="binary linear"):
+        PegasosClassifier().partial_fit(X, y3)
+
+
+def test_a_later_call_needs_the_same_features():
+    X, y = binary()
+    est = PegasosClassifier().partial_fit(X, y)
+    with pytest.raises(ParameterError, match="features"):
+        est.partial_fit(X[:, :5], y)
+
+
+def test_batch_larger_than_the_pass_is_a_parameter_error():
+    X, y = binary()
+    with pytest.raises(ParameterError, match="batch size"):
+        PegasosClassifier(batch_size=10).partial_fit(X[:4], y[:4], classes=["no", "yes"])
