@@ -131,7 +131,11 @@ def read_weights(path, lines, i, n, base):
         raise ModelFormatError(path, f"truncated or damaged model file: expected {count} weight lines "
                                      "and a final 'end' line")
     w = np.zeros(n, dtype=np.float64)
-    last, span = -1, f"{base}..{n - 1 + base}"
+    fast = parse_weight_block(lines[i + 1:i + 1 + count], n, base)
+    if fast is not None:
+        w[fast[0]] = fast[1]
+        return w, i + 1 + count
+    last, span = -1, f"{base}..{n - 1 + base}"       # the line-by-line parse, which names a bad line
     for j, ln in enumerate(lines[i + 1:i + 1 + count]):
         lineno = i + 2 + j
         if ln.strip() == "end":
@@ -141,6 +145,36 @@ def read_weights(path, lines, i, n, base):
                                        shown=ln, width=60, prefix="weight line ")
         w[last] = value
     return w, i + 1 + count
+
+
+_WEIGHT_LINES = re.compile(r"(?:[ \t]*\d{1,15}:[^\s:]+[ \t]*\n)*\Z")
+
+
+def parse_weight_block(block, n, base):
+    """(columns int64, values float64) of ``index:value`` lines, parsed in C; None when
+    anything is unusual (a bad line, an index out of range or not increasing, a value that is
+    not finite), so that the line-by-line parse reports it with its line."""
+    if not block:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    text = "\n".join(block) + "\n"
+    if not _WEIGHT_LINES.match(text):
+        return None
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            numbers = np.fromstring(text.replace(":", " "), dtype=np.float64, sep=" ")
+        except (ValueError, DeprecationWarning):
+            return None
+    if numbers.shape != (2 * len(block),):
+        return None
+    cols = numbers[0::2].astype(np.int64) - base
+    values = numbers[1::2]
+    if (cols.size and (cols[0] < 0 or cols[-1] >= n or np.any(np.diff(cols) <= 0))) \
+            or not np.all(np.isfinite(values)):
+        return None
+    return cols, values
 
 
 def read_index_value(text, path, lineno, base, n, last, noun, span, value_noun, shown=None, width=40, prefix=""):
