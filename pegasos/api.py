@@ -173,6 +173,7 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan):
     automatic = options.preset == "auto" and options.loss != "rank"
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan)
+    options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
     settings = dict(lam=options.lam, batch_size=options.batch_size, projection=options.projection,
                     bias=options.bias, loss=options.loss, epsilon=options.epsilon, n_threads=options.n_threads,
                     n_features=ex.n_features, sample_weight=ex.sample_weight)

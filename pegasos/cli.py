@@ -100,7 +100,7 @@ def main():
     ranking) with Pegasos, on SVMlight/LIBSVM files.
 
     \b
-      pegasos train -l 1e-4 --epochs 20 data.svm        # writes data.svm.model
+      pegasos train -l 1e-4 data.svm                    # writes data.svm.model
       pegasos predict test.svm data.svm.model out.txt
       pegasos eval test.svm data.svm.model
       pegasos objective data.svm data.svm.model
@@ -698,7 +698,7 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     from .scoring import objective_file
 
     if lam is not None and not (math.isfinite(lam) and lam > 0):
-        raise ParameterError(f"lambda must be a positive number, got {lam}")
+        raise ParameterError(f"-l/--lambda: lambda must be a positive number, got {lam}")
     if sample is not None and not (0.0 < sample <= 1.0):
         raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
     if gap_passes is not None and not gap:

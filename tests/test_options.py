@@ -439,3 +439,12 @@ def test_weight_block_fast_path_agrees_with_the_line_parser():
     for bad in (["3:1.0", "2:1.0"], ["1:nan"], ["1:2", ":4"], ["1:2 3:4"], ["0:1.0"], ["1001:1.0"], ["1:abc"],
                 ["1:1e999"]):
         assert fast(bad, 1000, 1) is None, bad
+
+
+def test_batch_larger_than_the_data_names_the_cli_option(tmp_path):
+    X, y = make_data(m=50)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "-k", "1000", data, tmp_path / "m")
+    assert r.returncode == 1 and "-k/--batch-size: the batch size k = 1000" in r.stderr
+    r = run_pegasos("objective", "-l", "0", data, tmp_path / "m")
+    assert r.returncode == 1 and "-l/--lambda" in r.stderr
