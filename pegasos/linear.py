@@ -32,7 +32,7 @@ from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
 
 __all__ = ["LinearModel", "BinaryLabels", "LOSSES", "TASK_OF_LOSS", "example_losses", "fit_linear", "solve",
-           "new_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus"]
+           "new_state", "start_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus"]
 
 
 @dataclass
@@ -160,7 +160,7 @@ def example_losses(loss, f, y, epsilon=None):
     return np.maximum(0.0, np.abs(f - y) - (epsilon or 0.0))
 
 
-def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=None, init=None):
+def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=None, init=None, start=None):
     """Train a linear binary classifier, regression or ranking model (Fig. 1/2).
 
     Parameters
@@ -193,6 +193,12 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         order), with uniform sampling, and with permutation sampling when T1
         is a whole number of epochs (a permutation cut by the end of a run is
         not resumed: the next run starts a new one).
+    start : (w, b) or None
+        Warm start with a fresh schedule: w_1 = w (float64 array of any
+        length: entries beyond ``ex.n_features`` are dropped, missing ones
+        are 0) and bias b, then t counts from 1 again with this run's lambda
+        and step offset (what a lambda path or a retraining from an earlier
+        model's weights needs).  Not together with ``init``.
 
     Returns
     -------
@@ -237,11 +243,15 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     if on_plan is not None:
         on_plan(plan.T)
     f0 = objective_at_zero(options.loss, y_run, options.epsilon, sample_weight)
+    radius2 = projection_radius2(options.loss, options.lam, f0, sample_weight)
+    if start is not None:
+        if init is not None:
+            raise ParameterError("init and start exclude each other (continue a run, or start one from weights)")
+        init = start_state(start[0], start[1], ex.n_features, options, plan, radius2)
     blocks = ((ex.indptr, ex.indices, ex.data, y_run, sample_weight, block, n)
               for block, n in orders.blocks(plan.T, plan.k))
-    w, b, final = solve(blocks, ex.n_features, options, plan, projection_radius2(options.loss, options.lam, f0,
-                                                                                 sample_weight),
-                        progress=progress, load_from=(ex.indices, m), state=init, return_state=True)
+    w, b, final = solve(blocks, ex.n_features, options, plan, radius2, progress=progress,
+                        load_from=(ex.indices, m), state=init, return_state=True)
     final["sampling"] = sampling
     final["rng"] = orders.rng.bit_generator.state
     info = options.header(plan, examples=m)
@@ -275,6 +285,48 @@ def new_state(n_features, options, plan, radius2, n_classes=1):
                              _core.BIAS_CODES[options.bias], _core.LOSS_CODES[loss],
                              float(options.epsilon) if n_classes == 1 else 0.0, radius2, loss == "rank" and
                              n_classes == 1, n_classes, float(plan.t0))
+
+
+def start_state(w, b, n_features, options, plan, radius2):
+    """A solver state (dict of ``_core.LinearState.get_state``) whose first
+    iterate is (w, b) and whose schedule starts at t = 1.
+
+    Parameters
+    ----------
+    w : array-like of float, shape (d,)
+        Starting weights; d may differ from ``n_features`` (entries beyond it
+        are dropped, missing ones are 0).
+    b : float
+        Starting bias (the constant feature's weight with ``bias="feature"``,
+        the unregularised offset with ``bias="unregularized"``, ignored
+        without a bias).
+    n_features, options, plan, radius2
+        As for :func:`new_state`.  With the projection of Eq. (6) on, a start
+        outside the ball of radius sqrt(radius2) is projected onto it.
+
+    Raises
+    ------
+    ParameterError
+        w or b not finite.
+    """
+    w = np.asarray(w, dtype=np.float64).ravel()
+    b = float(b)
+    if not np.all(np.isfinite(w)) or not math.isfinite(b):
+        raise ParameterError("the starting weights are not finite")
+    state = new_state(n_features, options, plan, radius2).get_state()
+    v = state["v"]
+    n = min(n_features, w.shape[0])
+    v[:n] = w[:n]
+    if options.bias == "feature":
+        v[n_features] = b
+    elif options.bias == "unregularized":
+        state["b"] = b
+    sqnorm = float(np.dot(v, v))
+    if plan.projection and sqnorm > radius2:
+        v *= math.sqrt(radius2 / sqnorm)
+        sqnorm = float(np.dot(v, v))
+    state["sqnorm"] = sqnorm
+    return state
 
 
 def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_from=None, state=None,

@@ -189,3 +189,58 @@ def test_fit_linear_refuses_a_broken_generator_state(rng):
     first = train(X, y, epochs=1, **settings)
     with pytest.raises(ParameterError, match="generator"):
         train(X, y, epochs=1, init={**first.solver_state, "rng": rng}, **settings)
+
+
+def reference_pegasos_from(X, y, lam, order, w1, t0=0.0):
+    """Dense NumPy Fig. 1 (k = 1, hinge, no projection) from w_1 = w1, with
+    eta_t = 1/(lambda (t + t0))."""
+    A = X.toarray()
+    w = np.array(w1, dtype=np.float64)
+    for t, i in enumerate(order, start=1):
+        eta = 1.0 / (lam * (t + t0))
+        margin = y[i] * A[i] @ w
+        w = (1.0 - eta * lam) * w
+        if margin < 1.0:
+            w = w + eta * y[i] * A[i]
+    return w
+
+
+@pytest.mark.parametrize("t0", [0.0, 5.0])
+def test_start_runs_a_fresh_schedule_from_the_given_weights(t0):
+    """fit_linear(start=(w, 0)) is Fig. 1 from w_1 = w (t counts from 1 again)."""
+    from pegasos.examples import as_examples
+    from pegasos.linear import fit_linear
+    from pegasos.options import TrainOptions
+
+    X, y = problem()
+    rng = np.random.default_rng(3)
+    w1 = rng.normal(size=X.shape[1] + 4)          # longer than the data: the extra entries are dropped
+    order = rng.integers(0, X.shape[0], size=150)
+    options = TrainOptions(lam=0.05, iterations=150, sampling="uniform", average=False, step_offset=t0,
+                           preset="paper")
+    model = fit_linear(as_examples((X, y)), options, order=order, start=(w1, 0.0))
+    expected = reference_pegasos_from(X, y, 0.05, order, w1[:X.shape[1]], t0)
+    np.testing.assert_allclose(model.w, expected, rtol=1e-10, atol=1e-12)
+    cold = fit_linear(as_examples((X, y)), options, order=order)
+    if t0 == 0.0:
+        # eta_1 lambda = 1: the paper's schedule scales w_1 by 0 at t = 1, so it forgets any start
+        assert np.array_equal(cold.w, model.w)
+    else:
+        assert np.max(np.abs(cold.w - model.w)) > 1e-3       # the start mattered
+    zero = fit_linear(as_examples((X, y)), options, order=order, start=(np.zeros(3), 0.0))
+    assert np.array_equal(zero.w, cold.w)                      # a zero start is the cold run, bit for bit
+
+
+def test_start_is_projected_and_refuses_non_finite_weights():
+    from pegasos.examples import as_examples
+    from pegasos.linear import fit_linear
+    from pegasos.options import TrainOptions
+
+    X, y = problem()
+    options = TrainOptions(lam=0.05, iterations=1, sampling="uniform", average=False, projection=True,
+                           preset="paper")
+    with pytest.raises(ParameterError, match="not finite"):
+        fit_linear(as_examples((X, y)), options, start=(np.full(X.shape[1], np.nan), 0.0))
+    with pytest.raises(ParameterError, match="exclude"):
+        first = fit_linear(as_examples((X, y)), options)
+        fit_linear(as_examples((X, y)), options, start=(first.w, 0.0), init=first.solver_state)
