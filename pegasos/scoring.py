@@ -78,14 +78,20 @@ def roc_auc(scores, positive):
     scores : ndarray of shape (m,), float64
     positive : ndarray of shape (m,), bool
     """
-    from scipy.stats import rankdata
-
     n_pos = int(np.count_nonzero(positive))
     n_neg = positive.shape[0] - n_pos
     if n_pos == 0 or n_neg == 0:
         return None
-    ranks = rankdata(scores)
+    ranks = _average_ranks(scores)
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def _average_ranks(scores):
+    """Ranks 1..m of ``scores``, tied values sharing the mean of their ranks
+    (float64 (m,); NumPy only, so that ``eval`` does not import scipy)."""
+    values, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    last = np.cumsum(counts)                       # the highest rank of each group of equal values
+    return (last - (counts - 1) / 2.0)[inverse.ravel()]
 
 
 def _metrics(totals, model):

@@ -174,3 +174,46 @@ def test_epoch_cap_stops_the_schedule(heart):
     model, epochs, history = autotune.train_until_converged(X, y, 1e-4, tol=1e-12, max_epochs=100)
     assert history[-1]["epochs"] == 100
     assert "epoch cap" in model.info["stopping"]
+
+
+def test_command_line_training_does_not_import_scipy(tmp_path):
+    """Start-up: `pegasos train` with the automatic defaults, `predict` and `eval` never import scipy
+    (a tenth of a second of a short job)."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(300):
+        cols = np.sort(rng.choice(40, size=5, replace=False)) + 1
+        lines.append(("+1" if i % 2 else "-1") + "".join(f" {c}:{rng.normal():.3f}" for c in cols))
+    data = tmp_path / "d.svm"
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "d.model"
+    code = ("import sys\nfrom pegasos.cli import main\n"
+            "for argv in (['train', '-q', '-l', '1e-2', D, M], ['predict', '-q', D, M, O], ['eval', D, M]):\n"
+            "    try:\n        main(argv)\n    except SystemExit as e:\n        assert not e.code, e.code\n"
+            "bad = sorted(k for k in sys.modules if k.split('.')[0] == 'scipy')\n"
+            "assert not bad, bad[:5]\n")
+    r = subprocess.run([sys.executable, "-c", f"D, M, O = {str(data)!r}, {str(model)!r}, {str(tmp_path / 'o')!r}\n"
+                        + code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert model.stat().st_size > 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_roc_auc_with_ties_equals_scikit_learn(seed):
+    """scoring.roc_auc ranks with NumPy (ties share the mean rank): equal to scipy's rankdata and to
+    scikit-learn's roc_auc_score on scores with many ties."""
+    from scipy.stats import rankdata
+    from sklearn.metrics import roc_auc_score
+
+    from pegasos.scoring import roc_auc
+
+    rng = np.random.default_rng(seed)
+    scores = np.round(rng.normal(size=500), 1)              # about 60 distinct values: many ties
+    positive = rng.random(500) < 0.3
+    assert roc_auc(scores, positive) == pytest.approx(roc_auc_score(positive, scores), rel=1e-12)
+    ranks = rankdata(scores)
+    expected = (ranks[positive].sum() - positive.sum() * (positive.sum() + 1) / 2) / (positive.sum() * (~positive).sum())
+    assert roc_auc(scores, positive) == pytest.approx(expected, rel=1e-12)
