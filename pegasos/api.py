@@ -130,8 +130,14 @@ def _fit_multiclass(ex, options, n_labels, progress, on_plan):
     if source is not None and not source.labels_overflow:
         texts = {label.value: label.text for label in source.distinct_labels}
         class_texts = [texts.get(v) or None for v in np.unique(ex.y)]
-    return fit_multiclass(ex, options.replace(multiclass=options.multiclass or "ovr"), class_texts=class_texts,
-                          progress=progress, on_plan=on_plan)
+    options = options.replace(multiclass=options.multiclass or "ovr")
+    if (options.preset == "auto" and options.multiclass == "ovr"
+            and (options.step_is_automatic or options.length_is_automatic)):
+        options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
+        if on_plan is not None:
+            on_plan(None)
+        return autotune.fit_one_vs_rest(ex, options, class_texts=class_texts, progress=progress)
+    return fit_multiclass(ex, options, class_texts=class_texts, progress=progress, on_plan=on_plan)
 
 
 def _check_class_labels(ex, options):

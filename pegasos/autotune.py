@@ -292,8 +292,38 @@ def train_until_converged(X, y, lam, *, tol=DEFAULT_TOL, max_epochs=None, seed=D
                                                  and math.isfinite(step_offset) and step_offset >= 0):
             raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
         rule = "given"
-    schedule = []
     per_epoch = max(1, math.ceil(_n_rows(X) / max(1, int(train_kwargs.get("batch_size", 1)))))
+
+    def run(E):
+        model = train(X, y, lam=lam, epochs=E, seed=seed, step_offset=step_offset, average_from=average_from,
+                      sampling=sampling, loss=loss, class_weight=class_weight, progress=progress, **train_kwargs)
+        return model, _sample_objective(model, X, y)
+
+    model, E, history, reason = double_until_converged(run, per_epoch, tol, max_epochs)
+    return _record(model, E, history, rule, lam, step_offset, tol, max_epochs, reason), E, history
+
+
+def double_until_converged(run, per_epoch, tol, max_epochs):
+    """The doubling schedule of :func:`train_until_converged`, for any trainer.
+
+    Parameters
+    ----------
+    run : callable(E) -> (model, objective)
+        Trains E epochs from scratch and returns the model with its full
+        training objective (float).
+    per_epoch : int > 0
+        Iterations of one epoch (per problem): sets the first E (E0 per_epoch
+        >= 2^14) and how many passing tests in a row stop the schedule.
+    tol : float > 0
+    max_epochs : int > 0
+
+    Returns
+    -------
+    (model, E, history, reason)
+        The model of lower objective of the last two runs, its epochs, every
+        run's {"epochs", "objective"}, and "converged" or "epoch cap".
+    """
+    schedule = []
     e = 1
     while e * per_epoch < FIRST_RUN_ITERATIONS and 2 * e < max_epochs:
         e *= 2
@@ -306,9 +336,7 @@ def train_until_converged(X, y, lam, *, tol=DEFAULT_TOL, max_epochs=None, seed=D
     needed = 2 if per_epoch < FIRST_RUN_ITERATIONS else 1
     passed = 0
     for E in schedule:
-        model = train(X, y, lam=lam, epochs=E, seed=seed, step_offset=step_offset, average_from=average_from,
-                      sampling=sampling, loss=loss, class_weight=class_weight, progress=progress, **train_kwargs)
-        f = _sample_objective(model, X, y)
+        model, f = run(E)
         history.append({"epochs": E, "iterations": int(model.info["iterations"]), "objective": f})
         runs.append((model, E, f))
         runs = runs[-2:]
@@ -318,10 +346,96 @@ def train_until_converged(X, y, lam, *, tol=DEFAULT_TOL, max_epochs=None, seed=D
                 reason = "converged"
                 break
     model, E, _ = min(runs, key=lambda r: r[2])
+    return model, E, history, reason
+
+
+def _record(model, E, history, rule, lam, step_offset, tol, max_epochs, reason):
+    """The automatic choices in the model header (see :func:`train_until_converged`)."""
     model.info["epochs"] = str(E)
     model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
     model.info["step_offset_rule"] = rule
     if step_offset:
         model.info["eta0"] = repr(1.0 / (lam * step_offset))
     model.info["stopping"] = f"tol={tol!r} max_epochs={int(max_epochs)} {reason}"
-    return model, E, history
+    return model
+
+
+def fit_one_vs_rest(ex, options, *, class_texts=None, progress=None):
+    """One-vs-rest training with the automatic choices of the "auto" preset.
+
+    The step offset (when ``options`` gives none) is calibrated once, with
+    :func:`calibrate_step_offset`, on the binary problem of the largest class
+    against the rest, and serves every class (a calibration per class would
+    cost K of them; on dna and sector most classes chose the same grid
+    point).  When neither T nor epochs is given, the epochs double
+    (:func:`double_until_converged`) until the one-vs-rest objective, the sum
+    over classes of the binary primal objectives (Eq. (1)), improves by less
+    than ``options.tol``; the epoch cap is :func:`default_epoch_cap` of the
+    K m iterations an epoch costs over all classes (sector: 16 epochs,
+    dna: 2048).
+
+    Parameters
+    ----------
+    ex : pegasos.examples.Examples
+    options : pegasos.options.TrainOptions
+        Validated, with ``multiclass="ovr"``.
+    class_texts, progress :
+        As :func:`pegasos.multiclass.fit_multiclass`.
+
+    Returns
+    -------
+    MulticlassModel
+        Its ``info`` records the t0 used and, for an automatic length, the
+        same entries as :func:`train_until_converged` (``epochs``,
+        ``epochs_trained``, ``step_offset_rule``, ``eta0``, ``stopping``).
+
+    Raises
+    ------
+    ParameterError
+        As :func:`pegasos.multiclass.fit_multiclass` and
+        :func:`calibrate_step_offset`.
+    """
+    from .multiclass import fit_multiclass
+    from .scoring import objective
+
+    step_offset = options.step_offset if not options.step_is_automatic else None
+    rule = "given"
+    if step_offset is None and options.eta0 is None:
+        classes, counts = np.unique(ex.y, return_counts=True)
+        largest = classes[int(np.argmax(counts))]
+        y_pm = np.where(ex.y == largest, 1.0, -1.0)
+        step_offset = calibrate_step_offset(ex.chunk, y_pm, options.lam, loss=options.loss, seed=options.seed,
+                                            average_from=options.average_from, sampling=options.sampling,
+                                            n_features=ex.n_features, batch_size=min(options.batch_size, ex.m),
+                                            bias=options.bias, projection=options.projection,
+                                            sample_weight=None if options.class_weight is None and
+                                            ex.sample_weight is None else _ovr_weights(ex, options))
+        rule = "calibrated"
+    chosen = options.replace(step_offset=step_offset, eta0=None) if rule == "calibrated" else options
+    if not options.length_is_automatic:
+        model = fit_multiclass(ex, chosen, class_texts=class_texts, progress=progress)
+        if rule == "calibrated":
+            model.info["step_offset_rule"] = rule
+        return model
+    K = int(np.unique(ex.y).size)
+    k = min(int(options.batch_size), ex.m)
+    per_epoch = max(1, math.ceil(ex.m / k))
+    max_epochs = default_epoch_cap(ex.m * K, k)
+
+    def run(E):
+        model = fit_multiclass(ex, chosen.replace(epochs=E), class_texts=class_texts, progress=progress)
+        return model, float(objective(model, ex.chunk, ex.y)["objective"])
+
+    model, E, history, reason = double_until_converged(run, per_epoch, options.tol, max_epochs)
+    return _record(model, E, history, rule, options.lam, chosen.step_offset or 0.0, options.tol, max_epochs,
+                   reason)
+
+
+def _ovr_weights(ex, options):
+    """Per-example weights of the calibration problem: class weights times example weights."""
+    from .labels import sample_weights
+
+    w = sample_weights(ex.y, options.class_weight)
+    if ex.sample_weight is not None:
+        w = ex.sample_weight if w is None else w * ex.sample_weight
+    return w

@@ -256,8 +256,9 @@ class TrainOptions:
         mean of the last half of the iterates (average_from 0.5; not with a
         kernel budget); the step offset t0 and, when neither T nor epochs is
         given, the number of epochs are chosen from the data by
-        :func:`pegasos.fit` (:mod:`pegasos.autotune`) for linear binary and
-        regression models, and are t0 = 0 and DEFAULT_EPOCHS otherwise.
+        :func:`pegasos.fit` (:mod:`pegasos.autotune`) for linear binary,
+        regression and one-vs-rest models, and are t0 = 0 and DEFAULT_EPOCHS
+        otherwise (Crammer-Singer, ranking, kernels, streaming).
         "paper": Fig. 1 as in Sec. 7: i.i.d. sampling, the last iterate w_{T+1},
         eta_t = 1/(lambda t), DEFAULT_EPOCHS epochs.
         """

@@ -217,3 +217,42 @@ def test_roc_auc_with_ties_equals_scikit_learn(seed):
     ranks = rankdata(scores)
     expected = (ranks[positive].sum() - positive.sum() * (positive.sum() + 1) / 2) / (positive.sum() * (~positive).sum())
     assert roc_auc(scores, positive) == pytest.approx(expected, rel=1e-12)
+
+
+def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
+    """One-vs-rest under the automatic defaults: one calibrated t0, the doubling rule on the summed
+    objective.  dna at lambda = 1e-4: within 3% of the certified lower bound on f* (the fixed 10
+    epochs with t0 = 0 that one-vs-rest had before were 16 times f*), and the header's
+    settings retrain the same model."""
+    from pegasos.certificate import duality_gap
+    from pegasos.io import read_svmlight
+
+    d = read_svmlight(data_file("dna/dna.scale"))
+    model = pegasos.fit(d, lam=1e-4)
+    assert model.method == "ovr" and model.info["step_offset_rule"] == "calibrated"
+    gap = duality_gap(model, d.X, d.y, passes=5000)
+    assert gap["primal"] <= 1.03 * gap["dual"], gap
+    old = pegasos.fit(d, lam=1e-4, epochs=10, step_offset=0.0)
+    assert pegasos.objective(old, d.X, d.y)["objective"] > 10 * gap["primal"]
+    again = pegasos.fit(d, lam=1e-4, epochs=int(model.info["epochs"]), step_offset=float(model.info["step_offset"]))
+    assert np.array_equal(again.W, model.W)
+
+
+def test_one_vs_rest_automatic_choices_on_small_data():
+    """A given T or epochs keeps the calibrated t0 and no stopping rule; a given t0 is kept; the result
+    does not depend on the number of threads."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(4)
+    X = sp.random(400, 30, density=0.3, format="csr", random_state=4)
+    y = np.argmax(X @ rng.normal(size=(30, 3)), axis=1).astype(np.float64)
+    fixed = pegasos.fit((X, y), lam=1e-3, epochs=3)
+    assert fixed.info["step_offset_rule"] == "calibrated" and "stopping" not in fixed.info
+    assert float(fixed.info["step_offset"]) > 0
+    given = pegasos.fit((X, y), lam=1e-3, epochs=3, step_offset=50.0)
+    assert float(given.info["step_offset"]) == 50.0 and "step_offset_rule" not in given.info
+    auto1 = pegasos.fit((X, y), lam=1e-3, n_threads=1)
+    auto2 = pegasos.fit((X, y), lam=1e-3, n_threads=2)
+    assert "stopping" in auto1.info and np.array_equal(auto1.W, auto2.W)
+    paper = pegasos.fit((X, y), lam=1e-3, preset="paper")
+    assert "step_offset_rule" not in paper.info and float(paper.info.get("step_offset", 0)) == 0.0
