@@ -131,12 +131,11 @@ def _fit_multiclass(ex, options, n_labels, progress, on_plan):
         texts = {label.value: label.text for label in source.distinct_labels}
         class_texts = [texts.get(v) or None for v in np.unique(ex.y)]
     options = options.replace(multiclass=options.multiclass or "ovr")
-    if (options.preset == "auto" and options.multiclass == "ovr"
-            and (options.step_is_automatic or options.length_is_automatic)):
+    if options.preset == "auto" and (options.step_is_automatic or options.length_is_automatic):
         options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
         if on_plan is not None:
             on_plan(None)
-        return autotune.fit_one_vs_rest(ex, options, class_texts=class_texts, progress=progress)
+        return autotune.fit_multiclass_auto(ex, options, class_texts=class_texts, progress=progress)
     return fit_multiclass(ex, options, class_texts=class_texts, progress=progress, on_plan=on_plan)
 
 

@@ -257,8 +257,8 @@ class TrainOptions:
         kernel budget); the step offset t0 and, when neither T nor epochs is
         given, the number of epochs are chosen from the data by
         :func:`pegasos.fit` (:mod:`pegasos.autotune`) for linear binary,
-        regression and one-vs-rest models, and are t0 = 0 and DEFAULT_EPOCHS
-        otherwise (Crammer-Singer, ranking, kernels, streaming).
+        regression and multiclass models, and are t0 = 0 and DEFAULT_EPOCHS
+        otherwise (ranking, kernels, streaming).
         "paper": Fig. 1 as in Sec. 7: i.i.d. sampling, the last iterate w_{T+1},
         eta_t = 1/(lambda t), DEFAULT_EPOCHS epochs.
         """

@@ -236,6 +236,10 @@ def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
     assert pegasos.objective(old, d.X, d.y)["objective"] > 10 * gap["primal"]
     again = pegasos.fit(d, lam=1e-4, epochs=int(model.info["epochs"]), step_offset=float(model.info["step_offset"]))
     assert np.array_equal(again.W, model.W)
+    cs = pegasos.fit(d, lam=1e-4, multiclass="crammer-singer")
+    assert cs.info["step_offset_rule"] == "calibrated" and "stopping" in cs.info
+    cs_old = pegasos.fit(d, lam=1e-4, multiclass="crammer-singer", epochs=10, step_offset=0.0)
+    assert pegasos.objective(cs, d.X, d.y)["objective"] < 0.1 * pegasos.objective(cs_old, d.X, d.y)["objective"]
 
 
 def test_one_vs_rest_automatic_choices_on_small_data():
