@@ -110,7 +110,10 @@ def fit(data, options=None, *, progress=None, on_plan=None, trace=None, validati
         data = read_svmlight(os.fspath(data))
     ex = as_examples(data)
     try:
-        return _fit_examples(ex, options, progress, on_plan, checks)
+        model = _fit_examples(ex, options, progress, on_plan, checks)
+        if trace is not None:
+            trace.header = dict(model.info)
+        return model
     except ExampleError as error:
         if getattr(error, "memory_bound", False) and error.example is None and ex.indices.size:
             # name the example that holds the largest feature index
@@ -244,7 +247,6 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
     model = _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor)
     if monitor is not None and checks[0] is not None:
         checks[0].select_run(int(model.info["iterations"]))
-        checks[0].header = dict(model.info)
     return model
 
 

@@ -18,7 +18,7 @@ X_AXES = {"seconds": ("seconds", "training time (s)"), "iterations": ("t", "iter
           "epochs": ("epoch", "epochs")}
 #: model-header keys shown in legends, with their short names
 LEGEND_KEYS = (("lambda", "lambda"), ("batch_size", "k"), ("averaging", "avg"), ("sampling", "sampling"),
-               ("step_offset", "t0"), ("iterations", "T"), ("loss", "loss"), ("bias_mode", "bias"),
+               ("step_offset", "t0"), ("loss", "loss"), ("bias_mode", "bias"),
                ("projection", "projection"), ("seed", "seed"), ("train_file", "data"))
 SUBOPTIMALITY_MARGIN = 1e-6     # f* from the traces: their best objective, minus this fraction of it
 
@@ -39,7 +39,7 @@ def _short(value):
         x = float(value)
     except (TypeError, ValueError):
         return str(value)
-    return f"{x:g}"
+    return f"{x:.3g}"
 
 
 def legend_labels(headers, names):
@@ -59,7 +59,7 @@ def legend_labels(headers, names):
     for h in headers:
         parts = []
         for key, short in shown:
-            value = h.get(key, "-")
+            value = h.get(key, "0" if key == "step_offset" else "-")
             parts.append(f"{short}={os.path.basename(str(value)) if key == 'train_file' else _short(value)}")
         labels.append(", ".join(parts))
     if len(set(labels)) < len(labels):           # settings alike in what is shown: add the file names
@@ -91,7 +91,8 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
     -------
     matplotlib.figure.Figure
         Two axes: ``axes[0]`` y = "(f - f*) / f*" (log), ``axes[1]`` y =
-        "validation error" (or "training error").
+        "validation error" (or "training error"); the legend below them
+        (``fig.legends[0]``).
 
     Raises
     ------
@@ -154,10 +155,12 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
     right.set_ylabel(err_label)
     left.set_title(f"primal suboptimality (f* = {optimum:.6g})", fontsize=10)
     right.set_title(err_label, fontsize=10)
-    right.legend(fontsize=8, loc="best")
+    handles, texts = left.get_legend_handles_labels()
+    rows = math.ceil(len(texts) / 2)
+    fig.legend(handles, texts, loc="lower center", ncol=min(2, len(texts)), fontsize=8, frameon=False)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, min(0.4, 0.045 * rows + 0.02), 1, 1))
     return fig
 
 
@@ -183,6 +186,9 @@ def save_figure(fig, path):
     except OSError as e:
         raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)              # as an ordinary new file (mkstemp makes it 0600)
         with os.fdopen(fd, "wb") as f:
             fig.savefig(f, format=fmt)
         os.replace(tmp, shown)

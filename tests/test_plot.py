@@ -40,7 +40,7 @@ def test_plot_traces_draws_fig4_axes_and_legend(traces):
     left, right = fig.axes[:2]
     assert left.get_ylabel() == "(f - f*) / f*" and left.get_yscale() == "log"
     assert left.get_xlabel() == "iterations t" and right.get_ylabel() == "validation error"
-    legend = [t.get_text() for t in right.get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["k=1, avg=last", "k=64, avg=suffix"]
     # the plotted suboptimality is (f - f*)/f*
     xs, ys = left.get_lines()[0].get_data()
