@@ -243,7 +243,8 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
         if labels is None and options.task == "binary":
             labels = BinaryLabels.from_values(ex.y)
         arrays = None if validation is None else _validation_arrays(validation, options, labels)
-        monitor = Monitor(options, trace, arrays)
+        if trace is not None or options.early_stop is not None:      # else nothing would use the checks
+            monitor = Monitor(options, trace, arrays)
     model = _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor)
     if monitor is not None and checks[0] is not None:
         checks[0].select_run(int(model.info["iterations"]))
