@@ -36,6 +36,9 @@ _EXPORTS = {
     "evaluate": "scoring",
     "evaluate_file": "scoring",
     "duality_gap": "certificate",
+    "Trace": "trace",
+    "read_trace": "trace",
+    "plot_traces": "plot",
     "PegasosError": "errors",
     "DataError": "errors",
     "ModelFormatError": "errors",
@@ -51,6 +54,10 @@ def __dir__():
 
 
 def __getattr__(name):
+    if name in ("trace", "plot"):                # submodules: pegasos.trace.Trace, pegasos.plot.plot_traces
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     if name in _EXPORTS:
         import importlib
 

@@ -19,9 +19,10 @@ from .labels import BinaryLabels
 from .linear import fit_linear
 from .multiclass import fit_multiclass
 from .options import TrainOptions
+from .trace import Monitor
 
 
-def fit(data, options=None, *, progress=None, on_plan=None, **settings):
+def fit(data, options=None, *, progress=None, on_plan=None, trace=None, validation=None, **settings):
     """Train a model with Pegasos.
 
     Parameters
@@ -42,6 +43,20 @@ def fit(data, options=None, *, progress=None, on_plan=None, **settings):
     on_plan : callable(int) or None
         Called once, before training, with the number of iterations the run
         will report to ``progress``.
+    trace : pegasos.trace.Trace or None
+        Record the convergence trace: after ``fit``, ``trace.rows`` holds
+        one dict per check point (``options.trace_points`` per decade of t
+        and every epoch end; see :mod:`pegasos.trace`) and ``trace.header``
+        the model header.  The model is the same with and without it.
+    validation : tuple (X, y) or SVMLightData, optional
+        Validation examples, evaluated at the check points (trace columns
+        ``validation_*``) and, with ``options.early_stop``, for early
+        stopping: the run stops once the validation metric has not improved
+        for ``early_stop`` checks and the best model seen is returned (its
+        header has ``stopping``, ``best_iteration``, ``best_validation``).
+        Columns beyond the training data's are ignored, as in predict; an
+        :class:`pegasos.io.SVMLightData` should be read with the training
+        file's index base.
     **settings
         TrainOptions fields that replace those of ``options``
         (``fit((X, y), lam=1e-4, epochs=5)``).
@@ -66,16 +81,28 @@ def fit(data, options=None, *, progress=None, on_plan=None, **settings):
     ------
     ParameterError
         A setting out of range (named as in ``TrainOptions``), arrays of the
-        wrong shape, labels that are not numbers (ExampleError).
+        wrong shape, labels that are not numbers (ExampleError); a trace,
+        validation or early stopping for a trainer other than the in-memory
+        linear binary and regression ones, or early stopping without
+        validation examples.
     DataError
-        A file that cannot be read, or labels unfit for the task.
+        A file that cannot be read, labels unfit for the task, or a
+        validation label that is not one of the two training labels.
     """
     if options is None:
         options = TrainOptions(**settings)
     elif settings:
         options = options.replace(**settings)
     options.validate()
+    checks = None
+    if trace is not None or validation is not None or options.early_stop is not None:
+        if options.early_stop is not None and validation is None:
+            raise ParameterError(f"{options.name('early_stop')} needs validation examples "
+                                 f"({options.name('validation')})")
+        checks = (trace, validation)
     if options.shuffle_buffer is not None:
+        if checks is not None:
+            _refuse_checks(options, f"{options.name('shuffle_buffer')}")
         return _fit_streaming(data, options, progress, on_plan)
     if isinstance(data, (str, os.PathLike)):
         from .io import read_svmlight
@@ -83,7 +110,10 @@ def fit(data, options=None, *, progress=None, on_plan=None, **settings):
         data = read_svmlight(os.fspath(data))
     ex = as_examples(data)
     try:
-        return _fit_examples(ex, options, progress, on_plan)
+        model = _fit_examples(ex, options, progress, on_plan, checks)
+        if trace is not None:
+            trace.header = dict(model.info)
+        return model
     except ExampleError as error:
         if getattr(error, "memory_bound", False) and error.example is None and ex.indices.size:
             # name the example that holds the largest feature index
@@ -92,26 +122,38 @@ def fit(data, options=None, *, progress=None, on_plan=None, **settings):
         raise
 
 
-def _fit_examples(ex, options, progress, on_plan):
+def _refuse_checks(options, trainer):
+    given = options.name("trace") if options.spelling == "cli" else "trace=, validation= and early_stop="
+    raise ParameterError(f"{given} {'is' if options.spelling == 'cli' else 'are'} for linear binary "
+                         f"classification and regression trained in memory, not for {trainer}")
+
+
+def _fit_examples(ex, options, progress, on_plan, checks=None):
     """fit() on examples in memory: the trainer the task and the labels need."""
     source = ex.source
+    if checks is not None and options.task == "ranking":
+        _refuse_checks(options, "ranking")
     if options.task == "binary":
         n_labels = (65 if source.labels_overflow else len(source.distinct_labels)) if source is not None \
             else int(np.unique(ex.y).size)
         if options.multiclass is not None or n_labels > 2:
+            if checks is not None:
+                _refuse_checks(options, "multiclass models")
             model = _fit_multiclass(ex, options, n_labels, progress, on_plan)
         else:
             labels = (BinaryLabels.from_data(source, allow_one_class=options.allow_one_class)
                       if source is not None else BinaryLabels.from_values(ex.y))
             if options.kernel == "linear":
-                model = _fit_linear_auto(ex, options, labels, progress, on_plan)
+                model = _fit_linear_auto(ex, options, labels, progress, on_plan, checks)
             else:
+                if checks is not None:
+                    _refuse_checks(options, "kernels")
                 model = fit_kernel(ex, options, labels=labels, progress=progress, on_plan=on_plan)
     else:
         if source is not None and ex.m == 0:
             raise DataError(source.path, "no training examples found (the file is empty or holds only "
                                          "comments and blank lines)")
-        model = _fit_linear_auto(ex, options, None, progress, on_plan)
+        model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
     return _record_source(model, source)
 
 
@@ -173,11 +215,51 @@ def _record_source(model, source):
     return model
 
 
-def _fit_linear_auto(ex, options, labels, progress, on_plan):
+def _validation_arrays(validation, options, labels):
+    """The validation examples as the monitor's (indptr, indices, data, y, class weights)."""
+    vex = as_examples(validation)
+    if labels is None:
+        bad = np.flatnonzero(~np.isfinite(vex.y))
+        if bad.size:
+            raise ExampleError(f"validation example {bad[0] + 1}: target {vex.y[bad[0]]} is not finite")
+        return vex.indptr, vex.indices, vex.data, vex.y, None
+    try:
+        y = labels.encode(vex.y)
+    except ExampleError as error:
+        if vex.source is not None:
+            from .io import example_line
+
+            path = vex.source.path
+            raise error.in_file(path, example_line(path, error.example)) from None
+        raise ParameterError(f"validation example {error.example + 1}: {error.detail}") from None
+    weight = None
+    if options.class_weight:
+        weight = np.ones(vex.y.shape[0], dtype=np.float64)
+        for label, w in options.class_weight.items():
+            weight[vex.y == float(label)] = float(w)
+    return vex.indptr, vex.indices, vex.data, y, weight
+
+
+def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
     """fit_linear, with the step offset and the epochs chosen from the data where the options leave them."""
+    monitor = None
+    if checks is not None:
+        trace, validation = checks
+        if labels is None and options.task == "binary":
+            labels = BinaryLabels.from_values(ex.y)
+        arrays = None if validation is None else _validation_arrays(validation, options, labels)
+        if trace is not None or options.early_stop is not None:      # else nothing would use the checks
+            monitor = Monitor(options, trace, arrays)
+    model = _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor)
+    if monitor is not None and checks[0] is not None:
+        checks[0].select_run(int(model.info["iterations"]))
+    return model
+
+
+def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
     automatic = options.preset == "auto" and options.loss != "rank"
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
-        return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan)
+        return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)
     options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
     settings = dict(lam=options.lam, batch_size=options.batch_size, projection=options.projection,
                     bias=options.bias, loss=options.loss, epsilon=options.epsilon, n_threads=options.n_threads,
@@ -192,7 +274,8 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan):
         model, _, _ = autotune.train_until_converged(
             X, ex.y, options.lam, tol=options.tol, seed=options.seed, step_offset=step_offset,
             average_from=options.average_from, sampling=options.sampling, class_weight=options.class_weight,
-            progress=progress, **{k: v for k, v in settings.items() if k != "lam"})
+            progress=progress, **({} if monitor is None else {"monitor": monitor}),
+            **{k: v for k, v in settings.items() if k != "lam"})
         if model.info.get("step_offset_rule") == "given" and not step_offset:
             model.info.pop("step_offset_rule")
         return model
@@ -200,6 +283,7 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan):
                                         seed=options.seed, average_from=options.average_from,
                                         sampling=options.sampling,
                                         **{k: v for k, v in settings.items() if k not in ("lam", "loss", "n_threads")})
-    model = fit_linear(ex, options.replace(step_offset=t0), labels=labels, progress=progress, on_plan=on_plan)
+    model = fit_linear(ex, options.replace(step_offset=t0), labels=labels, progress=progress, on_plan=on_plan,
+                       monitor=monitor)
     model.info["step_offset_rule"] = "calibrated"
     return model

@@ -1,4 +1,4 @@
-"""Command line: ``pegasos train | predict | eval | objective``.
+"""Command line: ``pegasos train | predict | eval | objective | plot``.
 
 A thin layer over the Python API: it parses options, shows progress on a
 terminal, prints results, and turns :class:`pegasos.errors.PegasosError` into
@@ -16,6 +16,9 @@ import time
 import click
 
 from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER, SAMPLINGS
+
+
+DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
 
 
 def _errors_to_click(fn):
@@ -104,6 +107,7 @@ def main():
       pegasos predict test.svm data.svm.model out.txt
       pegasos eval test.svm data.svm.model
       pegasos objective data.svm data.svm.model
+      pegasos plot run.trace.csv -o run.png       # after train --trace run.trace.csv
     """
     # SIGTERM unwinds like Ctrl-C, so temporary files are removed
     import signal
@@ -120,8 +124,9 @@ class _SectionOption(click.Option):
 
 
 class _SectionedCommand(click.Command):
-    """A command whose ``--help`` lists its options in sections, and that reads
-    LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``."""
+    """A command whose ``--help`` lists its options in sections, that reads
+    LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``, and
+    ``--early-stop`` without a number as ``--early-stop 5``."""
 
     def format_options(self, ctx, formatter):
         sections = {}
@@ -142,6 +147,10 @@ class _SectionedCommand(click.Command):
                     and _is_number(a[2:]) and _is_number(args[i + 1])):
                 out += ["-w", f"{a[2:]}:{args[i + 1]}"]
                 i += 2
+                continue
+            if a == "--early-stop" and (i + 1 == len(args) or not args[i + 1].isdigit()):
+                out += [a, str(DEFAULT_PATIENCE)]            # PATIENCE left out
+                i += 1
                 continue
             out.append(a)
             i += 1
@@ -258,10 +267,32 @@ _data_options = _options(
                                                 "ascent; linear hinge and squared-hinge models).")),
 )
 
+_check_options = _options(
+    "Trace, validation, early stopping (linear binary and regression)",
+    (("--trace", "trace_file"), dict(metavar="FILE",
+                                     help="Write the convergence trace to FILE (.csv, .jsonl or .json): t, epoch, "
+                                          "seconds, objective, loss, norm_w, train_error (and validation_*) at "
+                                          "log-spaced iterations and every epoch end.")),
+    (("--trace-points",), dict(type=int, default=10, show_default=True, metavar="N",
+                               help="Check points per decade of t (besides every epoch end).")),
+    (("--trace-sample",), dict(type=int, metavar="N",
+                               help="Compute the trace's training terms on a fixed random sample of N examples.")),
+    (("--validation", "validation_file"), dict(metavar="FILE",
+                                               help="Validation examples (index base of DATA; extra features are "
+                                                    "ignored), evaluated at each check point.")),
+    (("--early-stop",), dict(type=int, default=None, metavar="[PATIENCE]",
+                             help=f"Stop when the validation metric has not improved for PATIENCE checks "
+                                  f"({DEFAULT_PATIENCE} if omitted) and write the best model seen; needs --validation and -T or --epochs.")),
+    (("--early-stop-metric",), dict(type=click.Choice(["accuracy", "error", "objective", "loss", "mse"]),
+                                    help="Validation metric of --early-stop [default: accuracy; mse for "
+                                         "regression].")),
+)
+
 #: train's command-line parameters that are TrainOptions fields of the same name
 _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
-                  "budget", "cache_mb", "eta0", "tol", "sampling", "step_offset", "max_classes")
+                  "budget", "cache_mb", "eta0", "tol", "sampling", "step_offset", "max_classes", "trace_points",
+                  "early_stop", "early_stop_metric")
 
 
 @main.command(cls=_SectionedCommand)
@@ -271,10 +302,12 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_problem_options
 @_kernel_options
 @_streaming_options
+@_check_options
 @_data_options
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
-          shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, report_gap, **settings):
+          shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, report_gap, trace_file,
+          trace_sample, validation_file, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -312,6 +345,14 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     check_distinct_files(model, "MODEL", (("DATA", data), ("--cost-matrix", cost_matrix)))
     if cache_file is not None:
         check_distinct_files(cache_file, "--cache", (("DATA", data), ("MODEL", model)))
+    if trace_file is not None:
+        from .trace import trace_format
+
+        trace_format(trace_file)
+        check_writable(trace_file)
+        check_distinct_files(trace_file, "--trace", (("DATA", data), ("MODEL", model)))
+    if trace_sample is not None and (trace_file is None or trace_sample < 1):
+        raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
     if shuffle_buffer is not None:
         from .stream import check_rereadable
 
@@ -330,14 +371,25 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         from .multiclass import read_cost_matrix
 
         options = options.replace(cost=tuple(read_cost_matrix(cost_matrix, _n_classes(d)).tolist()))
+    checks = {}
+    if trace_file is not None:
+        from .trace import Trace
+
+        checks["trace"] = Trace(sample=trace_sample, seed=options.seed)
+    if validation_file is not None:
+        from .io import read_svmlight
+
+        checks["validation"] = read_svmlight(validation_file, zero_based=zero_based, dtype=np.dtype(dtype))
     t_read = time.perf_counter() - t0
     bar = _TrainingBar(progress)
     t1 = time.perf_counter()
     try:
-        result = fit(d, options, progress=bar.update, on_plan=bar.start)
+        result = fit(d, options, progress=bar.update, on_plan=bar.start, **checks)
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
+    if trace_file is not None:
+        checks["trace"].write(trace_file)
     result.save(model)
     if not quiet:
         summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model)
@@ -441,6 +493,10 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         else:
             obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
+    if "best_iteration" in result.info:
+        parts.append(f"{'stopped early' if result.info.get('stopping') == 'early-stop' else 'ran all T'}: best "
+                     f"validation {result.info['early_stop_metric']} {float(result.info['best_validation']):.6g} "
+                     f"at iteration {result.info['best_iteration']}")
     if cache_note:
         parts.append(cache_note)
     parts.append(f"model {model}")
@@ -772,6 +828,32 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         f"relative gap {r['rel_gap']:.4g}\n"
         f"seconds      {r['seconds']:.3f}"
     )
+
+
+@main.command()
+@click.argument("traces", nargs=-1, required=True, metavar="TRACE...")
+@click.option("-o", "--output", required=True, metavar="FIG",
+              help="Figure file: .png, .svg or .pdf.")
+@click.option("--x", "x_axis", type=click.Choice(["seconds", "iterations", "epochs"]), default="seconds",
+              show_default=True, help="Horizontal axis: training time (without the checks), iterations t, epochs.")
+@click.option("--optimum", type=float, metavar="F",
+              help="f*, the optimal primal objective [default: the best objective of the traces, minus a "
+                   "millionth of it].")
+@click.option("--title", help="Title of the figure.")
+@_errors_to_click
+def plot(traces, output, x_axis, optimum, title):
+    """Plot TRACE files of `pegasos train --trace` as the paper's Fig. 4: primal suboptimality
+    (f - f*)/f* on a log axis (left) and the validation error, or the training error without
+    validation (right); one curve per trace, labelled by the settings that differ.
+
+    Needs matplotlib (pip install 'pegasos[plot]').
+    """
+    from .model import check_writable
+    from .plot import plot_traces, save_figure
+
+    check_writable(output)
+    fig = plot_traces(list(traces), x=x_axis, optimum=optimum, title=title)
+    save_figure(fig, output)
 
 
 if __name__ == "__main__":  # pragma: no cover

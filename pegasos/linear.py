@@ -160,7 +160,8 @@ def example_losses(loss, f, y, epsilon=None):
     return np.maximum(0.0, np.abs(f - y) - (epsilon or 0.0))
 
 
-def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=None, init=None, start=None):
+def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=None, init=None, start=None,
+               monitor=None):
     """Train a linear binary classifier, regression or ranking model (Fig. 1/2).
 
     Parameters
@@ -199,6 +200,10 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         are 0) and bias b, then t counts from 1 again with this run's lambda
         and step offset (what a lambda path or a retraining from an earlier
         model's weights needs).  Not together with ``init``.
+    monitor : pegasos.trace.Monitor or None
+        Checks the run at its points (trace, validation, early stopping; see
+        :mod:`pegasos.trace`); with early stopping the best model it saw is
+        returned and the header records ``stopping`` and ``best_iteration``.
 
     Returns
     -------
@@ -250,13 +255,20 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         init = start_state(start[0], start[1], ex.n_features, options, plan, radius2)
     blocks = ((ex.indptr, ex.indices, ex.data, y_run, sample_weight, block, n)
               for block, n in orders.blocks(plan.T, plan.k))
+    if monitor is not None:
+        monitor.begin(ex.indptr, ex.indices, ex.data, y_run, sample_weight, plan)
     w, b, final = solve(blocks, ex.n_features, options, plan, radius2, progress=progress,
-                        load_from=(ex.indices, m), state=init, return_state=True)
+                        load_from=(ex.indices, m), state=init, return_state=True, monitor=monitor)
+    best = None if monitor is None else monitor.end()
+    if best is not None:
+        w, b = np.ascontiguousarray(best[0], dtype=np.float64), float(best[1])
     final["sampling"] = sampling
     final["rng"] = orders.rng.bit_generator.state
     info = options.header(plan, examples=m)
     if task != "binary":
         info["task"] = task
+    if monitor is not None:
+        info.update(monitor.header())
     return LinearModel(w=w, bias=b, labels=labels, lam=float(options.lam), bias_mode=options.bias, info=info,
                        loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
                        else None, solver_state=final)
@@ -330,7 +342,7 @@ def start_state(w, b, n_features, options, plan, radius2):
 
 
 def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_from=None, state=None,
-          return_state=False):
+          return_state=False, monitor=None):
     """Drive the compiled Pegasos loop (Fig. 1/2) over a sequence of blocks.
 
     Parameters
@@ -359,6 +371,11 @@ def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_fro
         average go on) instead of w_1 = 0.
     return_state : bool
         Also return the state after the run (``get_state()``).
+    monitor : pegasos.trace.Monitor or None
+        Checked after the iterations of ``monitor.points`` (counted from the
+        start of this call) with the model the run would output then; the
+        run stops early when ``monitor.check`` returns True.  The blocks are
+        cut at those points without changing the iterates.
 
     Returns
     -------
@@ -390,21 +407,58 @@ def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_fro
         # stored values per feature, so that each thread's feature range gets an equal share
         indices, m = load_from
         load = _core.feature_load(indices, state.dim, m if bias == "feature" else 0)
-    for indptr, indices, data, y, sample_weight, order, n in blocks:
-        state.run(indptr, indices, data, y, order, n, k, sample_weight, n_threads, load)
-        if progress is not None:
-            progress(n)
-    if plan.avg_start:
-        w, b, _ = state.average()
+    if monitor is None:
+        for indptr, indices, data, y, sample_weight, order, n in blocks:
+            state.run(indptr, indices, data, y, order, n, k, sample_weight, n_threads, load)
+            if progress is not None:
+                progress(n)
     else:
-        w, b = state.weights()
-    if bias == "feature":
-        w, b = w[:-1].copy(), float(w[-1])
+        _run_monitored(state, blocks, k, n_threads, load, progress, monitor, plan, bias)
+    w, b = _output(state, plan, bias)
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     if return_state:
         return np.ascontiguousarray(w, dtype=np.float64), float(b), state.get_state()
     return np.ascontiguousarray(w, dtype=np.float64), float(b)
+
+
+def _output(state, plan, bias):
+    """The model the run outputs now: the mean of the averaged iterates (the
+    current iterate while there is none yet), or the current iterate; (w, b)
+    with the constant feature's weight split off as b.  Reads the state only."""
+    if plan.avg_start and state.n_avg:
+        w, b, _ = state.average()
+    else:
+        w, b = state.weights()
+    if bias == "feature":
+        w, b = w[:-1].copy(), float(w[-1])
+    return w, float(b)
+
+
+def _run_monitored(state, blocks, k, n_threads, load, progress, monitor, plan, bias):
+    """The loop of :func:`solve`, cut at the monitor's check points.
+
+    A block of n iterations is run as consecutive calls on the rest of its
+    order (iteration j of a call takes the batch after those of the calls
+    before), so the iterates are those of one call; ``monitor.check(t,
+    output)`` sees t = iterations done in this run and may stop the run."""
+    step = 2 if state.pairs else 1
+    start = state.t
+    points = iter(monitor.points)
+    target = next(points, None)
+    for indptr, indices, data, y, sample_weight, order, n in blocks:
+        done = 0
+        while done < n:
+            todo = n - done if target is None else min(n - done, target - (state.t - start))
+            part = order if done == 0 else order[done * k * step:]
+            state.run(indptr, indices, data, y, part, todo, k, sample_weight, n_threads, load)
+            done += todo
+            if progress is not None:
+                progress(todo)
+            if target is not None and state.t - start == target:
+                if monitor.check(target, lambda: _output(state, plan, bias)):
+                    return
+                target = next(points, None)
 
 
 def available_cpus():

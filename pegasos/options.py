@@ -44,7 +44,11 @@ CLI_NAMES = {
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
     "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
     "tol": "--tol", "preset": "--paper", "max_classes": "--max-classes",
+    "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
+    "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",
 }
+EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
+MAX_TRACE_POINTS = 1000     # check points per decade of t
 PRESETS = ("auto", "paper")
 MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
 AUTO_AVERAGE_FROM = 0.5     # the mean of the last half of the iterates (measured: benchmarks/RESULTS_defaults.md)
@@ -199,6 +203,18 @@ class TrainOptions:
 
     shuffle_buffer : int >= 1 or None
         Train in passes over a file through a buffer of this many examples.
+
+    Checks during the run (:mod:`pegasos.trace`; linear binary and regression):
+
+    trace_points : int >= 0
+        Check points per decade of t (log-spaced), besides every epoch end.
+    early_stop : int >= 1 or None
+        Patience: stop when the validation metric has not improved for this
+        many checks (from the end of the first epoch on) and output the best
+        model seen; needs validation examples and T or epochs.
+    early_stop_metric : {"accuracy", "error", "objective", "loss", "mse"} or None
+        The validation metric of early stopping (None: accuracy for
+        classification, mse for regression).
     """
 
     lam: float = DEFAULT_LAMBDA
@@ -230,6 +246,9 @@ class TrainOptions:
     budget: int = None
     cache_mb: float = 100.0
     shuffle_buffer: int = None
+    trace_points: int = 10
+    early_stop: int = None
+    early_stop_metric: str = None
     spelling: str = "api"       # "cli": messages name --options; not a training setting
 
     def __post_init__(self):
@@ -371,7 +390,28 @@ class TrainOptions:
         self._validate_classes()
         self._validate_kernel()
         self._validate_streaming()
+        self._validate_checks()
         return self
+
+    def _validate_checks(self):
+        if not _is_int(self.trace_points) or not 0 <= self.trace_points <= MAX_TRACE_POINTS:
+            self._fail("trace_points", f"the check points per decade must be an integer in 0..{MAX_TRACE_POINTS}, "
+                                       f"got {self.trace_points!r}")
+        if self.early_stop is not None:
+            if not _is_int(self.early_stop) or self.early_stop < 1:
+                self._fail("early_stop", f"the patience must be a positive number of checks, got {self.early_stop!r}")
+            if self.length_is_automatic:
+                raise ParameterError(f"{self.name('early_stop')} replaces the automatic number of epochs by a "
+                                     f"fixed budget: give {self.name('iterations')} or {self.name('epochs')}")
+        if self.early_stop_metric is not None:
+            if self.early_stop_metric not in EARLY_STOP_METRICS:
+                self._fail("early_stop_metric", f"the metric must be one of {', '.join(EARLY_STOP_METRICS)}, "
+                                                f"got {self.early_stop_metric!r}")
+            regression = self.task == "regression"
+            if (self.early_stop_metric == "mse") != regression and self.early_stop_metric in ("mse", "accuracy",
+                                                                                              "error"):
+                self._fail("early_stop_metric", f"{self.early_stop_metric} is not a metric of "
+                                                f"{'regression' if regression else 'classification'}")
 
     def _validate_classes(self):
         task = self.task

@@ -16,7 +16,7 @@ from .options import TrainOptions
 
 
 def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=None, sample_weight=None,
-          init=None, **settings):
+          init=None, monitor=None, **settings):
     """Train a linear binary classifier, regression or ranking model (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -40,6 +40,8 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
     init : dict or None
         Warm start from an earlier model's ``solver_state`` (see
         :func:`pegasos.linear.fit_linear`).
+    monitor : pegasos.trace.Monitor or None
+        Checks during the run (see :func:`pegasos.linear.fit_linear`).
     **settings
         The fields of :class:`pegasos.options.TrainOptions`: ``lam`` (lambda;
         LIBLINEAR's C = 1/(lambda m)), ``iterations`` (T) or ``epochs``,
@@ -62,7 +64,7 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
     ex = as_examples((X, y, qid, sample_weight), n_features)
     if labels is None and options.task == "binary":
         labels = BinaryLabels.from_values(ex.y)
-    return fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init)
+    return fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init, monitor=monitor)
 
 
 def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_texts=None, n_jobs=2,

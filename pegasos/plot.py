@@ -1,0 +1,202 @@
+"""Plots of convergence traces in the layout of the paper's Fig. 4.
+
+:func:`plot_traces` draws, for one or more traces of :mod:`pegasos.trace`,
+the primal suboptimality (f - f*)/f* on a log axis (left) and the
+validation error, or the training error without validation (right), against
+seconds, iterations or epochs.  matplotlib is imported only here, inside the
+functions, with the Agg backend (no display needed): ``pip install
+'pegasos[plot]'``.
+"""
+
+import math
+import os
+
+from .errors import ParameterError, PegasosError
+from .trace import read_trace
+
+X_AXES = {"seconds": ("seconds", "training time (s)"), "iterations": ("t", "iterations t"),
+          "epochs": ("epoch", "epochs")}
+#: model-header keys shown in legends, with their short names
+LEGEND_KEYS = (("lambda", "lambda"), ("batch_size", "k"), ("averaging", "avg"), ("sampling", "sampling"),
+               ("step_offset", "t0"), ("loss", "loss"), ("bias_mode", "bias"),
+               ("projection", "projection"), ("seed", "seed"), ("train_file", "data"))
+SUBOPTIMALITY_MARGIN = 1e-6     # f* from the traces: their best objective, minus this fraction of it
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise PegasosError("plotting needs matplotlib: pip install 'pegasos[plot]'") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _short(value):
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{x:.3g}"
+
+
+def legend_labels(headers, names):
+    """One legend label per trace: the header settings that differ between
+    the traces (e.g. ``lambda=1e-4, k=1, avg=last``); the file names when
+    none differs.  ``headers``: list of dicts; ``names``: fallback labels."""
+    if len(headers) < 2:
+        return list(names)
+    shown = []
+    for key, short in LEGEND_KEYS:
+        values = [str(h.get(key, "-")) for h in headers]
+        if len(set(values)) > 1:
+            shown.append((key, short))
+    if not shown:
+        return list(names)
+    labels = []
+    for h in headers:
+        parts = []
+        for key, short in shown:
+            value = h.get(key, "0" if key == "step_offset" else "-")
+            parts.append(f"{short}={os.path.basename(str(value)) if key == 'train_file' else _short(value)}")
+        labels.append(", ".join(parts))
+    if len(set(labels)) < len(labels):           # settings alike in what is shown: add the file names
+        labels = [f"{lab} ({n})" for lab, n in zip(labels, names)]
+    return labels
+
+
+def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, figsize=(10.0, 4.0), dpi=100):
+    """Draw traces as the paper's Fig. 4: suboptimality (left) and error (right).
+
+    Parameters
+    ----------
+    traces : list of (dict, list of dict) or of str
+        ``(options, rows)`` pairs as :func:`pegasos.trace.read_trace` returns
+        them, or trace file names.
+    x : {"seconds", "iterations", "epochs"}
+        The horizontal axis: training time without the checks (s), t, or t k / m.
+    optimum : float > 0 or None
+        f*, the optimal primal objective; default: the lowest objective of all
+        traces minus ``SUBOPTIMALITY_MARGIN`` of it (so that the best point
+        stays on the log axis).
+    title : str or None
+    labels : list of str or None
+        Legend labels (default :func:`legend_labels`).
+    figsize : (float, float)
+        Inches; with ``dpi`` the image is figsize * dpi pixels.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes: ``axes[0]`` y = "(f - f*) / f*" (log), ``axes[1]`` y =
+        "validation error" (or "training error"); the legend below them
+        (``fig.legends[0]``).
+
+    Raises
+    ------
+    ParameterError
+        An unknown x, no trace, a trace without points or objectives, an
+        optimum that is not a positive number.
+    PegasosError
+        matplotlib is not installed.
+    """
+    if x not in X_AXES:
+        raise ParameterError(f"--x must be one of {', '.join(X_AXES)}, got {x!r}")
+    if not traces:
+        raise ParameterError("give at least one trace")
+    loaded, names = [], []
+    for item in traces:
+        if isinstance(item, (str, os.PathLike)):
+            names.append(os.path.basename(os.fspath(item)))
+            item = read_trace(item)
+        else:
+            names.append(f"trace {len(names) + 1}")
+        loaded.append(item)
+    column, xlabel = X_AXES[x]
+    objectives = []
+    for (_, rows), name in zip(loaded, names):
+        values = [r.get("objective") for r in rows if r.get("objective") is not None]
+        if not values:
+            raise ParameterError(f"{name}: the trace has no objective values")
+        objectives += values
+    if optimum is None:
+        best = min(objectives)
+        optimum = best - SUBOPTIMALITY_MARGIN * abs(best) if best else -1e-12
+    elif not (isinstance(optimum, (int, float)) and math.isfinite(optimum) and optimum > 0):
+        raise ParameterError(f"--optimum must be a positive number, got {optimum!r}")
+    with_validation = any("validation_error" in r or "validation_mse" in r for _, rows in loaded for r in rows)
+    regression = any("validation_mse" in r for _, rows in loaded for r in rows) or any(
+        h.get("task") == "regression" for h, _ in loaded)
+    if with_validation:
+        err_key = "validation_mse" if regression else "validation_error"
+        err_label = "validation mse" if regression else "validation error"
+    else:
+        err_key, err_label = "train_error", "training mse" if regression else "training error"
+    labels = labels or legend_labels([h for h, _ in loaded], names)
+
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, dpi=dpi)
+    for (header, rows), label in zip(loaded, labels):
+        pts = [(r[column], (r["objective"] - optimum) / abs(optimum)) for r in rows
+               if r.get(column) is not None and r.get("objective") is not None]
+        pts = [(a, b) for a, b in pts if a > 0 and b > 0]        # log axes
+        line, = left.plot([a for a, _ in pts], [b for _, b in pts], label=label, linewidth=1.4)
+        err = [(r[column], r[err_key]) for r in rows if r.get(column) is not None and r.get(err_key) is not None
+               and r[column] > 0]
+        right.plot([a for a, _ in err], [b for _, b in err], label=label, linewidth=1.4, color=line.get_color())
+    left.set_yscale("log")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.grid(True, which="major", alpha=0.3)
+    left.set_ylabel("(f - f*) / f*")
+    right.set_ylabel(err_label)
+    left.set_title(f"primal suboptimality (f* = {optimum:.6g})", fontsize=10)
+    right.set_title(err_label, fontsize=10)
+    handles, texts = left.get_legend_handles_labels()
+    rows = math.ceil(len(texts) / 2)
+    fig.legend(handles, texts, loc="lower center", ncol=min(2, len(texts)), fontsize=8, frameon=False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout(rect=(0, min(0.4, 0.045 * rows + 0.02), 1, 1))
+    return fig
+
+
+def save_figure(fig, path):
+    """Write ``fig`` to ``path``; the format from its suffix (.png, .svg or .pdf).
+
+    Raises
+    ------
+    ParameterError
+        Another suffix.
+    PegasosError
+        The file cannot be written (nothing is left behind).
+    """
+    import tempfile
+
+    shown = os.fspath(path)
+    fmt = os.path.splitext(shown)[1].lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise ParameterError(f"-o: the figure file {shown!r} must end in .png, .svg or .pdf")
+    directory = os.path.dirname(os.path.abspath(shown))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".pegasos-plot-", suffix="." + fmt, dir=directory)
+    except OSError as e:
+        raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)              # as an ordinary new file (mkstemp makes it 0600)
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format=fmt)
+        os.replace(tmp, shown)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+        raise

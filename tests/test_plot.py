@@ -1,0 +1,107 @@
+"""pegasos plot / pegasos.plot.plot_traces: the paper's Fig. 4 layout from trace files."""
+
+import builtins
+import math
+
+import numpy as np
+import pytest
+
+from pegasos.errors import ParameterError, PegasosError
+from pegasos.trace import write_trace
+
+from conftest import ok, one_error, run_pegasos
+
+pytest.importorskip("matplotlib")
+
+
+def fake_rows(scale, validation=True):
+    rows = []
+    for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000):
+        row = {"t": t, "epoch": t / 100, "seconds": t * 1e-4, "objective": 0.35 + scale / t, "loss": 0.3,
+               "norm_w": 1.0, "train_error": 0.2 + 0.1 / t}
+        if validation:
+            row.update(validation_accuracy=0.8 - 0.1 / t, validation_error=0.2 + 0.1 / t)
+        rows.append(row)
+    return rows
+
+
+@pytest.fixture
+def traces(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.jsonl"
+    write_trace(a, {"lambda": "0.0001", "batch_size": "1", "averaging": "last", "seed": "1"}, fake_rows(1.0))
+    write_trace(b, {"lambda": "0.0001", "batch_size": "64", "averaging": "suffix", "seed": "1"}, fake_rows(3.0))
+    return a, b
+
+
+def test_plot_traces_draws_fig4_axes_and_legend(traces):
+    from pegasos.plot import plot_traces
+
+    fig = plot_traces(list(traces), x="iterations", optimum=0.35, title="a9a")
+    left, right = fig.axes[:2]
+    assert left.get_ylabel() == "(f - f*) / f*" and left.get_yscale() == "log"
+    assert left.get_xlabel() == "iterations t" and right.get_ylabel() == "validation error"
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["k=1, avg=last", "k=64, avg=suffix"]
+    # the plotted suboptimality is (f - f*)/f*
+    xs, ys = left.get_lines()[0].get_data()
+    assert list(xs) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    assert np.allclose(ys, (1.0 / np.array(xs)) / 0.35)
+    assert fig._suptitle.get_text() == "a9a"
+
+
+def test_without_an_optimum_the_best_point_stays_plottable_and_without_validation_train_error(tmp_path):
+    from pegasos.plot import plot_traces
+
+    path = tmp_path / "t.csv"
+    write_trace(path, {"lambda": "0.0001"}, fake_rows(1.0, validation=False))
+    fig = plot_traces([path], x="epochs")
+    left, right = fig.axes[:2]
+    ys = left.get_lines()[0].get_ydata()
+    assert len(ys) == 10 and np.all(ys > 0) and math.isfinite(ys.min())
+    assert right.get_ylabel() == "training error" and left.get_xlabel() == "epochs"
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg", "pdf"])
+def test_plot_command_writes_the_requested_format(tmp_path, traces, suffix):
+    out = tmp_path / f"fig.{suffix}"
+    ok(run_pegasos("plot", *traces, "-o", out, "--optimum", "0.35", "--x", "seconds", "--title", "test"))
+    data = out.read_bytes()
+    assert len(data) > 1000
+    magic = {"png": b"\x89PNG", "svg": b"<?xml", "pdf": b"%PDF"}[suffix]
+    assert data.startswith(magic)
+    if suffix == "png":
+        import matplotlib.image
+
+        img = matplotlib.image.imread(str(out))
+        assert img.shape[:2] == (400, 1000)                 # 10 x 4 inches at 100 dpi
+        assert img[..., :3].std() > 0.01                    # not blank
+
+
+def test_plot_errors_are_one_line(tmp_path, traces):
+    one_error(run_pegasos("plot", traces[0], "-o", tmp_path / "f.gif"), ".png, .svg or .pdf")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("1 1:0.5\n")
+    one_error(run_pegasos("plot", bad, "-o", tmp_path / "f.png"), f"{bad}, line 1", "not a pegasos trace")
+    one_error(run_pegasos("plot", traces[0], "-o", tmp_path / "f.png", "--optimum", "-1"), "--optimum")
+    assert not (tmp_path / "f.png").exists()
+
+
+def test_without_matplotlib_a_one_line_hint(monkeypatch, traces):
+    import sys
+
+    from pegasos import plot
+
+    real = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(PegasosError, match=r"pip install 'pegasos\[plot\]'"):
+        plot.plot_traces(list(traces))
+    with pytest.raises(ParameterError, match="--x"):
+        plot.plot_traces(list(traces), x="hours")
