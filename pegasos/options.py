@@ -44,6 +44,7 @@ CLI_NAMES = {
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
     "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
     "tol": "--tol", "preset": "--paper", "max_classes": "--max-classes",
+    "restart_schedule": "--restart-schedule", "resume_state": "--resume-state",
 }
 PRESETS = ("auto", "paper")
 MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
@@ -199,6 +200,18 @@ class TrainOptions:
 
     shuffle_buffer : int >= 1 or None
         Train in passes over a file through a buffer of this many examples.
+
+    Resuming (``pegasos.fit(..., init=MODEL)``, ``pegasos train --init``):
+
+    restart_schedule : bool
+        Start from the model's weights with a new step schedule (t from 1)
+        instead of continuing its run.
+    resume_state : bool or None
+        Write the resume section (the solver state) into the model file;
+        None: only for a run that resumed one (linear binary and regression).
+    given : frozenset of field names or None
+        The settings given by the user; when resuming, the others come from
+        the model's header.  None: those that differ from the defaults.
     """
 
     lam: float = DEFAULT_LAMBDA
@@ -230,7 +243,10 @@ class TrainOptions:
     budget: int = None
     cache_mb: float = 100.0
     shuffle_buffer: int = None
+    restart_schedule: bool = False
+    resume_state: bool = None
     spelling: str = "api"       # "cli": messages name --options; not a training setting
+    given: frozenset = None     # the settings the user gave (resuming takes the others from the model)
 
     def __post_init__(self):
         self._settle_preset()
@@ -370,6 +386,10 @@ class TrainOptions:
         self._validate_classes()
         self._validate_kernel()
         self._validate_streaming()
+        if self.resume_state and (self.kernel != "linear" or self.task == "ranking" or self.multiclass is not None
+                                  or self.shuffle_buffer is not None):
+            raise ParameterError(f"{self.name('resume_state')}: the resume section is written for linear binary "
+                                 "classifiers and regression trained in memory or from a cache")
         return self
 
     def _validate_classes(self):
@@ -619,4 +639,4 @@ HEADER_FIELDS = (
     ("budget", "budget", int),
 )
 
-OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name != "spelling")
+OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name not in ("spelling", "given"))
