@@ -294,8 +294,8 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
         what = os.fspath(init)
         init = load_model(what)
     if isinstance(init, KernelModel):
-        raise ParameterError(f"{what}: resume is for linear models; this is a {init.info.get('kernel', 'kernel')} "
-                             "kernel model (retrain it)")
+        raise ParameterError(f"{what}: resume is for linear models; this is a {init.kernel} kernel model "
+                             "(retrain it)")
     if isinstance(init, MulticlassModel):
         raise ParameterError(f"{what}: resume is for linear binary classifiers and regression; this is a "
                              f"{init.n_classes}-class model (retrain it)")
