@@ -50,10 +50,13 @@ class Orders:
             return max(1, BLOCK_SAMPLES // self.k)
         return math.ceil(self.m / self.k)
 
-    def _draw_unit(self):
+    def _draw_unit(self, batches):
+        """The first ``batches`` batches of a new unit.  A shorter draw of i.i.d. indices is the
+        start of the full one (numpy fills an array in order), so only a unit that is run to its
+        end needs its whole draw, and then the generator is where the full draw leaves it."""
         self.unit_rng = self.rng.bit_generator.state
         if self.sampling == "uniform":
-            return self.rng.integers(0, self.m, size=self.unit_batches() * self.k, dtype=np.int64)
+            return self.rng.integers(0, self.m, size=batches * self.k, dtype=np.int64)
         if self.sampling == "permutation":
             return self.rng.permutation(self.m).astype(np.int64, copy=False)
         return self.seq
@@ -124,16 +127,15 @@ class Orders:
                 done += n
                 continue
             unit = self.unit_batches()
-            if 0 < self.unit_done < unit:
+            skip = self.unit_done if 0 < self.unit_done < unit else 0
+            n = min(T - done, unit - skip)
+            if skip:
                 # finish the unit a saved run stopped in: draw it again from the state before it
-                skip = self.unit_done
                 if self.sampling != "sequential":
                     self.rng.bit_generator.state = self.unit_rng
-                order = self._draw_unit()[skip * k:]
+                order = self._draw_unit(skip + n)[skip * k:]
             else:
-                skip = 0
-                order = self._draw_unit()
-            n = min(T - done, unit - skip)
+                order = self._draw_unit(n)
             self.unit_done = skip + n
             yield order, n
             done += n
