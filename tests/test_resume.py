@@ -333,3 +333,18 @@ def test_resumed_api_takes_unset_settings_from_the_model(tmp_path):
     for key in ("lambda", "batch_size", "sampling", "averaging", "step_offset", "seed"):
         assert later.info[key] == first.info[key], key
     assert dataclasses.asdict(TrainOptions.from_header(later.info))["iterations"] == 100
+
+
+def test_cli_names_the_damaged_line(tmp_path):
+    X, y = problem()
+    data = write_svm(tmp_path / "d.svm", X, y)
+    cli("-l", "0.01", "-T", 100, "--resume-state", data, tmp_path / "m.model")
+    lines = (tmp_path / "m.model").read_text().split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("sqnorm "))
+    lines[at] = "sqnorm inf"
+    (tmp_path / "m.model").write_text("\n".join(lines))
+    r = run_pegasos("train", "--init", tmp_path / "m.model", data, tmp_path / "n.model")
+    error_line(r, "sqnorm", "not finite", file=tmp_path / "m.model", line=at + 1)
+    assert not (tmp_path / "n.model").exists()
+    r = run_pegasos("predict", data, tmp_path / "m.model", tmp_path / "out.txt")
+    error_line(r, "sqnorm", file=tmp_path / "m.model", line=at + 1)     # a damaged file is refused everywhere
