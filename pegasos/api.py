@@ -284,7 +284,7 @@ def _differs(field, options, base, given):
 def _fit_resumed(data, options, init, keywords, progress, on_plan):
     """fit(..., init=MODEL): continue (or restart the schedule of) a linear binary or regression run."""
     from .kernel import KernelModel
-    from .linear import LinearModel, grow_state, new_state, objective_at_zero, projection_radius2, start_state
+    from .linear import LinearModel, objective_at_zero, projection_radius2, start_state
     from .multiclass import MulticlassModel
 
     what = "init="
@@ -360,7 +360,8 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
         if state is not None:
             state = dict(state)
             if "seed" in given and run.seed != base.seed:
-                state["orders"] = None           # a new random stream from the given seed
+                for key in ("orders", "rng", "sampling"):        # a new random stream from the given seed
+                    state.pop(key, None)
         else:
             # a plain model file: its weights, with t from its header; the average restarts
             t = int(info.get("iterations", "0") or 0)

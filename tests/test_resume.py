@@ -113,6 +113,11 @@ def test_a_given_seed_starts_a_new_random_stream(tmp_path):
     reseeded = pegasos.fit((X, y), init=tmp_path / "first.model", iterations=120, seed=7)
     assert reseeded.info["seed"] == "7" and reseeded.info["iterations"] == "170"
     assert not np.array_equal(reseeded.w, one.w)
+    # the stream is the seed's own: the same as continuing the state with an order drawn from seed 7
+    first = pegasos.load_model(str(tmp_path / "first.model"))
+    state = {key: value for key, value in first.solver_state.items() if key not in ("orders", "rng")}
+    options = TrainOptions(lam=1e-2, step_offset=5.0, sampling="permutation", average=True, iterations=120, seed=7)
+    np.testing.assert_array_equal(fit_linear(as_examples((X, y)), options, init=state).w, reseeded.w)
 
 
 def test_suffix_started_before_the_cut_goes_on_from_its_own_start(tmp_path):
