@@ -7,6 +7,7 @@ through a shuffle buffer — makes the automatic choices of the "auto" preset
 model.
 """
 
+import dataclasses
 import os
 
 import numpy as np
@@ -22,7 +23,8 @@ from .options import TrainOptions
 from .trace import Monitor
 
 
-def fit(data, options=None, *, progress=None, on_plan=None, trace=None, validation=None, **settings):
+def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=None, validation=None,
+        **settings):
     """Train a model with Pegasos.
 
     Parameters
@@ -43,6 +45,23 @@ def fit(data, options=None, *, progress=None, on_plan=None, trace=None, validati
     on_plan : callable(int) or None
         Called once, before training, with the number of iterations the run
         will report to ``progress``.
+    init : LinearModel, str or path-like, optional
+        Resume: a linear binary or regression model (or its file) to go on
+        from.  With its resume section (``solver_state``) the run continues
+        it exactly: t, the step schedule, the average and the random order
+        go on, so T1 iterations and then T2 more from the model give the
+        model of one run of T1 + T2.  ``iterations``/``epochs`` are the
+        iterations to add (default: one epoch of ``data``); settings not
+        given are the model's (:meth:`TrainOptions.from_header`); loss,
+        lambda, k, bias, epsilon, projection, averaging, step offset and
+        class weights must be the model's (lambda, k, projection, averaging,
+        step offset and class weights may change with
+        ``restart_schedule=True``); the seed (a new random stream), the
+        sampling, the threads and the data may change.  ``data`` may have
+        more features than the model (their weights start at 0) or fewer
+        (the model keeps its dimension).  A model without the section goes
+        on from its weights with t from its header (the average restarts
+        over the new iterates; the order is drawn from the seed).
     trace : pegasos.trace.Trace or None
         Record the convergence trace: after ``fit``, ``trace.rows`` holds
         one dict per check point (``options.trace_points`` per decade of t
@@ -100,6 +119,10 @@ def fit(data, options=None, *, progress=None, on_plan=None, trace=None, validati
             raise ParameterError(f"{options.name('early_stop')} needs validation examples "
                                  f"({options.name('validation')})")
         checks = (trace, validation)
+    if init is not None:
+        if checks is not None:
+            _refuse_checks(options, "a resumed run (init=)")
+        return _fit_resumed(data, options, init, set(settings), progress, on_plan)
     if options.shuffle_buffer is not None:
         if checks is not None:
             _refuse_checks(options, f"{options.name('shuffle_buffer')}")
@@ -113,7 +136,7 @@ def fit(data, options=None, *, progress=None, on_plan=None, trace=None, validati
         model = _fit_examples(ex, options, progress, on_plan, checks)
         if trace is not None:
             trace.header = dict(model.info)
-        return model
+        return _keep_state(model, options)
     except ExampleError as error:
         if getattr(error, "memory_bound", False) and error.example is None and ex.indices.size:
             # name the example that holds the largest feature index
@@ -126,6 +149,16 @@ def _refuse_checks(options, trainer):
     given = options.name("trace") if options.spelling == "cli" else "trace=, validation= and early_stop="
     raise ParameterError(f"{given} {'is' if options.spelling == 'cli' else 'are'} for linear binary "
                          f"classification and regression trained in memory, not for {trainer}")
+
+
+def _keep_state(model, options):
+    """Mark a linear binary or regression model to write its resume section (``resume_state=True``)."""
+    if options.resume_state:
+        if getattr(model, "task", None) not in ("binary", "regression") or model.solver_state is None:
+            raise ParameterError(f"{options.name('resume_state')}: the resume section is written for linear binary "
+                                 "classifiers and regression only")
+        model.save_state = True
+    return model
 
 
 def _fit_examples(ex, options, progress, on_plan, checks=None):
@@ -287,3 +320,164 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
                        monitor=monitor)
     model.info["step_offset_rule"] = "calibrated"
     return model
+
+
+# settings that must be the model's when resuming; the second group may change with restart_schedule
+_RESUME_FIXED = ("loss", "bias", "kernel", "epsilon", "multiclass")
+_RESUME_SCHEDULE = ("lam", "batch_size", "projection", "averaging", "step_offset", "class_weight")
+_WORDS = {"lam": "lambda", "batch_size": "batch size k", "step_offset": "step offset t0",
+          "class_weight": "class weights", "bias": "bias", "epsilon": "epsilon"}
+_RESUME_TAKEN = ("lam", "batch_size", "sampling", "projection", "average", "average_from", "seed", "step_offset",
+                 "class_weight", "loss", "epsilon", "bias")
+
+
+def _given(options, keywords):
+    """The settings the user gave: ``options.given`` (the command line's), else those that differ from
+    the defaults, and the keywords of fit()."""
+    if options.given is not None:
+        return set(options.given) | set(keywords)
+    default = TrainOptions()
+    out = set(keywords)
+    for field in ("lam", "iterations", "epochs", "batch_size", "sampling", "projection", "average",
+                  "average_from", "step_offset", "eta0", "seed", "loss", "epsilon", "bias", "class_weight",
+                  "multiclass", "kernel", "gamma", "degree", "coef0", "budget", "shuffle_buffer", "cost"):
+        if getattr(options, field) != getattr(default, field):
+            out.add(field)
+    return out
+
+
+def _averaging(options):
+    if options.average:
+        return "all (mean of every iterate)"
+    if options.average_from is not None:
+        return f"suffix from {options.average_from!r}"
+    return "last iterate"
+
+
+def _model_value(field, base):
+    """A setting of the model, in words, for the messages."""
+    if field == "averaging":
+        return _averaging(base)
+    if field == "step_offset":
+        return repr(base.t0)
+    if field == "class_weight":
+        return repr(base.class_weight)
+    return repr(getattr(base, field))
+
+
+def _differs(field, options, base, given):
+    if field == "averaging":
+        return bool({"average", "average_from"} & given) and _averaging(options) != _averaging(base)
+    if field == "step_offset":
+        return bool({"step_offset", "eta0"} & given) and options.t0 != base.t0
+    return field in given and getattr(options, field) != getattr(base, field)
+
+
+def _fit_resumed(data, options, init, keywords, progress, on_plan):
+    """fit(..., init=MODEL): continue (or restart the schedule of) a linear binary or regression run."""
+    from .kernel import KernelModel
+    from .linear import LinearModel, objective_at_zero, projection_radius2, start_state
+    from .multiclass import MulticlassModel
+
+    what = "init="
+    if isinstance(init, (str, os.PathLike)):
+        from .modelfile import load_model
+
+        what = os.fspath(init)
+        init = load_model(what)
+    if isinstance(init, KernelModel):
+        raise ParameterError(f"{what}: resume is for linear models; this is a {init.kernel} kernel model "
+                             "(retrain it)")
+    if isinstance(init, MulticlassModel):
+        raise ParameterError(f"{what}: resume is for linear binary classifiers and regression; this is a "
+                             f"{init.n_classes}-class model (retrain it)")
+    if not isinstance(init, LinearModel):
+        raise ParameterError(f"init= takes a LinearModel or a model file, not {type(init).__name__}")
+    if init.task == "ranking":
+        raise ParameterError(f"{what}: resume is for linear binary classifiers and regression, not ranking")
+    if options.shuffle_buffer is not None:
+        raise ParameterError(f"{options.name('shuffle_buffer')} cannot resume a model: train in memory or "
+                             "from a cache (--cache)")
+    given = _given(options, keywords)
+    info = dict(init.info)
+    info.setdefault("loss", init.loss)
+    info.setdefault("bias_mode", init.bias_mode)
+    info.setdefault("lambda", repr(float(init.lam)))
+    if init.epsilon is not None:
+        info.setdefault("epsilon", repr(float(init.epsilon)))
+    base = TrainOptions.from_header(info)
+    restart = bool(options.restart_schedule)
+    for field in _RESUME_FIXED + (() if restart else _RESUME_SCHEDULE):
+        if _differs(field, options, base, given):
+            spelled = options.name("step_offset" if field == "step_offset" and "step_offset" in given else
+                                   "eta0" if field == "step_offset" else
+                                   "average_from" if field == "averaging" and "average_from" in given else
+                                   "average" if field == "averaging" else field)
+            extra = (f" (it may change with {options.name('restart_schedule')}, which starts the step schedule "
+                     "again)" if field in _RESUME_SCHEDULE else "")
+            raise ParameterError(f"{spelled}: the model {what} was trained with {_WORDS.get(field, field)} "
+                                 f"{_model_value(field, base)}; a resumed run keeps it{extra}")
+    changes = {f: getattr(base, f) for f in _RESUME_TAKEN}
+    for field in _RESUME_TAKEN:
+        if field in given or (field == "step_offset" and "eta0" in given) or \
+                (field in ("average", "average_from") and {"average", "average_from"} & given):
+            changes[field] = getattr(options, field)
+    if "eta0" in given:
+        changes["step_offset"] = None
+    if {"average", "average_from"} & given:
+        changes["average"] = bool(options.average)
+    lengths = {f: getattr(options, f) for f in ("iterations", "epochs") if f in given}
+    if not lengths:
+        lengths = {"epochs": 1.0}      # one more pass over the data, as partial_fit
+    run = options.replace(preset="paper", iterations=lengths.get("iterations"), epochs=lengths.get("epochs"),
+                          eta0=options.eta0 if "eta0" in given else None, **changes).validate()
+    ex = as_examples(_read(data))
+    if ex.source is not None and ex.m == 0:
+        raise DataError(ex.source.path, "no training examples found (the file is empty or holds only comments "
+                                        "and blank lines)")
+    if ex.n_features < init.n_features:
+        ex = dataclasses.replace(ex, n_features=init.n_features)      # the model keeps its dimension
+    labels = init.labels
+    if run.task != "binary":
+        labels = None
+    if restart:
+        if run.t0 == 0:
+            raise ParameterError(f"{options.name('restart_schedule')}: with step offset t0 = 0 the first step "
+                                 "(1 - 1/t) w = 0 forgets the starting weights; give "
+                                 f"{options.name('step_offset')} or {options.name('eta0')}")
+        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, start=(init.w, init.bias))
+        model.info["warm_start"] = "restart-schedule"
+    else:
+        state = init.solver_state
+        if state is not None:
+            state = dict(state)
+            if "seed" in given and run.seed != base.seed:
+                for key in ("orders", "rng", "sampling"):        # a new random stream from the given seed
+                    state.pop(key, None)
+        else:
+            # a plain model file: its weights, with t from its header; the average restarts
+            t = int(info.get("iterations", "0") or 0)
+            plan = run.plan(ex.m)
+            n = max(ex.n_features, init.n_features)
+            y_run = labels.encode(ex.y) if labels is not None else ex.y
+            radius2 = projection_radius2(run.loss, run.lam, objective_at_zero(run.loss, y_run, run.epsilon, None))
+            state = start_state(init.w, init.bias, n, run, plan, radius2)
+            state["t"] = t
+            if state["avg_start"]:
+                state["avg_start"] = t + plan.avg_start
+        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, init=state)
+        if init.solver_state is None:
+            model.info["warm_start"] = "weights"
+    for key in ("step_offset_rule",):
+        if key in info and key not in model.info:
+            model.info[key] = info[key]
+    model.save_state = run.resume_state is not False and model.task in ("binary", "regression")
+    return _record_source(model, ex.source)
+
+
+def _read(data):
+    if isinstance(data, (str, os.PathLike)):
+        from .io import read_svmlight
+
+        return read_svmlight(os.fspath(data))
+    return data

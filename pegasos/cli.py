@@ -262,6 +262,15 @@ _data_options = _options(
                         help="Type of the feature values held in memory.")),
     (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
+    (("--init", "init_model"), dict(metavar="MODEL",
+                                    help="Resume: continue the run of the linear MODEL on DATA (t, the step "
+                                         "schedule, the average and the random order go on; -T/--epochs are the "
+                                         "iterations to add, default 1 epoch; unset options are MODEL's).")),
+    (("--restart-schedule",), dict(is_flag=True, help="With --init: start from MODEL's weights with t = 1 again "
+                                                      "(lambda, k, averaging, t0 may then change).")),
+    (("--resume-state/--no-resume-state", "resume_state"), dict(
+        default=None, help="Write / omit the resume section (solver state) in MODEL, which --init continues "
+                           "exactly [default: written when --init resumes a run, else omitted].")),
     (("--report-gap",), dict(is_flag=True, help="Add to the summary a certified bound on the model's distance to "
                                                 "the optimum (duality gap after 20 passes of dual coordinate "
                                                 "ascent; linear hinge and squared-hinge models).")),
@@ -307,7 +316,7 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, report_gap, trace_file,
-          trace_sample, validation_file, **settings):
+          trace_sample, validation_file, init_model=None, restart_schedule=False, resume_state=None, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -329,8 +338,12 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     if cache_file is not None and _is_number(cache_file) and not os.path.exists(cache_file):
         raise ParameterError(f"--cache takes a file name, got {cache_file!r}; the kernel-row cache size in "
                              "MiB is --cache-mb (write ./NAME for a file named so)")
+    if restart_schedule and init_model is None:
+        raise ParameterError("--restart-schedule needs --init MODEL")
     options = TrainOptions(n_threads=jobs, shuffle_buffer=shuffle_buffer, preset="paper" if paper else "auto",
                            class_weight=_class_weights(class_weights, None, None), spelling="cli",
+                           restart_schedule=restart_schedule, resume_state=resume_state,
+                           given=_given_on_command_line() if init_model is not None else None,
                            **{k: settings[k] for k in _OPTION_PARAMS}).validate()
     if cost_matrix is not None and options.multiclass != "crammer-singer":
         raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
@@ -384,7 +397,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     bar = _TrainingBar(progress)
     t1 = time.perf_counter()
     try:
-        result = fit(d, options, progress=bar.update, on_plan=bar.start, **checks)
+        result = fit(d, options, progress=bar.update, on_plan=bar.start, init=init_model, **checks)
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
@@ -396,6 +409,19 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         if report_gap:
             summary += " | " + _gap_summary(result, d)
         click.echo(summary, err=to_stdout)
+
+
+def _given_on_command_line():
+    """The TrainOptions fields that train's command line gives (not click's defaults)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = {name for name in _OPTION_PARAMS if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}
+    if ctx.get_parameter_source("jobs") == ParameterSource.COMMANDLINE:
+        given.add("n_threads")
+    if ctx.params.get("class_weights") or ctx.params.get("cost_factor") is not None:
+        given.add("class_weight")
+    return frozenset(given)
 
 
 def _gap_summary(result, d):

@@ -32,7 +32,7 @@ from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
 
 __all__ = ["LinearModel", "BinaryLabels", "LOSSES", "TASK_OF_LOSS", "example_losses", "fit_linear", "solve",
-           "new_state", "start_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus"]
+           "new_state", "start_state", "grow_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus"]
 
 
 @dataclass
@@ -56,9 +56,13 @@ class LinearModel:
         Training settings recorded in the model file header (str -> str).
     solver_state : dict or None
         The compiled solver's state after the run
-        (``_core.LinearState.get_state``), for continuing it with
-        :func:`fit_linear`'s ``init``; not written to model files; None for
-        a model read from a file.
+        (``_core.LinearState.get_state``, plus the example order's state
+        under ``"orders"``), for continuing it with :func:`fit_linear`'s
+        ``init``; read from the model file's resume section when it has one,
+        else None for a model read from a file.
+    save_state : bool
+        Whether ``save`` writes ``solver_state`` as the model file's resume
+        section (what ``pegasos train --init`` continues exactly).
     """
 
     w: np.ndarray
@@ -70,6 +74,7 @@ class LinearModel:
     loss: str = "hinge"
     epsilon: float = None
     solver_state: dict = field(default=None, repr=False, compare=False)
+    save_state: bool = field(default=False, repr=False, compare=False)
 
     @property
     def task(self):
@@ -240,11 +245,20 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         plan = options.plan(m)
         orders = Orders(m, plan.k, options.sampling, options.seed, order)
     sampling = "pairs" if task == "ranking" else options.sampling
-    if init is not None and order is None and init.get("sampling") == sampling and "rng" in init:
-        try:
-            orders.rng.bit_generator.state = init["rng"]
-        except (TypeError, ValueError, KeyError, OverflowError) as e:
-            raise ParameterError(f"init: the saved generator state is unusable ({type(e).__name__}: {e})") from None
+    if init is not None and order is None:
+        if task != "ranking" and init.get("orders") is not None:
+            orders.set_state(init["orders"])
+        elif init.get("sampling") == sampling and "rng" in init:
+            try:
+                orders.rng.bit_generator.state = init["rng"]
+            except (TypeError, ValueError, KeyError, OverflowError) as e:
+                raise ParameterError(f"init: the saved generator state is unusable ({type(e).__name__}: {e})") \
+                    from None
+    n_features = ex.n_features
+    if init is not None:
+        n_features = max(n_features, int(init.get("n_features", 0)))
+        init = grow_state(init, n_features)
+        init = _suffix_ahead(init, plan)
     if on_plan is not None:
         on_plan(plan.T)
     f0 = objective_at_zero(options.loss, y_run, options.epsilon, sample_weight)
@@ -252,19 +266,29 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     if start is not None:
         if init is not None:
             raise ParameterError("init and start exclude each other (continue a run, or start one from weights)")
-        init = start_state(start[0], start[1], ex.n_features, options, plan, radius2)
+        init = start_state(start[0], start[1], n_features, options, plan, radius2)
+        resumed = False
+    else:
+        resumed = init is not None
     blocks = ((ex.indptr, ex.indices, ex.data, y_run, sample_weight, block, n)
               for block, n in orders.blocks(plan.T, plan.k))
     if monitor is not None:
         monitor.begin(ex.indptr, ex.indices, ex.data, y_run, sample_weight, plan)
-    w, b, final = solve(blocks, ex.n_features, options, plan, radius2, progress=progress,
+    w, b, final = solve(blocks, n_features, options, plan, radius2, progress=progress,
                         load_from=(ex.indices, m), state=init, return_state=True, monitor=monitor)
     best = None if monitor is None else monitor.end()
     if best is not None:
         w, b = np.ascontiguousarray(best[0], dtype=np.float64), float(best[1])
     final["sampling"] = sampling
     final["rng"] = orders.rng.bit_generator.state
+    if task != "ranking":
+        final["orders"] = orders.get_state()
     info = options.header(plan, examples=m)
+    if resumed:
+        # the header describes the whole run: t counts every iteration since w_1 = 0
+        info["iterations"] = str(final["t"])
+        if final["avg_start"]:
+            info["averaged_iterates"] = f"{final['avg_start']}..{final['t']}"
     if task != "binary":
         info["task"] = task
     if monitor is not None:
@@ -281,6 +305,63 @@ def _combine(class_weights, example_weights):
     if class_weights is None:
         return example_weights
     return class_weights * example_weights
+
+
+def _suffix_ahead(state, plan):
+    """With suffix averaging, the state whose average starts where one run of t + T would start it.
+
+    One run of T_total iterations averages the iterates from ceil(F T_total)
+    on.  When that is still ahead (after the saved t), the saved average is
+    dropped and starts there, so the continued run is that one run; when it
+    is behind, the saved average goes on from its own start (the iterates
+    between cannot be recovered).
+    """
+    F = plan.average_from
+    if not F or not state.get("avg_start") or state.get("u") is None:
+        return state
+    t = int(state["t"])
+    start = max(1, math.ceil(F * (t + plan.T)))
+    if start <= t or start == state["avg_start"]:
+        return state
+    return dict(state, avg_start=start, n_avg=0, A=0.0, b_sum=0.0, u=np.zeros_like(np.asarray(state["u"])))
+
+
+def grow_state(state, n_features):
+    """The solver state ``state`` (a ``get_state`` dict) for ``n_features`` >= its own.
+
+    The weights of the new features are 0 in every past iterate, so v and the
+    running sums of the average get zeros there; the constant feature of
+    ``bias="feature"`` (the last entry of v) stays last.  Returns ``state``
+    itself when the dimension is unchanged, else a new dict.
+
+    Raises
+    ------
+    ParameterError
+        ``state`` is not a ``get_state`` dict of one weight vector.
+    """
+    try:
+        old = int(state["n_features"])
+        dim = int(state["dim"])
+        classes = int(state.get("n_classes", 1))
+    except (KeyError, TypeError, ValueError):
+        raise ParameterError("init: the saved state is not a solver state (n_features, dim)") from None
+    if n_features == old:
+        return state
+    if classes != 1 or n_features < old:
+        raise ParameterError(f"init: the saved state has {old} features, this run {n_features}")
+    extra = dim - old                      # 1 with the constant-feature bias
+    new_dim = n_features + extra
+    out = dict(state, n_features=int(n_features), dim=int(new_dim))
+    for key in ("v", "u"):
+        vec = state.get(key)
+        if vec is None:
+            continue
+        vec = np.asarray(vec, dtype=np.float64)
+        grown = np.zeros(new_dim, dtype=np.float64)
+        grown[:old] = vec[:old]
+        grown[n_features:] = vec[old:]
+        out[key] = grown
+    return out
 
 
 def new_state(n_features, options, plan, radius2, n_classes=1):

@@ -51,7 +51,7 @@ HEADER_KEYS = (
 # written after those only when they apply (absent: binary task, no class weights)
 OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
                  "step_offset", "shuffle_buffer", "step_offset_rule", "eta0", "epochs", "epochs_trained", "stopping",
-                 "early_stop", "early_stop_metric", "best_iteration", "best_validation")
+                 "early_stop", "early_stop_metric", "best_iteration", "best_validation", "warm_start")
 TASKS = ("binary", "regression", "ranking", "multiclass")
 LOSSES = {"binary": ("hinge", "log", "squared-hinge"), "regression": ("eps-insensitive",), "ranking": ("rank",),
           "multiclass": ("hinge", "log", "squared-hinge")}
@@ -111,6 +111,8 @@ def linear_model_text(model):
             lines.extend(weight_lines(model.W[c], base))
     else:
         lines.extend(weight_lines(model.w, base))
+        if getattr(model, "save_state", False) and model.solver_state is not None and model.task != "ranking":
+            lines.extend(resume_lines(model.solver_state))
     lines.append("end")
     return "\n".join(lines) + "\n"
 
@@ -680,3 +682,186 @@ def expect_end(path, lines, i):
                                      "and a final 'end' line")
     if len(lines) > i + 1:
         raise ModelFormatError(path, "unexpected text after the 'end' line", i + 2)
+
+
+# ------------------------------------------------------------ resume state --
+# The optional section between a linear model's weights and its ``end`` line:
+# what continuing the run needs (the solver's loop variables and vectors, and
+# the example order's generator), see README "Model file".
+RESUME_BEGIN = "resume_state 1"
+RESUME_END = "end_resume_state"
+_RESUME_INTS = ("t", "n_avg", "avg_start", "n_refold", "n_features", "dim", "n_classes", "bias_mode", "loss")
+_RESUME_FLOATS = ("a", "sqnorm", "b", "A", "b_sum", "lam", "t0", "epsilon", "radius2")
+_RESUME_FLAGS = ("pairs", "projection")
+_SAMPLINGS = ("uniform", "permutation", "sequential")
+MAX_COUNTER = 2**63 - 1
+
+
+def _rng_text(state):
+    if state is None:
+        return "-"
+    if state.get("bit_generator") != "PCG64":
+        raise ParameterError(f"cannot save a {state.get('bit_generator')!r} generator state (PCG64 only)")
+    inner = state["state"]
+    return f"PCG64 {int(inner['state'])} {int(inner['inc'])} {int(state['has_uint32'])} {int(state['uinteger'])}"
+
+
+def resume_lines(state):
+    """The resume section of a model file (list of str) for a solver state.
+
+    Parameters
+    ----------
+    state : dict
+        ``LinearModel.solver_state``: ``_core.LinearState.get_state()`` with
+        ``"orders"`` (:meth:`pegasos.sampling.Orders.get_state`) added.
+
+    Floats are written with ``repr`` (bit-exact), the vectors v and u of
+    w = a v and of the average's running sums as ``position:value`` lines of
+    their non-zero entries (0-based positions in v, whose last entry is the
+    constant feature's weight with ``bias_mode`` 1).
+    """
+    lines = [RESUME_BEGIN]
+    lines += [f"{key} {int(state[key])}" for key in _RESUME_INTS]
+    lines += [f"{key} {float(state[key])!r}" for key in _RESUME_FLOATS]
+    lines += [f"{key} {int(bool(state[key]))}" for key in _RESUME_FLAGS]
+    orders = state.get("orders")
+    if orders is None:
+        lines += ["order -", "rng -", "unit_rng -"]
+    else:
+        lines.append(f"order {orders['sampling']} {int(orders['m'])} {int(orders['k'])} {int(orders['unit_done'])}")
+        lines.append(f"rng {_rng_text(orders['rng'])}")
+        lines.append(f"unit_rng {_rng_text(orders.get('unit_rng'))}")
+    for key in ("v", "u"):
+        vec = state.get(key)
+        if vec is None:
+            lines.append(f"{key} -")
+            continue
+        nz = np.flatnonzero(vec)
+        lines.append(f"{key} {nz.size}")
+        lines += [f"{j}:{float(vec[j])!r}" for j in nz.tolist()]
+    lines.append(RESUME_END)
+    return lines
+
+
+def _bounded_int(text, path, lineno, what, lo=0, hi=MAX_COUNTER):
+    if not text.isdigit() or len(text) > 40 or not lo <= int(text) <= hi:
+        raise ModelFormatError(path, f"resume state: {what} {text[:40]!r} is not an integer in {lo}..{hi}", lineno)
+    return int(text)
+
+
+def _read_rng(text, path, lineno, what):
+    if text == "-":
+        return None
+    parts = text.split()
+    if len(parts) != 5 or parts[0] != "PCG64":
+        raise ModelFormatError(path, f"resume state: {what} must be 'PCG64 STATE INC HAS_UINT32 UINTEGER' or -",
+                               lineno)
+    state, inc = (_bounded_int(p, path, lineno, what, 0, 2**128 - 1) for p in parts[1:3])
+    has = _bounded_int(parts[3], path, lineno, what, 0, 1)
+    uint = _bounded_int(parts[4], path, lineno, what, 0, 2**32 - 1)
+    return {"bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": has, "uinteger": uint}
+
+
+def read_resume(path, lines, i, n_features):
+    """Parse the resume section at lines[i] (its first line ``resume_state 1``).
+
+    Parameters
+    ----------
+    path : str
+        The model file, for messages.
+    lines : list of str
+    i : int
+        Index of the section's first line.
+    n_features : int
+        The header's n_features: the state must be of that dimension.
+
+    Returns
+    -------
+    (dict, int)
+        The solver state (as :func:`resume_lines` took it) and the index of
+        the line after the section.
+
+    Raises
+    ------
+    ModelFormatError
+        A missing or unknown line, a number that is not finite or out of its
+        range, vectors longer than the state's dimension, counters that do
+        not fit together (n_avg > t, avg_start > t + 1), naming the file and
+        the line.
+    """
+    i += 1
+    state = {}
+
+    def field(key):
+        nonlocal i
+        if i >= len(lines):
+            raise ModelFormatError(path, f"truncated resume state: expected '{key} ...' and '{RESUME_END}'")
+        name, _, value = lines[i].strip().partition(" ")
+        if name != key or not value.strip():
+            raise ModelFormatError(path, f"damaged resume state: expected '{key} VALUE', got {lines[i][:60]!r}", i + 1)
+        i += 1
+        return value.strip(), i
+
+    for key in _RESUME_INTS:
+        text, line = field(key)
+        state[key] = _bounded_int(text, path, line, key)
+    for key in _RESUME_FLOATS:
+        text, line = field(key)
+        state[key] = check_float(text, path, line, f"resume state: {key}")
+    for key in _RESUME_FLAGS:
+        text, line = field(key)
+        state[key] = bool(_bounded_int(text, path, line, key, 0, 1))
+    extra = 1 if state["bias_mode"] == 1 else 0
+    if state["n_features"] != n_features or state["dim"] != n_features + extra or state["n_classes"] != 1:
+        raise ModelFormatError(path, f"resume state: n_features {state['n_features']}, dim {state['dim']}, n_classes "
+                                     f"{state['n_classes']} do not fit the header's n_features {n_features}", i)
+    if state["n_avg"] > state["t"] or state["avg_start"] > state["t"] + 1 or not state["a"] > 0:
+        raise ModelFormatError(path, "resume state: the counters do not fit together (n_avg <= t, "
+                                     "avg_start <= t + 1, a > 0)", i)
+    text, line = field("order")
+    parts = text.split()
+    if parts == ["-"]:
+        orders = None
+    elif len(parts) == 4 and parts[0] in _SAMPLINGS:
+        orders = {"sampling": parts[0], "m": _bounded_int(parts[1], path, line, "order m"),
+                  "k": _bounded_int(parts[2], path, line, "order k", 1),
+                  "unit_done": _bounded_int(parts[3], path, line, "order unit_done")}
+    else:
+        raise ModelFormatError(path, "resume state: order must be 'SAMPLING M K UNIT_DONE' or -", line)
+    text, line = field("rng")
+    rng = _read_rng(text, path, line, "rng")
+    text, line = field("unit_rng")
+    unit_rng = _read_rng(text, path, line, "unit_rng")
+    if orders is not None:
+        if rng is None:
+            raise ModelFormatError(path, "resume state: an order needs its rng", line - 1)
+        orders.update(rng=rng, unit_rng=unit_rng)
+        if orders["unit_done"] and orders["sampling"] != "sequential" and unit_rng is None:
+            raise ModelFormatError(path, "resume state: a cut unit of the order needs its unit_rng", line)
+    state["orders"] = orders
+    dim = state["dim"]
+    for key in ("v", "u"):
+        text, line = field(key)
+        if text == "-":
+            state[key] = None
+            continue
+        count = _bounded_int(text, path, line, f"{key} count", 0, dim)
+        if i + count > len(lines):
+            raise ModelFormatError(path, f"truncated resume state: expected {count} lines of {key}")
+        vec = np.zeros(dim, dtype=np.float64)
+        fast = parse_weight_block(lines[i:i + count], dim, 0)
+        if fast is not None:
+            vec[fast[0]] = fast[1]
+        else:
+            last = -1
+            for j, ln in enumerate(lines[i:i + count]):
+                last, value = read_index_value(ln.strip(), path, i + j + 1, 0, dim, last, f"resume {key}",
+                                               f"0..{dim - 1}", f"resume {key} value", prefix=f"resume {key} line ")
+                vec[last] = value
+        i += count
+        state[key] = vec
+    if (state["u"] is None) != (state["avg_start"] == 0):
+        raise ModelFormatError(path, "resume state: u is given exactly when avg_start > 0", i)
+    if i >= len(lines) or lines[i].strip() != RESUME_END:
+        raise ModelFormatError(path, f"damaged resume state: expected '{RESUME_END}'", i + 1)
+    return state, i + 1

@@ -12,13 +12,17 @@ from .errors import ModelFormatError
 from .kernel import parse_kernel_model
 from .labels import BinaryLabels
 from .linear import LinearModel
-from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, TASKS, VERSION, check_float, check_weights_fit,
-                    expect_end, read_header, read_model_bytes, read_weights)
+from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TASKS, VERSION, check_float,
+                    check_weights_fit, expect_end, read_header, read_model_bytes, read_resume, read_weights)
 from .multiclass import MulticlassModel
 
 
 def load_model(path):
     """Read a model file written by :func:`save_model`.
+
+    A linear binary or regression model may carry the optional resume
+    section after its weights (see :func:`pegasos.model.read_resume`); it is
+    read into ``solver_state`` and written again by ``save``.
 
     Returns
     -------
@@ -88,6 +92,9 @@ def load_model(path):
             epsilon = check_float(header.get("epsilon", "0"), path, None, "epsilon")
         model = LinearModel(w=w, bias=bias, labels=labels, lam=lam, bias_mode=header["bias_mode"], info=info,
                             loss=header["loss"], epsilon=epsilon)
+        if i < len(lines) and lines[i].strip() == RESUME_BEGIN and task in ("binary", "regression"):
+            model.solver_state, i = read_resume(path, lines, i, n)
+            model.save_state = True
     expect_end(path, lines, i)
     return model
 

@@ -46,6 +46,7 @@ CLI_NAMES = {
     "tol": "--tol", "preset": "--paper", "max_classes": "--max-classes",
     "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
     "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",
+    "restart_schedule": "--restart-schedule", "resume_state": "--resume-state",
 }
 EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
 MAX_TRACE_POINTS = 1000     # check points per decade of t
@@ -215,6 +216,17 @@ class TrainOptions:
     early_stop_metric : {"accuracy", "error", "objective", "loss", "mse"} or None
         The validation metric of early stopping (None: accuracy for
         classification, mse for regression).
+    Resuming (``pegasos.fit(..., init=MODEL)``, ``pegasos train --init``):
+
+    restart_schedule : bool
+        Start from the model's weights with a new step schedule (t from 1)
+        instead of continuing its run.
+    resume_state : bool or None
+        Write the resume section (the solver state) into the model file;
+        None: only for a run that resumed one (linear binary and regression).
+    given : frozenset of field names or None
+        The settings given by the user; when resuming, the others come from
+        the model's header.  None: those that differ from the defaults.
     """
 
     lam: float = DEFAULT_LAMBDA
@@ -249,7 +261,10 @@ class TrainOptions:
     trace_points: int = 10
     early_stop: int = None
     early_stop_metric: str = None
+    restart_schedule: bool = False
+    resume_state: bool = None
     spelling: str = "api"       # "cli": messages name --options; not a training setting
+    given: frozenset = None     # the settings the user gave (resuming takes the others from the model)
 
     def __post_init__(self):
         self._settle_preset()
@@ -391,6 +406,14 @@ class TrainOptions:
         self._validate_kernel()
         self._validate_streaming()
         self._validate_checks()
+        if not isinstance(self.restart_schedule, bool):
+            self._fail("restart_schedule", f"expected True or False, got {self.restart_schedule!r}")
+        if self.resume_state is not None and not isinstance(self.resume_state, bool):
+            self._fail("resume_state", f"expected True, False or None, got {self.resume_state!r}")
+        if self.resume_state and (self.kernel != "linear" or self.task == "ranking" or self.multiclass is not None
+                                  or self.shuffle_buffer is not None):
+            raise ParameterError(f"{self.name('resume_state')}: the resume section is written for linear binary "
+                                 "classifiers and regression trained in memory or from a cache")
         return self
 
     def _validate_checks(self):
@@ -660,4 +683,4 @@ HEADER_FIELDS = (
     ("budget", "budget", int),
 )
 
-OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name != "spelling")
+OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name not in ("spelling", "given"))

@@ -19,7 +19,18 @@ BLOCK_SAMPLES = 1 << 20      # example indices drawn per block in uniform sampli
 
 
 class Orders:
-    """Example indices for each block of iterations (one random generator)."""
+    """Example indices for each block of iterations (one random generator).
+
+    The random orders are drawn in units: a permutation of the m examples
+    per epoch ("permutation"), ``BLOCK_SAMPLES // k`` batches of i.i.d. draws
+    ("uniform"), one pass in file order ("sequential").  A run that stops
+    inside a unit can be continued exactly: :meth:`get_state` records the
+    generator state before the unit was drawn and the batches of it already
+    run, and :meth:`set_state` makes the next :meth:`blocks` draw the same
+    unit again and start after those batches.  So runs of T1 and T2
+    iterations visit the examples of one run of T1 + T2 for every sampling
+    and any T1.
+    """
 
     def __init__(self, m, k, sampling, seed, order):
         self.m, self.k, self.sampling = m, k, sampling
@@ -30,6 +41,69 @@ class Orders:
             raise ParameterError("order holds an index outside 0..m-1")
         self.pos = 0
         self.seq = np.arange(m, dtype=np.int64) if sampling == "sequential" else None
+        self.unit_rng = None        # generator state before the current unit was drawn
+        self.unit_done = 0          # batches of the current unit already run (0: none pending)
+
+    def unit_batches(self):
+        """Batches in one unit of the order (an epoch, or one draw of uniform indices)."""
+        if self.sampling == "uniform":
+            return max(1, BLOCK_SAMPLES // self.k)
+        return math.ceil(self.m / self.k)
+
+    def _draw_unit(self, batches):
+        """The first ``batches`` batches of a new unit.  A shorter draw of i.i.d. indices is the
+        start of the full one (numpy fills an array in order), so only a unit that is run to its
+        end needs its whole draw, and then the generator is where the full draw leaves it."""
+        self.unit_rng = self.rng.bit_generator.state
+        if self.sampling == "uniform":
+            return self.rng.integers(0, self.m, size=batches * self.k, dtype=np.int64)
+        if self.sampling == "permutation":
+            return self.rng.permutation(self.m).astype(np.int64, copy=False)
+        return self.seq
+
+    def get_state(self):
+        """What continuing the order needs (a dict of plain values; None with an explicit order).
+
+        Keys: ``sampling``, ``m``, ``k``, ``rng`` (``bit_generator.state``
+        after the last draw), ``unit_done`` (batches of the last unit run;
+        0 when it was run to its end) and ``unit_rng`` (the state before that
+        unit was drawn, None when ``unit_done`` is 0).
+        """
+        if self.explicit is not None:
+            return None
+        pending = 0 < self.unit_done < self.unit_batches()
+        return {"sampling": self.sampling, "m": int(self.m), "k": int(self.k), "rng": self.rng.bit_generator.state,
+                "unit_done": int(self.unit_done) if pending else 0,
+                "unit_rng": self.unit_rng if pending and self.sampling != "sequential" else None}
+
+    def set_state(self, state, *, generator=True):
+        """Continue the order of :meth:`get_state`'s dict ``state``.
+
+        The generator goes on from the saved one (unless ``generator`` is
+        False: the seed's stream is kept).  A unit cut by the end of the saved
+        run is finished first when it still applies: the same sampling, the
+        same m and k; otherwise the next run starts a new unit.
+
+        Raises
+        ------
+        ParameterError
+            A generator state numpy cannot use, a negative ``unit_done``.
+        """
+        try:
+            if generator:
+                self.rng.bit_generator.state = state["rng"]
+            done = int(state.get("unit_done", 0))
+            if done < 0:
+                raise ValueError(f"unit_done {done} is negative")
+            if (done and state.get("sampling") == self.sampling and int(state.get("m", -1)) == self.m
+                    and int(state.get("k", -1)) == self.k and done < self.unit_batches()):
+                if self.sampling != "sequential":
+                    probe = np.random.PCG64()
+                    probe.state = state["unit_rng"]          # checked before it replaces the generator's
+                    self.unit_rng = state["unit_rng"]
+                self.unit_done = done
+        except (TypeError, ValueError, KeyError, OverflowError) as e:
+            raise ParameterError(f"init: the saved generator state of the order is unusable ({type(e).__name__}: {e})") from None
 
     def blocks(self, T, k=None):
         """Yield (order, n_iter) pairs covering T iterations."""
@@ -49,15 +123,20 @@ class Orders:
                 if order.shape[0] < min(need, (n - 1) * k + 1):
                     raise ParameterError("the explicit order is shorter than the run needs")
                 self.pos += order.shape[0]
-            elif self.sampling == "uniform":
-                n = min(T - done, max(1, BLOCK_SAMPLES // k))
-                order = self.rng.integers(0, m, size=n * k, dtype=np.int64)
-            elif self.sampling == "permutation":
-                n = min(T - done, per_epoch)
-                order = self.rng.permutation(m).astype(np.int64, copy=False)
+                yield order, n
+                done += n
+                continue
+            unit = self.unit_batches()
+            skip = self.unit_done if 0 < self.unit_done < unit else 0
+            n = min(T - done, unit - skip)
+            if skip:
+                # finish the unit a saved run stopped in: draw it again from the state before it
+                if self.sampling != "sequential":
+                    self.rng.bit_generator.state = self.unit_rng
+                order = self._draw_unit(skip + n)[skip * k:]
             else:
-                n = min(T - done, per_epoch)
-                order = self.seq
+                order = self._draw_unit(n)
+            self.unit_done = skip + n
             yield order, n
             done += n
 

@@ -176,7 +176,8 @@ def test_fit_linear_continues_the_random_order(sampling, k, T1, T2, averaging):
     first = train(X, y, iterations=T1, **settings)
     second = train(X, y, iterations=T2, init=first.solver_state, **settings)
     np.testing.assert_array_equal(both.w, second.w)
-    restarted = train(X, y, iterations=T2, init={**first.solver_state, "rng": None, "sampling": None}, **settings)
+    restarted = train(X, y, iterations=T2, init={**first.solver_state, "rng": None, "sampling": None, "orders": None},
+                      **settings)
     assert not np.array_equal(both.w, restarted.w)     # the generator state is what makes them equal
 
 
@@ -188,7 +189,10 @@ def test_fit_linear_refuses_a_broken_generator_state(rng):
     settings = {**SETTINGS, "sampling": "permutation"}
     first = train(X, y, epochs=1, **settings)
     with pytest.raises(ParameterError, match="generator"):
-        train(X, y, epochs=1, init={**first.solver_state, "rng": rng}, **settings)
+        train(X, y, epochs=1, init={**first.solver_state, "rng": rng, "orders": None}, **settings)
+    with pytest.raises(ParameterError, match="generator"):
+        train(X, y, epochs=1, init={**first.solver_state, "orders": {**first.solver_state["orders"], "rng": rng}},
+              **settings)
 
 
 def reference_pegasos_from(X, y, lam, order, w1, t0=0.0):
