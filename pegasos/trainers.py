@@ -16,7 +16,7 @@ from .options import TrainOptions
 
 
 def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=None, sample_weight=None,
-          init=None, **settings):
+          init=None, start=None, **settings):
     """Train a linear binary classifier, regression or ranking model (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -40,6 +40,9 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
     init : dict or None
         Warm start from an earlier model's ``solver_state`` (see
         :func:`pegasos.linear.fit_linear`).
+    start : (w, b) or None
+        Start from these weights with a fresh step schedule (see
+        :func:`pegasos.linear.fit_linear`); not together with ``init``.
     **settings
         The fields of :class:`pegasos.options.TrainOptions`: ``lam`` (lambda;
         LIBLINEAR's C = 1/(lambda m)), ``iterations`` (T) or ``epochs``,
@@ -62,7 +65,7 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
     ex = as_examples((X, y, qid, sample_weight), n_features)
     if labels is None and options.task == "binary":
         labels = BinaryLabels.from_values(ex.y)
-    return fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init)
+    return fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init, start=start)
 
 
 def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_texts=None, n_jobs=2,
