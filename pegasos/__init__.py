@@ -36,6 +36,8 @@ _EXPORTS = {
     "evaluate": "scoring",
     "evaluate_file": "scoring",
     "duality_gap": "certificate",
+    "cross_validate": "selection",
+    "search": "selection",
     "PegasosError": "errors",
     "DataError": "errors",
     "ModelFormatError": "errors",

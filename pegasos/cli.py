@@ -679,7 +679,7 @@ def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_
             _close(bar)
     r = results[0]
     if old is not None:
-        _compare_output(results[0], results[1], model, old_model, as_json)
+        _compare_output(results[0], results[1], model, old_model, as_json, known)
     elif as_json:
         click.echo(json.dumps(r, indent=2))
     elif r.get("task") in ("multiclass", "regression", "ranking"):
@@ -690,17 +690,17 @@ def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_
                   old_model)
 
 
-def _compare_output(new, old, model, old_model, as_json):
+def _compare_output(new, old, model, old_model, as_json, metric_names):
     """eval --compare: the metrics of both models, as JSON or a table with their difference."""
     from .selection import LOWER_IS_BETTER
 
     if as_json:
         click.echo(json.dumps({"model": model, "old_model": old_model, "new": new, "old": old}, indent=2))
         return
-    names = [k for k, v in new.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
-             or (v is None and k in old)]
-    width = max(len(n) for n in names)
-    lines = [f"{'':<{width}} {'MODEL':>12} {'OLD_MODEL':>12} {'difference':>12}"]
+    names = [k for k in metric_names if k in new or k in old]
+    width = max(len(n) for n in names + ["examples"])
+    lines = [f"{'':<{width}} {'MODEL':>12} {'OLD_MODEL':>12} {'difference':>12}",
+             f"{'examples':<{width}} {new['examples']:>12} {old['examples']:>12}"]
     for n in names:
         a, b = new.get(n), old.get(n)
         diff = "" if a is None or b is None else f"{a - b:+.4f}"

@@ -149,34 +149,32 @@ def _metric_values(result, names):
     return {name: (None if result.get(name) is None else float(result[name])) for name in names}
 
 
-def _eta0_of(model):
-    """1/(lambda t0) of a linear model's run, or None when it had no step offset."""
-    t0 = float(model.info.get("step_offset", "0") or 0)
-    return 1.0 / (model.lam * t0) if t0 > 0 else None
-
-
-def _fit_from(train, options, start, eta0):
+def _fit_from(train, options, start):
     """A linear binary or regression run at ``options.lam`` from the weights ``start`` = (w, b).
 
-    The step offset: as given (t0 or eta0), else t0 = 1/(lambda eta0) with
-    the eta0 calibrated at the path's first lambda; the epochs: as given, else
-    the doubling rule of :func:`pegasos.autotune.train_until_converged`, every
-    run of it from ``start``.
+    The step offset: as given (t0 or eta0), else calibrated at this lambda
+    (:func:`pegasos.autotune.calibrate_step_offset`, as :func:`pegasos.fit`
+    does); the epochs: as given, else the doubling rule of
+    :func:`pegasos.autotune.train_until_converged`, every run of it from ``start``.
     """
     labels = BinaryLabels.from_values(train.y) if options.task == "binary" else None
-    if options.step_is_automatic:
-        options = options.replace(eta0=eta0)
-    if not options.length_is_automatic:
-        return fit_linear(train, options, labels=labels, start=start)
     settings = dict(batch_size=options.batch_size, projection=options.projection, bias=options.bias,
-                    loss=options.loss, epsilon=options.epsilon, n_threads=options.n_threads,
-                    n_features=train.n_features, sample_weight=train.sample_weight, start=start)
+                    epsilon=options.epsilon, n_features=train.n_features, sample_weight=train.sample_weight)
     if labels is not None:
         settings["labels"] = labels
-    model, _, _ = autotune.train_until_converged(
-        train.chunk, train.y, options.lam, tol=options.tol, seed=options.seed,
-        step_offset=options.plan(train.m).t0, average_from=options.average_from, sampling=options.sampling,
-        class_weight=options.class_weight, **settings)
+    t0 = None if options.step_is_automatic else options.plan(train.m).t0
+    if t0 is None and not options.length_is_automatic:
+        t0 = autotune.calibrate_step_offset(train.chunk, train.y, options.lam, loss=options.loss,
+                                            class_weight=options.class_weight, seed=options.seed,
+                                            average_from=options.average_from, sampling=options.sampling,
+                                            **settings)
+    if not options.length_is_automatic:
+        model = fit_linear(train, options.replace(step_offset=t0, eta0=None), labels=labels, start=start)
+    else:
+        model, _, _ = autotune.train_until_converged(
+            train.chunk, train.y, options.lam, tol=options.tol, seed=options.seed, step_offset=t0,
+            average_from=options.average_from, sampling=options.sampling, class_weight=options.class_weight,
+            loss=options.loss, n_threads=options.n_threads, start=start, **settings)
     model.info["warm_start"] = "previous lambda"
     return model
 
@@ -196,16 +194,11 @@ def _run_path(train, test, options, points, warm, metric_names):
     objective (``objective``, on ``train``) and ``seconds`` of training.
     """
     out = []
-    start = eta0 = None
+    start = None
     for point in points:
         opts = options.replace(**point)
         t = time.perf_counter()
-        if warm and start is not None and (eta0 is not None or not opts.step_is_automatic):
-            model = _fit_from(train, opts, start, eta0)
-        else:
-            model = fit(train, opts)
-            if warm and opts.step_is_automatic:
-                eta0 = _eta0_of(model)
+        model = fit(train, opts) if start is None else _fit_from(train, opts, start)
         seconds = time.perf_counter() - t
         if warm:
             start = (np.asarray(model.w, dtype=np.float64), float(model.bias))
@@ -354,23 +347,27 @@ def parse_grid(text, points=None, name="--lambda"):
         Naming ``name``: text that is not such a grid, values <= 0, lo >= hi, points < 2.
     """
     text = str(text).strip()
-    try:
-        if ":" in text:
-            lo_text, _, hi_text = text.partition(":")
-            lo, hi = float(lo_text), float(hi_text)
-            n = DEFAULT_POINTS if points is None else points
-            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-                raise ParameterError(f"{name}: a range lo:hi needs at least 2 points, got {n!r}")
-            if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
-                raise ParameterError(f"{name}: a range lo:hi needs 0 < lo < hi, got {text!r}")
-            values = np.logspace(math.log10(lo), math.log10(hi), int(n)).tolist()
-            values[0], values[-1] = lo, hi
-        else:
-            if points is not None:
-                raise ParameterError(f"{name}: --points applies to a range lo:hi, not to a list")
-            values = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise ParameterError(f"{name}: expected lo:hi or a comma-separated list of numbers, got {text!r}") from None
+
+    def numbers(parts):
+        try:
+            return [float(p) for p in parts]
+        except ValueError:
+            raise ParameterError(f"{name}: expected lo:hi or a comma-separated list of numbers, "
+                                 f"got {text!r}") from None
+
+    if ":" in text:
+        lo, hi = numbers(text.split(":", 1))
+        n = DEFAULT_POINTS if points is None else points
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+            raise ParameterError(f"{name}: a range lo:hi needs at least 2 points, got {n!r}")
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+            raise ParameterError(f"{name}: a range lo:hi needs 0 < lo < hi, got {text!r}")
+        values = np.logspace(math.log10(lo), math.log10(hi), int(n)).tolist()
+        values[0], values[-1] = lo, hi
+    else:
+        if points is not None:
+            raise ParameterError(f"{name}: --points applies to a range lo:hi, not to a list")
+        values = numbers(text.split(","))
     bad = [v for v in values if not (math.isfinite(v) and v > 0)]
     if bad:
         raise ParameterError(f"{name}: every value must be a positive number, got {bad[0]!r}")
@@ -393,12 +390,14 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
     smallest; the run at each lambda after the first starts from the weights
     of the previous one with a fresh step schedule
     (:func:`pegasos.linear.fit_linear`'s ``start``).  When the options leave
-    the step to the data, t0 is calibrated once, at the largest lambda
-    (:func:`pegasos.autotune.calibrate_step_offset`), and its first step
-    eta0 = 1/(lambda t0) is kept: t0 = 1/(lambda eta0) at every other lambda.
-    When they leave the epochs to the data, every run keeps the doubling rule
-    of :func:`pegasos.autotune.train_until_converged` (from the start
-    weights).  Kernel grids, multiclass data and the rank loss start cold.
+    the step to the data, t0 is calibrated at every lambda, as
+    :func:`pegasos.fit` does (:func:`pegasos.autotune.calibrate_step_offset`,
+    on a sample: cheap); keeping the first step eta0 = 1/(lambda t0) of the
+    largest lambda instead ended 1.6-1.8% above cold runs on w8a at lambda
+    <= 1e-6 (calibrating at each: within 0.2%).  When they leave the epochs to
+    the data, every run keeps the doubling rule of
+    :func:`pegasos.autotune.train_until_converged`, each of its runs from the
+    start weights.  Kernel grids, multiclass data and the rank loss start cold.
 
     Parameters
     ----------
