@@ -27,6 +27,8 @@ def test_grids():
                            ("0.1,0.1", "repeated")]:
         with pytest.raises(ParameterError, match=fragment):
             parse_grid(text, name="--lambda")
+    with pytest.raises(ParameterError, match="2 to 1000 points"):
+        parse_grid("1e-3:1e-1", 10 ** 9)
     with pytest.raises(ParameterError, match="--points applies to a range"):
         parse_grid("0.1,0.2", 3)
 
