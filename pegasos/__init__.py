@@ -39,6 +39,8 @@ _EXPORTS = {
     "Trace": "trace",
     "read_trace": "trace",
     "plot_traces": "plot",
+    "cross_validate": "selection",
+    "search": "selection",
     "PegasosError": "errors",
     "DataError": "errors",
     "ModelFormatError": "errors",

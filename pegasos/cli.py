@@ -313,10 +313,16 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_streaming_options
 @_check_options
 @_data_options
+@click.option("-v", "cv_folds", type=click.IntRange(min=2), metavar="K", cls=_SectionOption,
+              section="Input and output", help="K-fold cross-validation instead (as pegasos cv -v K; LIBLINEAR "
+                                               "-v): print the folds' metrics, write no model.")
+@click.option("--json", "as_json", is_flag=True, cls=_SectionOption, section="Input and output",
+              help="Print the summary and the options as one JSON object on stdout (not with MODEL -).")
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, report_gap, trace_file,
-          trace_sample, validation_file, init_model=None, restart_schedule=False, resume_state=None, **settings):
+          trace_sample, validation_file, init_model=None, restart_schedule=False, resume_state=None, cv_folds=None,
+          as_json=False, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -325,6 +331,15 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     from .errors import ParameterError, PegasosError
     from .model import check_distinct_files, check_writable
     from .options import TrainOptions
+
+    if cv_folds is not None:
+        if model is not None:
+            raise ParameterError("-v cross-validates and writes no model: drop MODEL")
+        for given, name in ((trace_file, "--trace"), (validation_file, "--validation"), (init_model, "--init")):
+            if given is not None:
+                raise ParameterError(f"-v cross-validates: {name} does not apply (train without -v)")
+        return _cv_command(data, cv_folds, 1, as_json, paper, jobs, cost_matrix, cost_factor, class_weights,
+                           stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
 
     if shuffle_buffer is not None and cache_file is not None:
         raise ParameterError("give either --shuffle-buffer or --cache, not both")
@@ -352,6 +367,9 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
             raise PegasosError("give a MODEL file name when DATA is read from standard input")
         model = os.path.basename(data) + ".model"
     to_stdout = _is_stdout(model)
+    if as_json and to_stdout:
+        raise ParameterError("--json prints to standard output, where MODEL - writes the model: give MODEL a "
+                             "file name")
     if model == "-":
         model = "/dev/stdout"
     check_writable(model)
@@ -378,12 +396,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     progress = _Progress(quiet)
     t0 = time.perf_counter()
     d, cache_note = _read_training_data(data, options, progress, cache_file, zero_based, np.dtype(dtype))
-    if cost_factor is not None:
-        options = options.replace(class_weight=_class_weights(class_weights, cost_factor, _positive_label(d)))
-    if cost_matrix is not None:
-        from .multiclass import read_cost_matrix
-
-        options = options.replace(cost=tuple(read_cost_matrix(cost_matrix, _n_classes(d)).tolist()))
+    options = _options_of_data(options, d, class_weights, cost_factor, cost_matrix)
     checks = {}
     if trace_file is not None:
         from .trace import Trace
@@ -404,7 +417,12 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     if trace_file is not None:
         checks["trace"].write(trace_file)
     result.save(model)
-    if not quiet:
+    if as_json:
+        record = _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
+        if report_gap:
+            record["certificate"] = _gap_record(result, d)
+        click.echo(json.dumps(record, indent=2))
+    elif not quiet:
         summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model)
         if report_gap:
             summary += " | " + _gap_summary(result, d)
@@ -422,6 +440,17 @@ def _given_on_command_line():
     if ctx.params.get("class_weights") or ctx.params.get("cost_factor") is not None:
         given.add("class_weight")
     return frozenset(given)
+
+
+def _options_of_data(options, d, class_weights, cost_factor, cost_matrix):
+    """The options with -j (which needs the positive label of DATA) and --cost-matrix (its classes)."""
+    if cost_factor is not None:
+        options = options.replace(class_weight=_class_weights(class_weights, cost_factor, _positive_label(d)))
+    if cost_matrix is not None:
+        from .multiclass import read_cost_matrix
+
+        options = options.replace(cost=tuple(read_cost_matrix(cost_matrix, _n_classes(d)).tolist()))
+    return options
 
 
 def _gap_summary(result, d):
@@ -679,30 +708,119 @@ def _fmt(v, digits=4):
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @click.option("--no-auc", is_flag=True, help="Skip ROC AUC (keeps memory flat for huge files).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--fail-under", multiple=True, metavar="METRIC=VALUE",
+              help="Exit with status 3 when METRIC (a key of --json, e.g. accuracy=0.84) is below VALUE or "
+                   "undefined; repeatable.")
+@click.option("--fail-over", multiple=True, metavar="METRIC=VALUE",
+              help="Exit with status 3 when METRIC (a loss or error, e.g. hinge_loss=0.4) is above VALUE or "
+                   "undefined; repeatable.")
+@click.option("--compare", "old_model", metavar="OLD_MODEL",
+              help="Also evaluate OLD_MODEL on DATA and show both side by side.")
+@click.option("--fail-if-worse", multiple=True, metavar="METRIC",
+              help="With --compare: exit with status 3 when MODEL is worse than OLD_MODEL on METRIC (lower, or "
+                   "higher for losses); repeatable.")
 @_errors_to_click
-def eval_(data, model, as_json, no_auc, quiet):
+def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_model=None, fail_if_worse=()):
     """Evaluate MODEL on DATA.
 
     Binary: accuracy, precision, recall, F1, ROC AUC, hinge (and log) loss,
     confusion matrix.  Multiclass: accuracy, per-class precision/recall/F1,
     macro-F1, confusion matrix.  Regression: MSE, MAE, R^2.  Ranking:
     pairwise accuracy and NDCG@10 (gain 2^label - 1) averaged over queries.
+
+    Guards for scripts: --fail-under, --fail-over and --fail-if-worse make
+    the command exit with status 3 (after printing the metrics) and name the
+    metric, its value and the threshold on stderr when they are missed.
     """
+    from .errors import ParameterError
     from .scoring import evaluate_file
+    from .selection import eval_metric_names
 
     mdl = _load(model, data)
+    known = eval_metric_names(mdl)
+    guards = [(">=", n, v, "--fail-under") for n, v in _parse_guards(fail_under, "--fail-under", known)]
+    guards += [("<=", n, v, "--fail-over") for n, v in _parse_guards(fail_over, "--fail-over", known)]
+    if fail_if_worse and old_model is None:
+        raise click.UsageError("--fail-if-worse needs --compare OLD_MODEL")
+    for name in fail_if_worse:
+        if name not in known:
+            raise click.UsageError(f"--fail-if-worse: unknown metric {name!r}; the metrics of this model: "
+                                   f"{', '.join(known)}")
+    old = None
+    if old_model is not None:
+        if data == "-":
+            raise ParameterError("--compare reads DATA twice: give DATA as a file, not standard input")
+        old = _load(old_model, data)
+        if getattr(old, "task", "binary") != getattr(mdl, "task", "binary"):
+            raise ParameterError(f"--compare: {old_model} is a {getattr(old, 'task', 'binary')} model, {model} a "
+                                 f"{getattr(mdl, 'task', 'binary')} one")
     progress = _Progress(quiet)
-    bar = progress.reading(data)
-    try:
-        r = evaluate_file(mdl, data, auc=not no_auc, progress=_update(bar))
-    finally:
-        _close(bar)
-    if as_json:
+    results = []
+    for m in (mdl, old) if old is not None else (mdl,):
+        bar = progress.reading(data)
+        try:
+            results.append(evaluate_file(m, data, auc=not no_auc, progress=_update(bar)))
+        finally:
+            _close(bar)
+    r = results[0]
+    if old is not None:
+        _compare_output(results[0], results[1], model, old_model, as_json, known)
+    elif as_json:
         click.echo(json.dumps(r, indent=2))
-        return
-    if r.get("task") in ("multiclass", "regression", "ranking"):
+    elif r.get("task") in ("multiclass", "regression", "ranking"):
         click.echo(_other_eval_text(r))
+    else:
+        _binary_eval_text(r)
+    _check_guards(r, guards, [] if old is None else [(n, results[1].get(n)) for n in fail_if_worse], model,
+                  old_model)
+
+
+def _compare_output(new, old, model, old_model, as_json, metric_names):
+    """eval --compare: the metrics of both models, as JSON or a table with their difference."""
+    from .selection import LOWER_IS_BETTER
+
+    if as_json:
+        click.echo(json.dumps({"model": model, "old_model": old_model, "new": new, "old": old}, indent=2))
         return
+    names = [k for k in metric_names if k in new or k in old]
+    width = max(len(n) for n in names + ["examples"])
+    lines = [f"{'':<{width}} {'MODEL':>12} {'OLD_MODEL':>12} {'difference':>12}",
+             f"{'examples':<{width}} {new['examples']:>12} {old['examples']:>12}"]
+    for n in names:
+        a, b = new.get(n), old.get(n)
+        diff = "" if a is None or b is None else f"{a - b:+.4f}"
+        better = "" if not diff or a == b else (" (better)" if (a < b) == (n in LOWER_IS_BETTER) else " (worse)")
+        lines.append(f"{n:<{width}} {_fmt(a):>12} {_fmt(b):>12} {diff:>12}{better}")
+    lines.append(f"MODEL {model}, OLD_MODEL {old_model}")
+    click.echo("\n".join(lines))
+
+
+def _check_guards(r, guards, worse, model, old_model):
+    """Exit with GUARD_FAILED (3) after naming every guard missed on stderr."""
+    from .selection import LOWER_IS_BETTER
+
+    failed = []
+    for op, name, threshold, option in guards:
+        value = r.get(name)
+        if value is None:
+            failed.append(f"{name} is undefined on DATA ({option} {name}={threshold!r})")
+        elif (value < threshold) if op == ">=" else (value > threshold):
+            failed.append(f"{name} {value:.6g} is {'below' if op == '>=' else 'above'} {threshold!r} "
+                          f"({option} {name}={threshold!r})")
+    for name, old_value in worse:
+        value = r.get(name)
+        if value is None or old_value is None:
+            failed.append(f"{name} is undefined for {model if value is None else old_model} (--fail-if-worse)")
+        elif (value > old_value) if name in LOWER_IS_BETTER else (value < old_value):
+            failed.append(f"{name} {value:.6g} of {model} is worse than {old_value:.6g} of {old_model} "
+                          f"(--fail-if-worse {name})")
+    if failed:
+        for line in failed:
+            click.echo(f"guard failed: {line}", err=True)
+        click.get_current_context().exit(GUARD_FAILED)
+
+
+def _binary_eval_text(r):
     c = r["confusion"]
     pos, neg = r["positive_label"], r["negative_label"]
     acc = _fmt(r["accuracy"])
@@ -880,6 +998,294 @@ def plot(traces, output, x_axis, optimum, title):
     check_writable(output)
     fig = plot_traces(list(traces), x=x_axis, optimum=optimum, title=title)
     save_figure(fig, output)
+# ------------------------------------------------------------------ summaries, selection, guards --
+
+#: exit status of a guard (eval --fail-under / --fail-over / --fail-if-worse) that failed
+GUARD_FAILED = 3
+
+
+def _options_record(options):
+    """The training options as JSON-ready {field: value} (class weights keyed by label text)."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(options):
+        if f.name == "spelling":
+            continue
+        v = getattr(options, f.name)
+        if isinstance(v, dict):
+            v = {repr(k): w for k, w in v.items()}
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[f.name] = v
+    return out
+
+
+def _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model):
+    """train --json: every number of the summary, the model header and the options."""
+    record = {"data": d.path, "examples": d.n_examples, "features": d.n_features, "nnz": d.nnz,
+              "iterations": int(result.info["iterations"]), "batch_size": options.batch_size,
+              "lambda": options.lam, "read_seconds": t_read, "train_seconds": t_train,
+              "task": getattr(result, "task", "binary"), "model": model}
+    if getattr(result, "kind", "linear") == "kernel":
+        record.update(kernel=result.kernel, gamma=result.gamma, support_vectors=result.n_support)
+    if getattr(result, "task", None) == "multiclass":
+        record.update(multiclass=result.method, classes=result.n_classes)
+    if options.shuffle_buffer is not None:
+        record["shuffle_buffer"] = options.shuffle_buffer
+    if cache_note:
+        record["cache"] = cache_note
+    if not no_objective:
+        from .scoring import objective, objective_file
+
+        record["objective"] = (objective_file(result, d.path) if options.shuffle_buffer is not None
+                               else objective(result, d.chunk, d.y, qid=d.chunk.qid))
+    record["header"] = dict(result.info)
+    record["options"] = _options_record(options)
+    return record
+
+
+def _gap_record(result, d):
+    from .certificate import duality_gap
+    from .errors import ParameterError
+
+    try:
+        return duality_gap(result, d.chunk, d.y, passes=20)
+    except ParameterError as e:
+        return {"error": str(e)}
+
+
+def _without(*names):
+    """Drop the options ``names`` (parameter names) added by the decorators below this one."""
+
+    def decorate(fn):
+        fn.__click_params__ = [p for p in getattr(fn, "__click_params__", []) if p.name not in names]
+        return fn
+
+    return decorate
+
+
+def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer,
+                     cache_file, zero_based, dtype, quiet, settings):
+    """(options, data in memory) for cv and search: train's options, DATA read (or from --cache)."""
+    import numpy as np
+
+    from .errors import ParameterError
+    from .options import TrainOptions
+
+    if stream and cache_file is None or shuffle_buffer is not None:
+        raise ParameterError("cross-validation holds the folds in memory: --stream and --shuffle-buffer do not "
+                             "apply (--cache FILE does)")
+    if cost_matrix is not None and settings.get("multiclass") != "crammer-singer":
+        raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
+    options = TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
+                           class_weight=_class_weights(class_weights, None, None), spelling="cli",
+                           **{k: settings[k] for k in _OPTION_PARAMS if k in settings}).validate()
+    if cache_file is not None:
+        from .model import check_distinct_files
+
+        check_distinct_files(cache_file, "--cache", (("DATA", data),))
+    d, _ = _read_training_data(data, options, _Progress(quiet), cache_file, zero_based, np.dtype(dtype))
+    return _options_of_data(options, d, class_weights, cost_factor, cost_matrix), d
+
+
+def _fold_text(task):
+    return {"binary": "stratified by class", "multiclass": "stratified by class", "ranking": "whole queries",
+            "regression": "shuffled"}[task]
+
+
+def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_factor, class_weights, stream,
+                shuffle_buffer, cache_file, zero_based, dtype, quiet, settings):
+    from .selection import cross_validate
+
+    options, d = _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weights, stream,
+                                  shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
+    r = cross_validate(d, options, folds=folds, jobs=jobs)
+    if as_json:
+        r["data"] = d.path
+        r["options"] = _options_record(options)
+        click.echo(json.dumps(r, indent=2))
+        return
+    names = r["metrics"]
+    rows = [f"{r['folds']}-fold cross-validation on {d.path}: m={r['examples']} ({r['task']}; folds "
+            f"{_fold_text(r['task'])}, seed {r['seed']})",
+            f"{'fold':>4} {'train':>8} {'test':>8} " + " ".join(f"{n:>10}" for n in names) + f" {'seconds':>8}"]
+    for f in r["per_fold"]:
+        rows.append(f"{f['fold']:>4} {f['train_examples']:>8} {f['test_examples']:>8} "
+                    + " ".join(f"{_fmt(f[n]):>10}" for n in names) + f" {f['seconds']:>8.2f}")
+    rows.append("mean ± sd: " + " | ".join(
+        f"{n} {_fmt(r['mean'][n])} ± {_fmt(r['sd'][n])}" for n in names))
+    click.echo("\n".join(rows))
+
+
+@main.command(cls=_SectionedCommand)
+@click.argument("data")
+@click.option("-v", "--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Number of folds K (stratified by class; whole queries for ranking).")
+@click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Folds trained at once, in separate processes (the results are the same for any number).")
+@click.option("--json", "as_json", is_flag=True, help="Print the folds' metrics, means and sds as one JSON object.")
+@_without("jobs", "no_objective", "report_gap")
+@_solver_options
+@_problem_options
+@_kernel_options
+@_streaming_options
+@_data_options
+@_errors_to_click
+def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream,
+       shuffle_buffer, cache_file, zero_based, dtype, quiet, **settings):
+    """K-fold cross-validation of pegasos train (every train option applies) on DATA.
+
+    Prints each fold's metrics on its held-out examples and their mean ± sd
+    (binary: accuracy, F1, ROC AUC; multiclass: accuracy, macro-F1;
+    regression: MSE, R^2; ranking: NDCG@10).  The folds are drawn with --seed.
+    """
+    _cv_command(data, folds, fold_jobs, as_json, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
+                class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
+
+
+@main.command(cls=_SectionedCommand)
+@click.argument("data")
+@click.argument("model", required=False)
+@click.option("-l", "--lambda", "lambda_grid", default="1e-7:1e-1", show_default=True, metavar="LO:HI|A,B,..",
+              help="The lambdas: LO:HI (--points values evenly spaced in log scale) or a comma list.")
+@click.option("--points", type=int, help="Values of a LO:HI range [default: 13].")
+@click.option("--gamma", "gamma_grid", metavar="LO:HI|A,B,..",
+              help="Kernel gammas to try with every lambda (with --kernel; --gamma-points values for LO:HI).")
+@click.option("--gamma-points", type=int, help="Values of a --gamma LO:HI range [default: 13].")
+@click.option("-v", "--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Folds of the cross-validation at each point.")
+@click.option("--validation", metavar="FILE", help="Score on FILE instead of cross-validating (trains on DATA).")
+@click.option("--metric", help="The metric that picks the best point: any key that eval --json prints "
+                               "[default: accuracy; mse for regression; ndcg_at_10 for ranking].")
+@click.option("--no-warm-start", is_flag=True,
+              help="Train every lambda from scratch (default for linear binary and regression models: from the "
+                   "previous, larger lambda's weights).")
+@click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Folds trained at once, in separate processes (same results for any number).")
+@click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
+@_without("jobs", "no_objective", "report_gap", "lam", "gamma")
+@_solver_options
+@_problem_options
+@_kernel_options
+@_streaming_options
+@_data_options
+@_errors_to_click
+def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, validation, metric, no_warm_start,
+           fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer, cache_file,
+           zero_based, dtype, quiet, **settings):
+    """Choose lambda (and the kernel's gamma) by cross-validation on DATA or on a --validation FILE.
+
+    Prints one row per grid point (metric mean ± sd over the folds, mean
+    training objective, seconds of training) and marks the best with *.  With
+    MODEL, writes the model of pegasos train at the best point, trained on
+    all of DATA.  Every train option applies.
+    """
+    from .errors import ParameterError
+    from .model import check_distinct_files, check_writable
+    from .selection import LOWER_IS_BETTER, parse_grid
+    from .selection import search as run_search
+
+    lambdas = parse_grid(lambda_grid, points, "-l/--lambda")
+    if gamma_points is not None and gamma_grid is None:
+        raise ParameterError("--gamma-points applies with --gamma")
+    gammas = None if gamma_grid is None else parse_grid(gamma_grid, gamma_points, "--gamma")
+    if model is not None:
+        if model == "-" and as_json:
+            raise ParameterError("--json prints to standard output: give MODEL a file name")
+        model = "/dev/stdout" if model == "-" else model
+        check_writable(model)
+        check_distinct_files(model, "MODEL", (("DATA", data), ("--validation", validation)))
+    options, d = _selection_setup(data, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor, class_weights,
+                                  stream, shuffle_buffer, cache_file, zero_based, dtype, quiet,
+                                  dict(settings, lam=lambdas[0], gamma=None if gammas is None else gammas[0]))
+    holdout = None
+    if validation is not None:
+        from .io import read_svmlight
+
+        holdout = read_svmlight(validation, zero_based=zero_based, dtype=dtype)
+    r = run_search(d, options, lambdas, gammas, folds=folds, validation=holdout, metric=metric, jobs=fold_jobs,
+                   warm_start=not no_warm_start)
+    best_model = None
+    if model is not None:
+        from .api import fit
+
+        best_model = fit(d, options.replace(**r["best"]))
+        best_model.save(model)
+        r["model"] = model
+    if as_json:
+        r["data"] = d.path
+        r["validation"] = validation
+        r["options"] = _options_record(options)
+        click.echo(json.dumps(r, indent=2))
+        return
+    out = sys.stderr if model is not None and _is_stdout(model) else sys.stdout
+    how = f"{r['folds']}-fold cross-validation" if validation is None else f"validation on {validation}"
+    name = r["metric"]
+    order = "smaller" if name in LOWER_IS_BETTER else "larger"
+    start = "warm starts from the largest lambda" if r["warm_start"] else "cold starts"
+    lines = [f"search on {d.path}: {how}, metric {name} ({order} is better), {start}",
+             f"  {'lambda':>10}" + (f" {'gamma':>10}" if gammas is not None else "")
+             + f" {name + ' (mean ± sd)':>24} {'objective':>11} {'seconds':>8}"]
+    for row in r["rows"]:
+        mean, sd = row["mean"][name], row["sd"][name]
+        lines.append(("* " if row["best"] else "  ") + f"{row['lam']:>10.4g}"
+                     + (f" {row['gamma']:>10.4g}" if gammas is not None else "")
+                     + f" {_fmt(mean) + ' ± ' + _fmt(sd):>24} {row['objective']:>11.6g} {row['seconds']:>8.2f}")
+    best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
+    lines.append(f"best: {best}" + (f" | model {model} (trained on all of {d.path})" if model is not None else ""))
+    click.echo("\n".join(lines), file=out)
+
+
+@main.command()
+@click.argument("model")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Show the N weights of largest |value| (per class for multiclass models).")
+@click.option("--json", "as_json", is_flag=True, help="Print everything as one JSON object.")
+@_errors_to_click
+def info(model, top, as_json):
+    """Describe MODEL: its header, the non-zero weights, ||w||, the bias and the top weights
+    (feature indices in the index base of its training file); kernel models: the support vectors."""
+    from .modelfile import load_model
+    from .selection import describe_model
+
+    r = describe_model(load_model(model), top)
+    if as_json:
+        click.echo(json.dumps(r, indent=2))
+        return
+    width = max(len(k) for k in r["header"]) if r["header"] else 0
+    lines = [f"model {model}", "header:"] + [f"  {k:<{width}}  {v}" for k, v in r["header"].items()]
+    parts = r["classes"] if "classes" in r else [r]
+    for part in parts:
+        prefix = f"class {part['label']}: " if "label" in part else ""
+        if "support_vectors" in part:
+            lines.append(f"{prefix}support vectors {part['support_vectors']} (kernel {part['kernel']})")
+            continue
+        lines.append(f"{prefix}non-zero weights {part['nonzero_weights']} of {part['features']}, "
+                     f"||w|| {part['norm_w']:.6g}, bias {part['bias']!r}")
+        if part["top_weights"]:
+            lines.append(f"  top {len(part['top_weights'])} by |weight|: "
+                         + ", ".join(f"{t['feature']}:{t['weight']:.6g}" for t in part["top_weights"]))
+    click.echo("\n".join(lines))
+
+
+def _parse_guards(items, option, known):
+    """[(metric, threshold)] from METRIC=VALUE items; an unknown metric or a bad value is a usage error."""
+    out = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if name not in known:
+            raise click.UsageError(f"{option}: unknown metric {name!r}; the metrics of this model: "
+                                   f"{', '.join(known)}")
+        try:
+            threshold = float(value)
+        except ValueError:
+            threshold = None
+        if not sep or threshold is None or not math.isfinite(threshold):
+            raise click.UsageError(f"{option} expects METRIC=NUMBER, got {item!r}")
+        out.append((name, threshold))
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -157,10 +157,11 @@ def evaluate_file(model, path, auc=True, progress=None):
     return _metrics(_stream(model, path, progress, auc), model)
 
 
-def evaluate(model, X, y):
-    """In-memory version of :func:`evaluate_file`; ``y`` holds label values."""
+def evaluate(model, X, y, qid=None):
+    """In-memory version of :func:`evaluate_file`; ``y`` holds label values
+    (``qid``, int64 (m,), the queries of a ranking model's examples)."""
     if getattr(model, "task", "binary") != "binary":
-        return _evaluate_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), None)])
+        return _evaluate_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)])
     totals = _Totals(True, model)
     totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64))
     return _metrics(totals, model)

@@ -16,7 +16,7 @@ from .options import TrainOptions
 
 
 def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=None, sample_weight=None,
-          init=None, monitor=None, **settings):
+          init=None, monitor=None, start=None, **settings):
     """Train a linear binary classifier, regression or ranking model (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -42,6 +42,9 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
         :func:`pegasos.linear.fit_linear`).
     monitor : pegasos.trace.Monitor or None
         Checks during the run (see :func:`pegasos.linear.fit_linear`).
+    start : (w, b) or None
+        Start from these weights with a fresh step schedule (see
+        :func:`pegasos.linear.fit_linear`); not together with ``init``.
     **settings
         The fields of :class:`pegasos.options.TrainOptions`: ``lam`` (lambda;
         LIBLINEAR's C = 1/(lambda m)), ``iterations`` (T) or ``epochs``,
@@ -64,7 +67,8 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
     ex = as_examples((X, y, qid, sample_weight), n_features)
     if labels is None and options.task == "binary":
         labels = BinaryLabels.from_values(ex.y)
-    return fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init, monitor=monitor)
+    return fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init, monitor=monitor,
+                      start=start)
 
 
 def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_texts=None, n_jobs=2,

@@ -1,0 +1,579 @@
+"""Model selection: k-fold cross-validation and a search over lambda (and gamma).
+
+:func:`cross_validate` splits the examples into folds (:func:`fold_assignment`:
+stratified by class for classification, whole queries for ranking, shuffled
+for regression), trains with :func:`pegasos.fit` on all folds but one and
+scores the held-out fold with :func:`pegasos.scoring.evaluate`.
+:func:`search` runs that (or a fixed validation set) for every point of a
+grid; linear binary and regression runs go from the largest lambda to the
+smallest, each started from the previous lambda's weights
+(:func:`pegasos.linear.fit_linear`'s ``start``).  Folds run in parallel in
+processes (``jobs``); every fold is seeded on its own, so the numbers are the
+same for any number of processes.
+"""
+
+import math
+import os
+import time
+
+import numpy as np
+
+from . import autotune
+from .api import fit
+from .errors import DataError, ParameterError, PegasosError
+from .examples import Examples, as_examples
+from .labels import BinaryLabels
+from .linear import fit_linear
+from .scoring import evaluate, objective
+
+#: the metrics cross-validation reports for each task (keys of ``pegasos eval --json``)
+TASK_METRICS = {
+    "binary": ("accuracy", "f1", "roc_auc"),
+    "multiclass": ("accuracy", "macro_f1"),
+    "regression": ("mse", "r2"),
+    "ranking": ("ndcg_at_10",),
+}
+#: the metric a search ranks by when none is given
+DEFAULT_METRIC = {"binary": "accuracy", "multiclass": "accuracy", "regression": "mse", "ranking": "ndcg_at_10"}
+#: metrics where smaller is better (losses and errors); every other metric is a score
+LOWER_IS_BETTER = frozenset({"mse", "mae", "hinge_loss", "log_loss", "eps_insensitive_loss", "error_rate"})
+#: grid points of ``lo:hi`` when no number of points is given
+DEFAULT_POINTS = 13
+#: most points of one grid (each is a cross-validation)
+MAX_POINTS = 1000
+
+
+# ------------------------------------------------------------------------------------------ folds --
+
+def _task_of(ex, options):
+    """"binary", "multiclass", "regression" or "ranking": what fit() trains on these examples."""
+    if options.task != "binary":
+        return options.task
+    if options.multiclass is not None or np.unique(ex.y).size > 2:
+        return "multiclass"
+    return "binary"
+
+
+def fold_assignment(y, folds=5, seed=1, task="binary", qid=None):
+    """The fold (0..folds-1) of every example.
+
+    Classification (``task`` "binary" or "multiclass"): stratified — the
+    examples of each class, in a random order, are dealt to the folds in
+    turn, continuing from class to class, so every class is spread evenly
+    (its counts in two folds differ by at most one) and the fold sizes too.
+    Ranking: whole queries (all examples with one qid) are dealt to the folds
+    in a random order, largest query first into the currently smallest fold,
+    so no query is split.  Regression: a random permutation dealt in turn.
+
+    Parameters
+    ----------
+    y : ndarray (m,), float64
+        Label values or targets.
+    folds : int >= 2
+    seed : int >= 0
+        Seed of the PCG64 generator of the random orders.
+    task : {"binary", "multiclass", "regression", "ranking"}
+    qid : ndarray (m,), int64, or None
+        Queries (ranking).
+
+    Returns
+    -------
+    ndarray (m,), int64
+
+    Raises
+    ------
+    ParameterError
+        Fewer than 2 folds, more folds than examples (queries), a class with a
+        single example (no training fold would hold it), ranking without qid.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    m = int(y.shape[0])
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ParameterError(f"the number of folds must be an integer >= 2, got {folds!r}")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    out = np.empty(m, dtype=np.int64)
+    if task == "ranking":
+        if qid is None:
+            raise ParameterError("cross-validation of a ranking model needs the qid of every example")
+        queries, inverse, counts = np.unique(np.asarray(qid), return_inverse=True, return_counts=True)
+        if queries.size < folds:
+            raise ParameterError(f"{folds} folds need at least {folds} queries, the data have {queries.size}")
+        order = rng.permutation(queries.size)
+        order = order[np.argsort(-counts[order], kind="stable")]
+        sizes = np.zeros(folds, dtype=np.int64)
+        fold_of_query = np.empty(queries.size, dtype=np.int64)
+        for q in order:
+            f = int(np.argmin(sizes))
+            fold_of_query[q] = f
+            sizes[f] += counts[q]
+        out[:] = fold_of_query[inverse.reshape(-1)]
+        return out
+    if m < folds:
+        raise ParameterError(f"{folds} folds need at least {folds} examples, the data have {m}")
+    if task in ("binary", "multiclass"):
+        classes, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
+        lonely = np.flatnonzero(counts < 2)
+        if lonely.size:
+            raise ParameterError(f"class {classes[lonely[0]]:g} has a single example: cross-validation needs at "
+                                 "least 2 of every class (each must be in some training folds)")
+        inverse = inverse.reshape(-1)
+        dealt = np.concatenate([rng.permutation(np.flatnonzero(inverse == c)) for c in range(classes.size)])
+    else:
+        dealt = rng.permutation(m)
+    out[dealt] = np.arange(m) % folds
+    return out
+
+
+def subset(ex, rows):
+    """The examples ``rows`` (int array, in that order) of ``ex`` as a new :class:`Examples` (copies)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    starts, ends = ex.indptr[rows], ex.indptr[rows + 1]
+    lengths = ends - starts
+    indptr = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    take = np.repeat(starts - indptr[:-1], lengths) + np.arange(int(indptr[-1]), dtype=np.int64)
+    return Examples(indptr, ex.indices[take], ex.data[take], ex.y[rows], ex.n_features,
+                    None if ex.qid is None else ex.qid[rows],
+                    None if ex.sample_weight is None else ex.sample_weight[rows])
+
+
+def _load(data):
+    if isinstance(data, (str, os.PathLike)):
+        from .io import read_svmlight
+
+        data = read_svmlight(os.fspath(data))
+    return as_examples(data)
+
+
+# ------------------------------------------------------------------------------------ one fold run --
+
+def _metric_values(result, names):
+    return {name: (None if result.get(name) is None else float(result[name])) for name in names}
+
+
+def _fit_from(train, options, start):
+    """A linear binary or regression run at ``options.lam`` from the weights ``start`` = (w, b).
+
+    The step offset: as given (t0 or eta0), else calibrated at this lambda
+    (:func:`pegasos.autotune.calibrate_step_offset`, as :func:`pegasos.fit`
+    does); the epochs: as given, else the doubling rule of
+    :func:`pegasos.autotune.train_until_converged`, every run of it from ``start``.
+    """
+    labels = BinaryLabels.from_values(train.y) if options.task == "binary" else None
+    settings = dict(batch_size=options.batch_size, projection=options.projection, bias=options.bias,
+                    epsilon=options.epsilon, n_features=train.n_features, sample_weight=train.sample_weight)
+    if labels is not None:
+        settings["labels"] = labels
+    t0 = None if options.step_is_automatic else options.plan(train.m).t0
+    if t0 is None and not options.length_is_automatic:
+        t0 = autotune.calibrate_step_offset(train.chunk, train.y, options.lam, loss=options.loss,
+                                            class_weight=options.class_weight, seed=options.seed,
+                                            average_from=options.average_from, sampling=options.sampling,
+                                            **settings)
+    if not options.length_is_automatic:
+        model = fit_linear(train, options.replace(step_offset=t0, eta0=None), labels=labels, start=start)
+    else:
+        model, _, _ = autotune.train_until_converged(
+            train.chunk, train.y, options.lam, tol=options.tol, seed=options.seed, step_offset=t0,
+            average_from=options.average_from, sampling=options.sampling, class_weight=options.class_weight,
+            loss=options.loss, n_threads=options.n_threads, start=start, **settings)
+    model.info["warm_start"] = "previous lambda"
+    return model
+
+
+def warm_startable(options, task):
+    """Whether a lambda path can start each run from the previous lambda's weights:
+    linear binary classification or regression with a step offset (t0 = 0 forgets any start)."""
+    if options.kernel != "linear" or task not in ("binary", "regression"):
+        return False
+    return not (options.step_offset == 0 and options.eta0 is None)
+
+
+def _run_path(train, test, options, points, warm, metric_names):
+    """Train at every point (dicts of TrainOptions fields) on ``train``, score on ``test``.
+
+    Returns one dict per point: the metrics on ``test``, the training
+    objective (``objective``, on ``train``) and ``seconds`` of training.
+    """
+    out = []
+    start = None
+    for point in points:
+        opts = options.replace(**point)
+        t = time.perf_counter()
+        model = fit(train, opts) if start is None else _fit_from(train, opts, start)
+        seconds = time.perf_counter() - t
+        if warm:
+            start = (np.asarray(model.w, dtype=np.float64), float(model.bias))
+        row = {"seconds": seconds,
+               "objective": objective(model, train.chunk, train.y, qid=train.qid)["objective"]}
+        if test is not None:
+            row.update(_metric_values(evaluate(model, test.chunk, test.y, qid=test.qid), metric_names))
+        out.append(row)
+    return out
+
+
+def _fold_job(args):
+    """One fold in a worker process: (train, test, options, points, warm, metric names) -> rows or an error."""
+    try:
+        return _run_path(*args)
+    except PegasosError as e:
+        return e.__class__.__name__, str(e)
+
+
+def _run_folds(jobs_args, jobs):
+    if jobs is None or jobs <= 1 or len(jobs_args) <= 1:
+        results = [_run_path(*a) for a in jobs_args]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_args))) as pool:
+            results = list(pool.map(_fold_job, jobs_args))
+        for r in results:
+            if isinstance(r, tuple):
+                raise (DataError if r[0] == "DataError" else ParameterError)(r[1])
+    return results
+
+
+def _check_jobs(jobs):
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ParameterError(f"jobs must be an integer >= 1, got {jobs!r}")
+
+
+def _summary(values):
+    """(mean, sample standard deviation) of the numbers in ``values`` (None entries are skipped)."""
+    v = [x for x in values if x is not None]
+    if not v:
+        return None, None
+    mean = float(np.mean(v))
+    return mean, (float(np.std(v, ddof=1)) if len(v) > 1 else 0.0)
+
+
+# ------------------------------------------------------------------------------- cross-validation --
+
+def cross_validate(data, options=None, folds=5, seed=None, jobs=1, **settings):
+    """k-fold cross-validation of :func:`pegasos.fit` with ``options``.
+
+    Fold i trains ``pegasos.fit`` on the examples of the other folds (in their
+    order in the data) and evaluates the model on the examples of fold i
+    with :func:`pegasos.scoring.evaluate`.
+
+    Parameters
+    ----------
+    data : as :func:`pegasos.fit` (tuple of arrays, SVMLightData, Examples or a file name)
+    options : TrainOptions, optional
+        The settings of every fold's run (``**settings`` replace fields).
+        ``shuffle_buffer`` is refused (the folds need the data in memory).
+    folds : int >= 2
+    seed : int >= 0 or None
+        Seed of the fold assignment (:func:`fold_assignment`); None: ``options.seed``.
+    jobs : int >= 1
+        Folds trained at once, each in its own process
+        (:class:`concurrent.futures.ProcessPoolExecutor`); the results do not
+        depend on it.
+
+    Returns
+    -------
+    dict
+        ``task``, ``folds``, ``seed``, ``examples``, ``metrics`` (the names:
+        binary accuracy, f1, roc_auc; multiclass accuracy, macro_f1;
+        regression mse, r2; ranking ndcg_at_10), ``per_fold`` (a list of
+        dicts: ``fold`` (1-based), ``train_examples``, ``test_examples``,
+        each metric, ``objective`` (training objective of the fold's model),
+        ``seconds`` (training time)), ``mean`` and ``sd`` ({metric: value};
+        sd is the sample standard deviation over folds, ddof = 1; a metric
+        undefined on a fold, None there, is left out of both).
+
+    Raises
+    ------
+    ParameterError
+        Bad folds, jobs or settings (see :func:`fold_assignment`, :func:`pegasos.fit`).
+    """
+    options, ex, task, assignment, seed = _prepare(data, options, folds, seed, jobs, settings)
+    metric_names = TASK_METRICS[task]
+    args = _fold_args(ex, assignment, folds, options, [{}], False, metric_names)
+    rows = [r[0] for r in _run_folds(args, jobs)]
+    per_fold = []
+    for i, (row, a) in enumerate(zip(rows, args)):
+        per_fold.append({"fold": i + 1, "train_examples": a[0].m, "test_examples": a[1].m,
+                         **{k: row[k] for k in metric_names}, "objective": row["objective"],
+                         "seconds": row["seconds"]})
+    mean, sd = {}, {}
+    for name in metric_names:
+        mean[name], sd[name] = _summary([r[name] for r in per_fold])
+    return {"task": task, "folds": int(folds), "seed": int(seed), "examples": ex.m, "metrics": list(metric_names),
+            "per_fold": per_fold, "mean": mean, "sd": sd}
+
+
+def _prepare(data, options, folds, seed, jobs, settings):
+    from .options import TrainOptions
+
+    if options is None:
+        options = TrainOptions(**settings)
+    elif settings:
+        options = options.replace(**settings)
+    options.validate()
+    if options.shuffle_buffer is not None:
+        raise ParameterError(f"{options.name('shuffle_buffer')} does not apply to cross-validation, whose folds "
+                             "are held in memory")
+    _check_jobs(jobs)
+    seed = options.seed if seed is None else seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"the fold seed must be an integer >= 0, got {seed!r}")
+    ex = _load(data)
+    task = _task_of(ex, options)
+    return options, ex, task, fold_assignment(ex.y, folds, seed, task, ex.qid), int(seed)
+
+
+def _fold_args(ex, assignment, folds, options, points, warm, metric_names):
+    args = []
+    for i in range(int(folds)):
+        train = subset(ex, np.flatnonzero(assignment != i))
+        test = subset(ex, np.flatnonzero(assignment == i))
+        args.append((train, test, options, points, warm, metric_names))
+    return args
+
+
+# --------------------------------------------------------------------------------------- search --
+
+def parse_grid(text, points=None, name="--lambda"):
+    """Grid values from ``lo:hi`` (``points`` values spaced evenly in log scale, default
+    :data:`DEFAULT_POINTS`), a comma list ``a,b,c``, or one number; all must be finite and > 0.
+
+    Returns
+    -------
+    list of float, in the order given (``lo:hi``: increasing).
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``: text that is not such a grid, values <= 0, lo >= hi, points < 2.
+    """
+    text = str(text).strip()
+
+    def numbers(parts):
+        try:
+            return [float(p) for p in parts]
+        except ValueError:
+            raise ParameterError(f"{name}: expected lo:hi or a comma-separated list of numbers, "
+                                 f"got {text!r}") from None
+
+    if ":" in text:
+        lo, hi = numbers(text.split(":", 1))
+        n = DEFAULT_POINTS if points is None else points
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_POINTS:
+            raise ParameterError(f"{name}: a range lo:hi takes 2 to {MAX_POINTS} points, got {n!r}")
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+            raise ParameterError(f"{name}: a range lo:hi needs 0 < lo < hi, got {text!r}")
+        values = np.logspace(math.log10(lo), math.log10(hi), int(n)).tolist()
+        values[0], values[-1] = lo, hi
+    else:
+        if points is not None:
+            raise ParameterError(f"{name}: --points applies to a range lo:hi, not to a list")
+        values = numbers(text.split(","))
+    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise ParameterError(f"{name}: every value must be a positive number, got {bad[0]!r}")
+    if len(values) > MAX_POINTS:
+        raise ParameterError(f"{name}: at most {MAX_POINTS} values, got {len(values)}")
+    if len(set(values)) != len(values):
+        raise ParameterError(f"{name}: a value is repeated in {text!r}")
+    return values
+
+
+def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=None, *, folds=5,
+           validation=None, metric=None, seed=None, jobs=1, warm_start=True, **settings):
+    """Choose lambda (and gamma, for kernels) by cross-validation or on a validation set.
+
+    Every grid point (lambda, or each pair (lambda, gamma)) is scored by the
+    mean over ``folds`` folds of :func:`cross_validate`'s metrics (same folds
+    for every point) or, with ``validation``, by the metrics on those
+    examples of the model trained on all of ``data``.
+
+    Warm starts (``warm_start``, linear binary classification and regression,
+    a step offset t0 > 0): the lambdas are run from the largest to the
+    smallest; the run at each lambda after the first starts from the weights
+    of the previous one with a fresh step schedule
+    (:func:`pegasos.linear.fit_linear`'s ``start``).  When the options leave
+    the step to the data, t0 is calibrated at every lambda, as
+    :func:`pegasos.fit` does (:func:`pegasos.autotune.calibrate_step_offset`,
+    on a sample: cheap); keeping the first step eta0 = 1/(lambda t0) of the
+    largest lambda instead ended 1.6-1.8% above cold runs on w8a at lambda
+    <= 1e-6 (calibrating at each: within 0.2%).  On w8a, 13 lambdas from 1e-7
+    to 1e-1 with 5 folds took 35 s warm and 589 s cold, the warm objectives
+    at most 1.04% above the cold ones (benchmarks/RESULTS_search.md).  When they leave the epochs to
+    the data, every run keeps the doubling rule of
+    :func:`pegasos.autotune.train_until_converged`, each of its runs from the
+    start weights.  Kernel grids, multiclass data and the rank loss start cold.
+
+    Parameters
+    ----------
+    data : as :func:`pegasos.fit`
+    options : TrainOptions, optional (``**settings`` replace fields)
+    lambdas : sequence of float > 0
+    gammas : sequence of float > 0 or None
+        Kernel widths (needs ``options.kernel`` other than "linear").
+    folds : int >= 2
+        Folds of the cross-validation (ignored with ``validation``).
+    validation : as :func:`pegasos.fit`'s data, or None
+        Held-out examples to score on instead of cross-validation.
+    metric : str or None
+        What "best" means: one of the task's metrics (:data:`TASK_METRICS`)
+        or another key of ``pegasos eval --json`` (hinge_loss, mae, ...);
+        None: :data:`DEFAULT_METRIC`.  Larger is better except for
+        :data:`LOWER_IS_BETTER`.
+    seed, jobs : as :func:`cross_validate` (jobs: folds at once in processes)
+    warm_start : bool
+        False runs every point from scratch with :func:`pegasos.fit`.
+
+    Returns
+    -------
+    dict
+        ``task``, ``metric``, ``folds`` (None with validation), ``warm_start``
+        (whether it was used), ``rows``: one dict per grid point in increasing
+        lambda (then gamma) order — ``lam`` (and ``gamma``), ``mean`` and
+        ``sd`` ({metric: value}; sd 0 with a validation set), ``objective``
+        (mean training objective), ``seconds`` (training time summed over the
+        folds), ``best`` (bool); ``best``: the best row's settings
+        ({"lam": ..., "gamma": ...}) — the first of equal rows in that order.
+
+    Raises
+    ------
+    ParameterError
+        An empty or bad grid, gammas for a linear model, an unknown metric,
+        or what :func:`cross_validate` raises.
+    """
+    from .options import TrainOptions
+
+    if options is None:
+        options = TrainOptions(**settings)
+    elif settings:
+        options = options.replace(**settings)
+    lambdas = _positive_values(lambdas, "lambdas")
+    if gammas is not None:
+        gammas = _positive_values(gammas, "gammas")
+        if options.kernel == "linear":
+            raise ParameterError("a gamma grid needs a kernel (poly, rbf or sigmoid)")
+    if validation is None:
+        options, ex, task, assignment, seed = _prepare(data, options, folds, seed, jobs, {})
+    else:
+        options.validate()
+        _check_jobs(jobs)
+        ex = _load(data)
+        task = _task_of(ex, options)
+        seed = None
+    names = TASK_METRICS[task]
+    metric = DEFAULT_METRIC[task] if metric is None else metric
+    known = metric_names(task)
+    if metric not in known:
+        raise ParameterError(f"unknown metric {metric!r} for a {task} model; one of: {', '.join(known)}")
+    names = tuple(names) + (() if metric in names else (metric,))
+    warm = bool(warm_start) and gammas is None and warm_startable(options, task)
+    lams = sorted(lambdas, reverse=True) if warm else sorted(lambdas)
+    points = [{"lam": lam} for lam in lams] if gammas is None else \
+        [{"lam": lam, "gamma": g} for lam in lams for g in sorted(gammas)]
+    if validation is None:
+        per_fold = _run_folds(_fold_args(ex, assignment, folds, options, points, warm, names), jobs)
+    else:
+        test = _load(validation)
+        if test.n_features != ex.n_features:
+            width = max(test.n_features, ex.n_features)
+            ex = as_examples(ex, width)
+            test = as_examples(test, width)
+        per_fold = [_run_path(ex, test, options, points, warm, names)]
+    rows = []
+    for j, point in enumerate(points):
+        runs = [fold[j] for fold in per_fold]
+        row = dict(point)
+        row["mean"], row["sd"] = {}, {}
+        for name in names:
+            row["mean"][name], row["sd"][name] = _summary([r[name] for r in runs])
+        row["objective"] = float(np.mean([r["objective"] for r in runs]))
+        row["seconds"] = float(sum(r["seconds"] for r in runs))
+        rows.append(row)
+    rows.sort(key=lambda r: (r["lam"], r.get("gamma", 0.0)))
+    sign = 1.0 if metric in LOWER_IS_BETTER else -1.0
+    scored = [(sign * r["mean"][metric], i) for i, r in enumerate(rows) if r["mean"][metric] is not None]
+    if not scored:
+        raise ParameterError(f"the metric {metric} is undefined at every grid point")
+    best = min(scored)[1]
+    for i, r in enumerate(rows):
+        r["best"] = i == best
+    best_point = {k: rows[best][k] for k in ("lam", "gamma") if k in rows[best]}
+    return {"task": task, "metric": metric, "folds": None if validation is not None else int(folds),
+            "seed": seed, "warm_start": warm, "metrics": list(names), "rows": rows, "best": best_point}
+
+
+def metric_names(task):
+    """Every metric name ``pegasos eval --json`` prints with a number for a ``task`` model."""
+    common = {"binary": ("accuracy", "precision", "recall", "f1", "roc_auc", "hinge_loss", "log_loss"),
+              "multiclass": ("accuracy", "macro_f1"),
+              "regression": ("mse", "mae", "r2", "eps_insensitive_loss"),
+              "ranking": ("pairwise_accuracy", "ndcg_at_10")}
+    return common[task]
+
+
+def _positive_values(values, name):
+    try:
+        out = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be numbers, got {values!r}") from None
+    if not out:
+        raise ParameterError(f"{name}: the grid is empty")
+    bad = [v for v in out if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise ParameterError(f"{name}: every value must be a positive number, got {bad[0]!r}")
+    return out
+
+
+# --------------------------------------------------------------------------- metrics and models --
+
+def eval_metric_names(model):
+    """The numeric metrics ``pegasos eval --json`` prints for ``model`` (what guards may name)."""
+    task = getattr(model, "task", "binary")
+    names = metric_names(task)
+    if task == "binary" and getattr(model, "loss", "hinge") != "log":
+        names = tuple(n for n in names if n != "log_loss")
+    return names
+
+
+def _weights_summary(w, bias, base, top):
+    w = np.asarray(w, dtype=np.float64)
+    nonzero = np.flatnonzero(w)
+    order = nonzero[np.argsort(-np.abs(w[nonzero]), kind="stable")][:top]
+    return {"features": int(w.shape[0]), "nonzero_weights": int(nonzero.size),
+            "norm_w": float(math.sqrt(float(w @ w))), "bias": float(bias),
+            "top_weights": [{"feature": int(j) + base, "weight": float(w[j])} for j in order]}
+
+
+def describe_model(model, top=10):
+    """What ``pegasos info`` shows about a model.
+
+    Parameters
+    ----------
+    model : LinearModel, MulticlassModel or KernelModel
+    top : int >= 0
+        How many weights of largest |value| to list (per class for multiclass).
+
+    Returns
+    -------
+    dict
+        ``header`` (the model file's header, {key: text}) and, for a linear
+        model, ``features``, ``nonzero_weights``, ``norm_w`` (||w||, the bias
+        excluded), ``bias`` and ``top_weights`` (a list of {"feature": index
+        in the training file's index base (``index_base`` of the header,
+        default 1), "weight": value}, largest |weight| first); for a
+        multiclass model ``classes``, a list of those per class with its
+        ``label``; for a kernel model ``support_vectors`` and ``kernel``.
+    """
+    info = dict(getattr(model, "info", {}))
+    base = 0 if info.get("index_base", "1") == "0" else 1
+    out = {"header": info, "kind": getattr(model, "kind", "linear"), "task": getattr(model, "task", "binary")}
+    if getattr(model, "kind", "linear") == "kernel":
+        out.update(support_vectors=int(model.n_support), kernel=model.kernel)
+        return out
+    if getattr(model, "task", None) == "multiclass":
+        out["classes"] = [{"label": label, **_weights_summary(model.W[c], model.biases[c], base, top)}
+                          for c, label in enumerate(model.class_texts)]
+        return out
+    out.update(_weights_summary(model.w, model.bias, base, top))
+    return out

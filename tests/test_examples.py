@@ -1,0 +1,81 @@
+"""The examples run: examples/retrain.sh (the cron job) and examples/Makefile (the lambda sweep),
+on data from data_scripts/make_synthetic.py."""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, pegasos_executable
+
+
+def _synthetic(path, rows, seed=0):
+    subprocess.run([sys.executable, str(ROOT / "data_scripts" / "make_synthetic.py"), "--rows", str(rows),
+                    "--features", "100", "--nnz-per-row", "10", "--seed", str(seed), "--quiet", str(path)],
+                   check=True)
+    return path
+
+
+def _split(source, parts, sizes):
+    lines = source.read_text().splitlines(keepends=True)
+    start = 0
+    for path, size in zip(parts, sizes):
+        path.write_text("".join(lines[start:start + size]))
+        start += size
+
+
+def _flip(source, target):
+    out = []
+    for line in source.read_text().splitlines(keepends=True):
+        label, _, rest = line.partition(" ")
+        out.append(("-1" if label == "+1" or label == "1" else "+1") + " " + rest)
+    target.write_text("".join(out))
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_retrain_deploys_only_a_model_that_is_not_worse(tmp_path):
+    whole = _synthetic(tmp_path / "whole.svm", 6000)
+    day1, day2, holdout = tmp_path / "day1.svm", tmp_path / "day2.svm", tmp_path / "holdout.svm"
+    _split(whole, [day1, day2, holdout], [200, 3000, 2000])     # day 2 has far more data: a better model
+    _flip(day2, tmp_path / "broken.svm")
+    env = dict(os.environ, PEGASOS=pegasos_executable(), PEGASOS_TRAIN_OPTIONS="-l 1e-3")
+    script = str(ROOT / "examples" / "retrain.sh")
+    deployed = tmp_path / "deployed.model"
+
+    def run(today):
+        return subprocess.run(["sh", script, str(today), str(deployed), str(holdout)], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=600)
+
+    r = run(day1)                                    # nothing deployed yet: deploys
+    assert r.returncode == 0, r.stderr
+    assert deployed.exists() and "deployed" in r.stdout
+    first = deployed.read_bytes()
+    r = run(tmp_path / "broken.svm")                 # labels flipped: worse, refused
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    assert "worse" in r.stderr and "guard failed: accuracy" in r.stderr
+    assert deployed.read_bytes() == first
+    r = run(day2)                                    # as good or better: replaces
+    assert r.returncode == 0, r.stderr
+    assert deployed.read_bytes() != first
+    assert sorted(p.name for p in tmp_path.iterdir() if ".new." in p.name) == []      # no temporary left
+    assert subprocess.run(["sh", script], capture_output=True, env=env).returncode == 2
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_lambda_sweep_makefile(tmp_path):
+    data = _synthetic(tmp_path / "train.svm", 1500)
+    out = tmp_path / "sweep"
+    r = subprocess.run(["make", "-s", "-f", str(ROOT / "examples" / "Makefile"), f"DATA={data}",
+                        "LAMBDAS=1e-3 1e-2 1e-1", "FOLDS=3", f"OUT={out}", f"PEGASOS={pegasos_executable()}",
+                        f"PYTHON={sys.executable}", "CV_OPTIONS=--epochs 3"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line[:1] in ("*", " ") and "±" in line]
+    assert len(rows) == 3 and sum(line.startswith("*") for line in rows) == 1, r.stdout
+    assert "3-fold cross-validation" in r.stdout and "accuracy" in r.stdout
+    assert sorted(p.name for p in out.glob("cv-*.json")) == ["cv-1e-1.json", "cv-1e-2.json", "cv-1e-3.json"]
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (out / "sweep.png").stat().st_size > 1000

@@ -1,0 +1,67 @@
+"""Guards for scripts: `eval --fail-under/--fail-over` (exit 3, naming metric, value and threshold),
+unknown metric names (usage error, exit 2, listing the names), `--compare` and `--fail-if-worse`."""
+
+import json
+
+import pytest
+
+import pegasos
+
+import small_data
+from conftest import ok, run_pegasos
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("guards")
+    X, y = small_data.binary(m=400)
+    data = small_data.write_svm(tmp / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", "-l", "1e-2", "--epochs", "5", data, tmp / "good.model"))
+    ok(run_pegasos("train", "-q", "--paper", "-l", "10", "-T", "3", data, tmp / "bad.model"))
+    good = pegasos.evaluate_file(pegasos.load_model(str(tmp / "good.model")), str(data))
+    bad = pegasos.evaluate_file(pegasos.load_model(str(tmp / "bad.model")), str(data))
+    assert good["accuracy"] > bad["accuracy"]
+    return data, tmp / "good.model", tmp / "bad.model", good, bad
+
+
+def test_fail_under_and_over(files):
+    data, good, _, r, _ = files
+    acc = r["accuracy"]
+    ok(run_pegasos("eval", data, good, "--fail-under", f"accuracy={acc - 0.01}"))
+    ok(run_pegasos("eval", data, good, "--fail-under", f"accuracy={acc!r}"))          # equal passes
+    out = run_pegasos("eval", data, good, "--fail-under", f"accuracy={acc + 0.01}", "--fail-under", "f1=0")
+    assert out.returncode == 3 and "accuracy" in out.stdout             # the metrics are still printed
+    assert out.stderr.strip() == (f"guard failed: accuracy {acc:.6g} is below {acc + 0.01!r} "
+                                  f"(--fail-under accuracy={acc + 0.01!r})")
+    out = run_pegasos("eval", "--json", data, good, "--fail-over", f"hinge_loss={r['hinge_loss'] / 2}")
+    assert out.returncode == 3 and "hinge_loss" in out.stderr and "above" in out.stderr
+    assert json.loads(out.stdout)["accuracy"] == acc
+
+
+@pytest.mark.parametrize("args", [("--fail-under", "acc=0.8"), ("--fail-over", "mse=1"),
+                                  ("--fail-if-worse", "accuracy")])
+def test_usage_errors(files, args):
+    data, good, _, _, _ = files
+    out = run_pegasos("eval", data, good, *args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    if args[0] != "--fail-if-worse":
+        assert "accuracy, precision, recall, f1, roc_auc, hinge_loss" in out.stderr
+    else:
+        assert "needs --compare" in out.stderr
+    out = run_pegasos("eval", data, good, "--fail-under", "accuracy=high")
+    assert out.returncode == 2 and "METRIC=NUMBER" in out.stderr
+
+
+def test_compare_and_fail_if_worse(files):
+    data, good, bad, r_good, r_bad = files
+    text = ok(run_pegasos("eval", data, good, "--compare", bad, "--fail-if-worse", "accuracy"))
+    line = next(l for l in text.splitlines() if l.startswith("accuracy"))
+    assert f"{r_good['accuracy']:.4f}" in line and f"{r_bad['accuracy']:.4f}" in line and "(better)" in line
+    both = json.loads(ok(run_pegasos("eval", "--json", data, good, "--compare", bad)))
+    assert both["new"] == r_good and both["old"] == r_bad
+    out = run_pegasos("eval", data, bad, "--compare", good, "--fail-if-worse", "accuracy",
+                      "--fail-if-worse", "hinge_loss")
+    assert out.returncode == 3
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 2 and "accuracy" in lines[0] and "worse than" in lines[0] and "hinge_loss" in lines[1]
+    ok(run_pegasos("eval", data, good, "--compare", good, "--fail-if-worse", "accuracy"))   # equal: not worse

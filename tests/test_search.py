@@ -1,0 +1,118 @@
+"""The lambda (and gamma) search: grids, the choice of the best point against cross-validation
+run point by point, warm starts against cold runs, and `pegasos search`."""
+
+import json
+
+import numpy as np
+import pytest
+
+import pegasos
+from pegasos.errors import ParameterError
+from pegasos.options import TrainOptions
+from pegasos.selection import cross_validate, parse_grid, search
+
+import small_data
+from conftest import SharedData, error_line, ok, run_pegasos
+
+A9A, A9A_T, W8A = SharedData("a9a/a9a"), SharedData("a9a/a9a.t"), SharedData("w8a/w8a")
+
+
+def test_grids():
+    g = parse_grid("1e-7:1e-1")
+    assert len(g) == 13 and g[0] == 1e-7 and g[-1] == 1e-1
+    assert np.allclose(np.diff(np.log10(g)), 0.5)
+    assert parse_grid("1e-3:1e-1", 3) == pytest.approx([1e-3, 1e-2, 1e-1])
+    assert parse_grid("0.1,0.01") == [0.1, 0.01]
+    for text, fragment in [("1:0.1", "0 < lo < hi"), ("a:b", "expected lo:hi"), ("0.1,-1", "positive"),
+                           ("0.1,0.1", "repeated")]:
+        with pytest.raises(ParameterError, match=fragment):
+            parse_grid(text, name="--lambda")
+    with pytest.raises(ParameterError, match="2 to 1000 points"):
+        parse_grid("1e-3:1e-1", 10 ** 9)
+    with pytest.raises(ParameterError, match="--points applies to a range"):
+        parse_grid("0.1,0.2", 3)
+
+
+@pytest.mark.parametrize("kind, metric", [("binary", None), ("binary", "hinge_loss"), ("regression", None)])
+def test_the_best_point_is_the_best_cross_validated_one(kind, metric):
+    X, y = getattr(small_data, kind)(m=300)
+    options = TrainOptions(lam=1e-2, epochs=5, **({"loss": "eps-insensitive", "epsilon": 0.01}
+                                                  if kind == "regression" else {}))
+    lambdas = [1e-1, 1e-3, 1e-2, 3e-1]
+    r = search((X, y), options, lambdas, folds=3, seed=2, metric=metric, warm_start=False)
+    name = r["metric"]
+    assert name == (metric or {"binary": "accuracy", "regression": "mse"}[kind])
+    assert [row["lam"] for row in r["rows"]] == sorted(lambdas) and not r["warm_start"]
+    cold = {}
+    for lam in lambdas:
+        cv = cross_validate((X, y), options.replace(lam=lam), folds=3, seed=2)
+        per = [f.get(name) if name in f else None for f in cv["per_fold"]]
+        if name not in cv["metrics"]:          # a metric cross_validate does not report: evaluate by hand
+            from pegasos.selection import fold_assignment
+
+            a = fold_assignment(y, 3, 2, kind)
+            per = [pegasos.evaluate(pegasos.fit((X[a != i], y[a != i]), options.replace(lam=lam)),
+                                    X[a == i], y[a == i])[name] for i in range(3)]
+        cold[lam] = float(np.mean(per))
+    for row in r["rows"]:
+        assert row["mean"][name] == pytest.approx(cold[row["lam"]], rel=1e-12)
+    pick = (min if name in ("hinge_loss", "mse") else max)(sorted(lambdas), key=lambda lam: cold[lam])
+    assert r["best"] == {"lam": pick}
+    assert [row["best"] for row in r["rows"]].count(True) == 1
+
+
+def _warm_vs_cold(data, lambdas, validation=None, folds=3):
+    warm = search(data, TrainOptions(), lambdas, validation=validation, folds=folds)
+    cold = search(data, TrainOptions(), lambdas, validation=validation, folds=folds, warm_start=False)
+    assert warm["warm_start"] and not cold["warm_start"]
+    for a, b in zip(warm["rows"], cold["rows"]):
+        assert a["lam"] == b["lam"]
+        assert abs(a["objective"] - b["objective"]) <= 0.01 * b["objective"], (a["lam"], a["objective"],
+                                                                               b["objective"])
+    return warm, cold
+
+
+def test_warm_start_objectives_equal_cold_runs_within_1_percent():
+    X, y = small_data.binary(m=3000, n=50)
+    _warm_vs_cold((X, y), [1e-1, 1e-2, 1e-3, 1e-4])
+
+
+@pytest.mark.parametrize("train, test", [(A9A, A9A_T), (W8A, None)])
+def test_warm_start_on_shared_data(train, test):
+    d = pegasos.read_svmlight(str(train))
+    v = None if test is None else pegasos.read_svmlight(str(test))
+    warm, _ = _warm_vs_cold(d, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2], validation=v, folds=2)
+    assert max(row["mean"]["accuracy"] for row in warm["rows"]) > (0.84 if test is not None else 0.98)
+
+
+def test_a_gamma_grid_for_a_kernel():
+    X, y = small_data.binary(m=200, n=10)
+    r = search((X, y), TrainOptions(kernel="rbf", epochs=2), [1e-2, 1e-1], [0.1, 1.0], folds=2)
+    assert [(row["lam"], row["gamma"]) for row in r["rows"]] == [(1e-2, 0.1), (1e-2, 1.0), (1e-1, 0.1), (1e-1, 1.0)]
+    assert not r["warm_start"] and set(r["best"]) == {"lam", "gamma"}
+    with pytest.raises(ParameterError, match="needs a kernel"):
+        search((X, y), TrainOptions(), [1e-2], [0.1])
+    with pytest.raises(ParameterError, match="unknown metric 'mse'"):
+        search((X, y), TrainOptions(), [1e-2], metric="mse")
+
+
+def test_cli_search_writes_the_model_of_train_at_the_best_lambda(tmp_path):
+    X, y = small_data.binary(m=400)
+    path = small_data.write_svm(tmp_path / "d.svm", X, y)
+    out = ok(run_pegasos("search", "d.svm", tmp_path / "best.model", "-l", "1e-3:1e-1", "--points", "3", "-v", "3",
+                         "--epochs", "5", cwd=tmp_path))
+    assert out.count("\n* ") == 1 and "warm starts" in out and "best: lambda=" in out
+    best = float(out.split("best: lambda=")[1].split()[0])
+    ok(run_pegasos("train", "-q", "-l", repr(best), "--epochs", "5", "d.svm", tmp_path / "train.model",
+                   cwd=tmp_path))
+    assert (tmp_path / "best.model").read_bytes() == (tmp_path / "train.model").read_bytes()
+    r = json.loads(ok(run_pegasos("search", path, "-l", "1e-3,1e-1", "-v", "3", "--epochs", "5", "--json",
+                                  "--jobs", "2")))
+    assert [row["lam"] for row in r["rows"]] == [1e-3, 1e-1] and r["metric"] == "accuracy"
+    one = json.loads(ok(run_pegasos("search", path, "-l", "1e-3,1e-1", "-v", "3", "--epochs", "5", "--json")))
+    assert [row["mean"] for row in one["rows"]] == [row["mean"] for row in r["rows"]]     # any number of processes
+    valid = small_data.write_svm(tmp_path / "v.svm", *small_data.binary(m=200, seed=5))
+    out = ok(run_pegasos("search", path, "-l", "1e-3,1e-1", "--validation", valid, "--epochs", "5"))
+    assert "validation on" in out and "± 0.0000" in out
+    error_line(run_pegasos("search", path, "-l", "1:0.1"), "-l/--lambda", "0 < lo < hi", status=1)
+    error_line(run_pegasos("search", path, "-l", "0.1", "--metric", "nope"), "unknown metric 'nope'", status=1)
