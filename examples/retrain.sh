@@ -27,7 +27,8 @@ trap 'exit 1' HUP INT TERM
 if [ -f "$deployed" ] && "$PEGASOS" train --help | grep -q -- '--init'; then
     "$PEGASOS" train -q $TRAIN_OPTIONS --init "$deployed" "$today" "$new"
 else
-    "$PEGASOS" train -q $TRAIN_OPTIONS "$today" "$new"
+    # --resume-state: the model file keeps what tomorrow's --init needs to continue the run exactly
+    "$PEGASOS" train -q $TRAIN_OPTIONS --resume-state "$today" "$new"
 fi
 
 if [ -f "$deployed" ]; then

@@ -45,21 +45,27 @@ def test_retrain_deploys_only_a_model_that_is_not_worse(tmp_path):
     script = str(ROOT / "examples" / "retrain.sh")
     deployed = tmp_path / "deployed.model"
 
-    def run(today):
+    def run(today, options="-l 1e-3"):
         return subprocess.run(["sh", script, str(today), str(deployed), str(holdout)], capture_output=True,
-                              text=True, env=env, cwd=tmp_path, timeout=600)
+                              text=True, env=dict(env, PEGASOS_TRAIN_OPTIONS=options), cwd=tmp_path, timeout=600)
 
     r = run(day1)                                    # nothing deployed yet: deploys
     assert r.returncode == 0, r.stderr
     assert deployed.exists() and "deployed" in r.stdout
     first = deployed.read_bytes()
-    r = run(tmp_path / "broken.svm")                 # labels flipped: worse, refused
+    assert b"\nresume_state 1\n" in first                  # the first model can be resumed exactly
+    # labels flipped, and enough passes over them to undo day 1: worse, refused
+    r = run(tmp_path / "broken.svm", "-l 1e-3 --epochs 20")
     assert r.returncode == 3, (r.stdout, r.stderr)
     assert "worse" in r.stderr and "guard failed: accuracy" in r.stderr
     assert deployed.read_bytes() == first
     r = run(day2)                                    # as good or better: replaces
     assert r.returncode == 0, r.stderr
     assert deployed.read_bytes() != first
+
+    def iterations(text):
+        return int(next(line.split()[1] for line in text.splitlines() if line.startswith(b"iterations ")))
+    assert iterations(deployed.read_bytes()) > iterations(first)          # day 2 went on from day 1 (--init)
     assert sorted(p.name for p in tmp_path.iterdir() if ".new." in p.name) == []      # no temporary left
     assert subprocess.run(["sh", script], capture_output=True, env=env).returncode == 2
 
