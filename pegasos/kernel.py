@@ -23,7 +23,7 @@ import numpy as np
 from .errors import ModelFormatError, ParameterError
 from .data import csr_arrays
 from .labels import BinaryLabels
-from .model import HEADER_KEYS, MAGIC, VERSION, check_float, read_header, read_index_value, save_model
+from .model import HEADER_KEYS, MAGIC, VERSION, check_float, header_float, read_header, read_index_value, save_model
 from .options import KERNELS, MAX_DEGREE
 from .sampling import Orders
 
@@ -280,37 +280,38 @@ def parse_kernel_model(path, lines):
     keys = _header_keys()
     header, i, value = read_header(path, lines, keys, (), ("support_vectors",))
     if header["loss"] != "hinge":
-        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}")
+        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}", header.line("loss"))
     if header["kernel"] not in KERNELS:
-        raise ModelFormatError(path, f"unknown kernel {header['kernel']!r}")
+        raise ModelFormatError(path, f"unknown kernel {header['kernel']!r}", header.line("kernel"))
     sv_line = i + 1
     if not value.isdigit():
         raise ModelFormatError(path, f"bad support vector count {value!r}", sv_line)
     count = int(value)
     for key in ("n_features", "degree"):
         if not header[key].isdigit():
-            raise ModelFormatError(path, f"bad {key} {header[key]!r}")
+            raise ModelFormatError(path, f"bad {key} {header[key]!r}", header.line(key))
     n = int(header["n_features"])
     degree = int(header["degree"])
     base = header["index_base"]
     if base not in ("0", "1"):
-        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
+        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}", header.line("index_base"))
     base = int(base)
-    lam = check_float(header["lambda"], path, None, "lambda")
-    gamma = check_float(header["gamma"], path, None, "gamma")
-    coef0 = check_float(header["coef0"], path, None, "coef0")
-    bias = check_float(header["bias"], path, None, "bias")
-    neg = check_float(header["label_negative"], path, None, "label_negative")
-    pos = check_float(header["label_positive"], path, None, "label_positive")
+    lam = header_float(path, header, "lambda")
+    gamma = header_float(path, header, "gamma")
+    coef0 = header_float(path, header, "coef0")
+    bias = header_float(path, header, "bias")
+    neg = header_float(path, header, "label_negative")
+    pos = header_float(path, header, "label_positive")
     if lam <= 0:
-        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
+        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}", header.line("lambda"))
     if gamma <= 0 or not 1 <= degree <= MAX_DEGREE:
-        raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}")
+        raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}",
+                               header.line("gamma" if gamma <= 0 else "degree"))
     if neg >= pos:
         raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "
-                                     f"label_positive {header['label_positive']}")
+                                     f"label_positive {header['label_positive']}", header.line("label_positive"))
     if header["bias_mode"] not in ("none", "feature", "unregularized"):
-        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}")
+        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}", header.line("bias_mode"))
     body = lines[i + 1:]
     if len(body) < count + 1 or body[count].strip() != "end":
         raise ModelFormatError(path, f"truncated or damaged model file: expected {count} support vector "
