@@ -28,6 +28,7 @@ model; ``/dev/stdout`` and the like, FIFOs and devices are written directly
 accepted.
 """
 
+import errno
 import math
 import os
 import re
@@ -274,7 +275,7 @@ def atomic_write(path, write):
         except BrokenPipeError:
             raise
         except OSError as e:
-            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+            raise _cannot_write(shown, e) from None
         return
     if st is not None and not st.st_mode & 0o222:
         raise PegasosError(f"cannot write {shown}: it is write-protected (mode {st.st_mode & 0o7777:04o}); "
@@ -286,7 +287,7 @@ def atomic_write(path, write):
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.{os.getpid()}.", suffix=".tmp",
                                    dir=os.path.dirname(real))
     except OSError as e:
-        raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+        raise _cannot_write(shown, e) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             write(f)
@@ -300,7 +301,7 @@ def atomic_write(path, write):
         except OSError:
             pass
         if isinstance(e, OSError):
-            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+            raise _cannot_write(shown, e) from None
         raise
 
 
@@ -450,7 +451,24 @@ def check_writable(path):
     if not os.path.isdir(directory):
         raise PegasosError(f"cannot write {shown}: directory {directory} does not exist")
     if not os.access(directory, os.W_OK | os.X_OK):
+        if _read_only_file_system(directory):
+            raise PegasosError(f"cannot write {shown}: {directory} is on a read-only file system")
         raise PegasosError(f"cannot write {shown}: permission denied")
+
+
+def _read_only_file_system(directory):
+    """True if ``directory`` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _cannot_write(shown, e):
+    """The PegasosError for an OSError ``e`` met while writing ``shown``."""
+    if getattr(e, "errno", None) == errno.EROFS:
+        return PegasosError(f"cannot write {shown}: it is on a read-only file system")
+    return PegasosError(f"cannot write {shown}: {e.strerror or e}")
 
 
 def check_distinct_files(output, output_role, inputs):
