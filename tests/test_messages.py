@@ -82,3 +82,45 @@ def test_erofs_while_writing_is_named(tmp_path, monkeypatch):
         model_module.atomic_write(str(tmp_path / "m"), lambda f: f.write("x"))
     assert str(e.value) == f"cannot write {tmp_path / 'm'}: it is on a read-only file system"
     assert os.listdir(tmp_path) == []
+
+
+def test_verbose_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+    import re
+
+    data = _write_data(tmp_path / "d.svm", m=3000)
+    common = ("--epochs", "200", "--seed", "3", data)
+    ok(run_pegasos("train", "-q", *common, tmp_path / "quiet.model"))
+    r = run_pegasos("train", "-v", "--progress-every", "0.01", *common, tmp_path / "verbose.model")
+    ok(r)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("training: ")]
+    assert len(lines) >= 2, r.stderr
+    found = [re.fullmatch(r"training: (\d+)/(\d+) iterations \((\d+\.\d)%\), (\d+\.\d) s", ln) for ln in lines]
+    assert all(found), lines
+    done = [int(f.group(1)) for f in found]
+    assert done == sorted(done) and done[-1] == int(found[-1].group(2)) == 200 * 3000
+    assert found[-1].group(3) == "100.0"
+    seconds = [float(f.group(4)) for f in found]
+    assert seconds == sorted(seconds)
+    assert (tmp_path / "quiet.model").read_bytes() == (tmp_path / "verbose.model").read_bytes()
+    r = run_pegasos("train", "-q", *common, tmp_path / "m3")          # no -v: nothing on stderr
+    assert r.stderr == ""
+
+
+def test_verbose_with_the_stopping_rule_counts_all_runs(tmp_path):
+    data = _write_data(tmp_path / "d.svm", m=2000)
+    r = run_pegasos("train", "-v", "--progress-every", "0.001", data, tmp_path / "m")
+    ok(r)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("training: ")]
+    assert lines and all(ln.endswith(" s") and "iterations" in ln for ln in lines), r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("-v", "-q"), "give either -q/--quiet or -v/--verbose"),
+    (("-v", "--progress-every", "0"), "--progress-every: the interval must be a positive"),
+    (("-v", "--progress-every", "nan"), "--progress-every"),
+])
+def test_verbose_options_are_checked(tmp_path, args, message):
+    data = _write_data(tmp_path / "d.svm", m=50)
+    r = run_pegasos("train", *args, data, tmp_path / "m")
+    assert r.returncode == 1 and r.stderr.startswith("Error: ") and message in r.stderr, r.stderr
+    assert not (tmp_path / "m").exists()
