@@ -39,6 +39,13 @@ def _errors_to_click(fn):
             raise click.ClickException(str(e)) from None
         except MemoryError:
             raise click.ClickException("out of memory") from None
+        except KeyboardInterrupt:
+            # Ctrl-C: one line and the shell's status for SIGINT (128 + 2); temporary files are gone
+            _stop_line("interrupted (SIGINT)")
+            sys.exit(130)
+        except _Terminated as e:
+            _stop_line(f"terminated ({e.name})")
+            raise
         except BrokenPipeError:
             # output piped into e.g. `head`: stop quietly, with the status a shell gives a
             # process that SIGPIPE ended (128 + 13), as `yes | head -1` reports
@@ -89,8 +96,28 @@ def _close(bar):
         bar.close()
 
 
+class _Terminated(SystemExit):
+    """Raised by the SIGTERM handler: unwinds like Ctrl-C (temporary files are removed)
+    and exits with 128 + the signal number, as a process the signal ended."""
+
+    def __init__(self, signum):
+        import signal
+
+        super().__init__(128 + signum)
+        self.name = signal.Signals(signum).name
+
+
 def _terminate(signum, frame):
-    raise SystemExit(128 + signum)
+    raise _Terminated(signum)
+
+
+def _stop_line(what):
+    """The one line written when a signal stops a command."""
+    try:
+        sys.stderr.write(f"pegasos: {what}; stopped, nothing half-written was left\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
