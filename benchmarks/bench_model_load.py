@@ -5,8 +5,8 @@ Usage: python benchmarks/bench_model_load.py MODEL [REPEATS]
 Prints JSON: seconds of ``pegasos.load_model`` (best of REPEATS, default 3), of the
 weight blocks inside it (``read_weights``, summed over the blocks of the best run),
 of the pure-Python parse of the same weight lines that the loader used to fall back
-to (``read_index_value`` per line, the reference the compiled parse is compared with), and the peak resident set size of a
-fresh process that only loads the model (MiB, from ``getrusage`` of the child).
+to (``read_index_value`` per line, the reference the compiled parse is compared with),
+and the peak resident set size of a fresh process that only loads the model (MiB, from ``getrusage`` of the child).
 """
 
 import json

@@ -246,8 +246,8 @@ def _check_labels(values, distinct, overflow, n_lines, block=1 << 22):
         at = np.minimum(np.searchsorted(known, part), known.size - 1)
         bad = np.flatnonzero(known[at] != part)
         if bad.size:
-            raise ValueError(f"stored label {float(part[bad[0]])!r} of example {lo + int(bad[0]) + 1} is not one of the "
-                             "labels of its header")
+            raise ValueError(f"stored label {float(part[bad[0]])!r} of example {lo + int(bad[0]) + 1} is not "
+                             "one of the labels of its header")
 
 
 def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=None):
