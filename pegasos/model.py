@@ -685,7 +685,7 @@ def _check_header_numbers(path, key, value, lineno):
             continue
         if not math.isfinite(v):
             raise ModelFormatError(path, f"header {key!r} holds {token!r}, which is not a finite number", lineno)
-        if v < 0 and key not in SIGNED_KEYS:
+        if v < 0 and key not in SIGNED_KEYS and key != "lambda":    # lambda: "must be positive", by the loaders
             raise ModelFormatError(path, f"header {key!r} holds {token!r}, which is negative", lineno)
     if key == "class_weights":
         for item in value.split(","):

@@ -181,7 +181,7 @@ def _line_of(text, key):
 
 
 @pytest.mark.parametrize("key, value, message", [
-    ("lambda", "-3", "negative"), ("lambda", "0", "lambda must be positive"),
+    ("lambda", "-3", "lambda must be positive"), ("lambda", "0", "lambda must be positive"),
     ("lambda", "nan", "not a finite number"), ("iterations", "-20", "negative"),
     ("class_weights", "-1:-2.0,1:0.5", "gives label -1 the weight -2.0, which is negative"),
     ("class_weights", "-1:nan,1:0.5", "not a finite number"), ("class_weights", "-1:inf,1:0.5", "not a finite"),
