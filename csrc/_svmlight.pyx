@@ -50,8 +50,8 @@ cdef extern from *:
     }
     """
     void pegasos_hint_hugepages(void* p, size_t n) nogil
-from libc.string cimport memcpy
-from libc.math cimport isfinite
+from libc.string cimport memcpy, memchr
+from libc.math cimport isfinite, NAN
 
 cimport numpy as cnp
 cnp.import_array()
@@ -706,3 +706,257 @@ def parse_float(bytes text):
     if q == p or q[0] != 10 or not isfinite(v):
         raise ValueError(f"not a finite float literal: {text!r}")
     return v
+
+
+# ------------------------------------------------------- model weights --
+# error codes of parse_weight_block (pegasos.model turns them into messages)
+cdef enum:
+    W_OK = 0
+    W_NOT_INDEX_VALUE = 1       # not digits ':' value
+    W_OUTSIDE = 2               # index outside base..n-1+base
+    W_NOT_INCREASING = 3        # index not above the previous one
+    W_NOT_NUMBER = 4            # the value is not a decimal number
+    W_NOT_FINITE = 5            # nan, inf, or a decimal that overflows a double
+    W_END = 6                   # an 'end' line inside the block: truncated file
+    W_SHORT = 7                 # fewer lines than the count
+
+WEIGHT_OK = W_OK
+WEIGHT_NOT_INDEX_VALUE = W_NOT_INDEX_VALUE
+WEIGHT_OUTSIDE = W_OUTSIDE
+WEIGHT_NOT_INCREASING = W_NOT_INCREASING
+WEIGHT_NOT_NUMBER = W_NOT_NUMBER
+WEIGHT_NOT_FINITE = W_NOT_FINITE
+WEIGHT_END = W_END
+WEIGHT_SHORT = W_SHORT
+
+
+cdef inline bint _is_line_blank(unsigned char c) noexcept nogil:
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+cdef inline bint _decimal_literal(const unsigned char* s, const unsigned char* e) noexcept nogil:
+    """True if [s, e) is [+-] digits [. digits] [(e|E) [+-] digits] with at least one
+    significand digit (what repr(float) writes, and what float() reads without
+    underscores, spaces or the words nan/inf)."""
+    cdef bint digits = False
+    if s < e and (s[0] == 43 or s[0] == 45):
+        s += 1
+    while s < e and 48 <= s[0] <= 57:
+        s += 1
+        digits = True
+    if s < e and s[0] == 46:
+        s += 1
+        while s < e and 48 <= s[0] <= 57:
+            s += 1
+            digits = True
+    if not digits:
+        return False
+    if s < e and (s[0] == 101 or s[0] == 69):
+        s += 1
+        if s < e and (s[0] == 43 or s[0] == 45):
+            s += 1
+        if not (s < e and 48 <= s[0] <= 57):
+            return False
+        while s < e and 48 <= s[0] <= 57:
+            s += 1
+    return s == e
+
+
+cdef extern from *:
+    """
+    #include <float.h>
+    #include <string.h>
+    #include <stdint.h>
+    /* Exact decimal -> double for [+-]digits[.digits][e[+-]digits] with at most 19
+       significant digits and a decimal exponent within +-27, in x87 extended precision
+       (64-bit significand): the significand M < 2^64 and 10^k = 2^k 5^k (5^27 < 2^63)
+       are exact there, so M * 10^k or M / 10^k is one correctly rounded operation, q.
+       Rounding q to double then gives the correctly rounded double of the decimal
+       unless q lies exactly halfway between two doubles (its 11 low significand bits
+       are 10000000000b): no other double-rounding point can separate q from the exact
+       value, since such a point would be a 64-bit number nearer to it than q.  Returns
+       1 with *out set, or 0: the caller uses strtod (and always on other machines). */
+    static int pegasos_exact_decimal(const unsigned char *s, const unsigned char *e, double *out) {
+    #if defined(__x86_64__) && LDBL_MANT_DIG == 64
+        static long double p10[28];
+        static int ready = 0;
+        int neg = 0, ndig = 0, frac = 0, ex = 0, esign = 1, edig = 0, k;
+        uint64_t mant = 0;
+        long double q;
+        uint64_t bits;
+        if (!ready) { p10[0] = 1.0L; for (k = 1; k < 28; k++) p10[k] = p10[k - 1] * 10.0L; ready = 1; }
+        if (s < e && (*s == '-' || *s == '+')) { neg = *s == '-'; s++; }
+        for (; s < e && *s >= '0' && *s <= '9'; s++) {
+            if (mant || *s != '0') { if (++ndig > 19) return 0; mant = mant * 10 + (uint64_t)(*s - '0'); }
+        }
+        if (s < e && *s == '.') {
+            for (s++; s < e && *s >= '0' && *s <= '9'; s++, frac++) {
+                if (mant || *s != '0') { if (++ndig > 19) return 0; mant = mant * 10 + (uint64_t)(*s - '0'); }
+            }
+        }
+        if (s < e && (*s == 'e' || *s == 'E')) {
+            s++;
+            if (s < e && (*s == '-' || *s == '+')) { esign = *s == '-' ? -1 : 1; s++; }
+            for (; s < e && *s >= '0' && *s <= '9'; s++, edig++) { if (ex < 100000) ex = ex * 10 + (*s - '0'); }
+            if (!edig) return 0;
+        }
+        if (s != e) return 0;
+        if (mant == 0) { *out = neg ? -0.0 : 0.0; return 1; }
+        k = esign * ex - frac;
+        if (k < -27 || k > 27) return 0;
+        q = k >= 0 ? (long double)mant * p10[k] : (long double)mant / p10[-k];
+        memcpy(&bits, &q, sizeof bits);          /* the 64-bit significand of the x87 format */
+        if ((bits & 0x7FF) == 0x400) return 0;
+        *out = neg ? -(double)q : (double)q;
+        return 1;
+    #else
+        (void)s; (void)e; (void)out;
+        return 0;
+    #endif
+    }
+    """
+    int pegasos_exact_decimal(const unsigned char* s, const unsigned char* e, double* out) nogil
+
+
+cdef bint _ascii_word(const unsigned char* s, const unsigned char* e, const char* word) noexcept nogil:
+    """[s, e) is ``word`` in any letter case."""
+    cdef Py_ssize_t i = 0
+    while word[i] != 0:
+        if s + i >= e or (s[i] | 32) != <unsigned char> word[i]:
+            return False
+        i += 1
+    return s + i == e
+
+
+cdef double _strtod_long(const unsigned char* s, const unsigned char* e) noexcept nogil:
+    """strtod of a long decimal literal [s, e) (checked by _decimal_literal), through a heap copy."""
+    cdef char* copy = <char*> malloc(e - s + 1)
+    cdef char* endp
+    cdef double x
+    if copy == NULL:
+        return NAN
+    memcpy(copy, s, e - s)
+    copy[e - s] = 0
+    x = strtod(copy, &endp)
+    free(copy)
+    return x
+
+
+def parse_weight_block(const unsigned char[::1] block not None, Py_ssize_t count, long long n_features,
+                       int base):
+    """Parse the ``count`` lines ``index:value`` of a model file's weight block.
+
+    Parameters
+    ----------
+    block : bytes-like, contiguous
+        The text of the block: exactly its lines, each ended by ``\\n`` (the
+        last one may lack it).  Nothing outside it is read.
+    count : int >= 0
+        The number of weight lines the ``weights N`` line announced.
+    n_features : int >= 0
+        Valid zero-based columns are 0..n_features-1.
+    base : int (0 or 1)
+        The index base of the file.
+
+    Returns
+    -------
+    (cols, values, code, line)
+        ``cols`` int64 zero-based columns (strictly increasing) and ``values``
+        float64, both of shape (count,), when ``code`` is ``WEIGHT_OK``.
+        Otherwise ``code`` is one of the ``WEIGHT_*`` errors and ``line`` the
+        0-based position in the block of the first bad line (the arrays are
+        then unspecified).  Leading and trailing blanks of a line are ignored.
+
+    Each value is converted exactly (correctly rounded, so bit-identical to
+    Python's ``float`` of the same text) after a check that it is a decimal
+    literal: up to 19 significant digits and a decimal exponent within +-27 by
+    one extended-precision operation (``pegasos_exact_decimal``), the rest by
+    ``strtod``; ``nan``, ``inf``, hexadecimal floats and decimals beyond
+    the double range (``1e309``) are errors, underflow to a subnormal or zero
+    is not.  Memory: the two output arrays (16 bytes a line) and one token
+    buffer of at most 64 bytes on the stack.
+    """
+    if count < 0 or base not in (0, 1) or n_features < 0:
+        raise ValueError("parse_weight_block: bad count, base or n_features")
+    cdef cnp.npy_intp dims = count
+    cdef cnp.ndarray cols_arr = cnp.PyArray_EMPTY(1, &dims, cnp.NPY_INT64, 0)
+    cdef cnp.ndarray vals_arr = cnp.PyArray_EMPTY(1, &dims, cnp.NPY_FLOAT64, 0)
+    cdef int64_t* cols = <int64_t*> cnp.PyArray_DATA(cols_arr)
+    cdef double* vals = <double*> cnp.PyArray_DATA(vals_arr)
+    cdef Py_ssize_t size = block.shape[0]
+    cdef const unsigned char* buf = &block[0] if size > 0 else NULL
+    cdef Py_ssize_t pos = 0, j = 0, k
+    cdef const unsigned char* s
+    cdef const unsigned char* e
+    cdef const unsigned char* v
+    cdef const unsigned char* eol
+    cdef int64_t col, last = -1
+    cdef int code = 0
+    cdef char token[64]
+    cdef char* endp
+    cdef double x
+    cdef bint big
+    with nogil:
+        while j < count:
+            if pos >= size:
+                code = W_SHORT
+                break
+            s = buf + pos
+            eol = <const unsigned char*> memchr(s, 10, size - pos)
+            if eol == NULL:
+                eol = buf + size
+            pos = (eol - buf) + 1
+            e = eol
+            while s < e and _is_line_blank(s[0]):
+                s += 1
+            while e > s and _is_line_blank((e - 1)[0]):
+                e -= 1
+            if e - s == 3 and s[0] == 101 and s[1] == 110 and s[2] == 100:      # 'end'
+                code = W_END
+                break
+            col = 0
+            big = False
+            v = s
+            while v < e and 48 <= v[0] <= 57:
+                if col < <int64_t> 1000000000000000000LL:
+                    col = col * 10 + (v[0] - 48)
+                else:
+                    big = True
+                v += 1
+            if v == s or v >= e or v[0] != 58:        # no digits, or no ':'
+                code = W_NOT_INDEX_VALUE
+                break
+            v += 1
+            col -= base
+            if big or col < 0 or col >= n_features:
+                code = W_OUTSIDE
+                break
+            if col <= last:
+                code = W_NOT_INCREASING
+                break
+            if v == e or memchr(v, 58, e - v) != NULL or not _decimal_literal(v, e):
+                k = 0           # nan, inf, infinity: not finite; anything else: not a number
+                code = W_NOT_NUMBER
+                if e - v <= 9:
+                    if v[0] == 43 or v[0] == 45:
+                        k = 1
+                    if _ascii_word(v + k, e, b"nan") or _ascii_word(v + k, e, b"inf") \
+                            or _ascii_word(v + k, e, b"infinity"):
+                        code = W_NOT_FINITE
+                break
+            if pegasos_exact_decimal(v, e, &x):
+                pass
+            elif e - v < 63:
+                memcpy(token, v, e - v)
+                token[e - v] = 0
+                x = strtod(token, &endp)
+            else:
+                x = _strtod_long(v, e)
+            if not isfinite(x):
+                code = W_NOT_FINITE
+                break
+            cols[j] = col
+            vals[j] = x
+            last = col
+            j += 1
+    return cols_arr, vals_arr, code, j

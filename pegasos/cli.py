@@ -7,8 +7,8 @@ the compiled core) are imported inside the commands so that ``--help`` is fast.
 """
 
 import functools
-import math
 import json
+import math
 import os
 import sys
 import time
@@ -42,6 +42,13 @@ def _errors_to_click(fn):
             raise click.ClickException(str(e)) from None
         except MemoryError:
             raise click.ClickException("out of memory") from None
+        except KeyboardInterrupt:
+            # Ctrl-C: one line and the shell's status for SIGINT (128 + 2); temporary files are gone
+            _stop_line("interrupted (SIGINT)")
+            sys.exit(130)
+        except _Terminated as e:
+            _stop_line(f"terminated ({e.name})")
+            raise
         except BrokenPipeError:
             # output piped into e.g. `head`: stop quietly, with the status a shell gives a
             # process that SIGPIPE ended (128 + 13), as `yes | head -1` reports
@@ -92,8 +99,28 @@ def _close(bar):
         bar.close()
 
 
+class _Terminated(SystemExit):
+    """Raised by the SIGTERM handler: unwinds like Ctrl-C (temporary files are removed)
+    and exits with 128 + the signal number, as a process the signal ended."""
+
+    def __init__(self, signum):
+        import signal
+
+        super().__init__(128 + signum)
+        self.name = signal.Signals(signum).name
+
+
 def _terminate(signum, frame):
-    raise SystemExit(128 + signum)
+    raise _Terminated(signum)
+
+
+def _stop_line(what):
+    """The one line written when a signal stops a command."""
+    try:
+        sys.stderr.write(f"pegasos: {what}; stopped, nothing half-written was left\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -261,6 +288,12 @@ _data_options = _options(
     (("--dtype",), dict(type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
                         help="Type of the feature values held in memory.")),
     (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary.")),
+    (("--verbose",), dict(is_flag=True, help="Report progress also when stderr is not a terminal (a log "
+                                                   "file, a pipe, a batch job): a line every --progress-every "
+                                                   "seconds with the iterations done, % and elapsed seconds "
+                                                   "(on a terminal: the progress bar).")),
+    (("--progress-every",), dict(type=float, default=10.0, show_default=True, metavar="SECONDS",
+                                 help="With --verbose, seconds between two progress lines.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
     (("--init", "init_model"), dict(metavar="MODEL",
                                     help="Resume: continue the run of the linear MODEL on DATA (t, the step "
@@ -320,9 +353,9 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
               help="Print the summary and the options as one JSON object on stdout (not with MODEL -).")
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
-          shuffle_buffer, cache_file, zero_based, dtype, quiet, no_objective, report_gap, trace_file,
-          trace_sample, validation_file, init_model=None, restart_schedule=False, resume_state=None, cv_folds=None,
-          as_json=False, **settings):
+          shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
+          trace_file, trace_sample, validation_file, init_model=None, restart_schedule=False, resume_state=None,
+          cv_folds=None, as_json=False, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -345,6 +378,11 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         raise ParameterError("give either --shuffle-buffer or --cache, not both")
     if stream and cache_file is None and shuffle_buffer is None:
         shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
+    if verbose and quiet:
+        raise ParameterError("give either -q/--quiet or --verbose, not both")
+    if not (progress_every > 0 and math.isfinite(progress_every)):
+        raise ParameterError(f"--progress-every: the interval must be a positive number of seconds, "
+                             f"got {progress_every!r}")
     if report_gap and (shuffle_buffer is not None or quiet):
         raise ParameterError("--report-gap needs the data in memory (not --shuffle-buffer) and a summary (not -q)")
     if shuffle_buffer is not None and settings["sampling"] is not None:
@@ -407,7 +445,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
 
         checks["validation"] = read_svmlight(validation_file, zero_based=zero_based, dtype=np.dtype(dtype))
     t_read = time.perf_counter() - t0
-    bar = _TrainingBar(progress)
+    bar = _TrainingBar(progress, progress_every if verbose else None)
     t1 = time.perf_counter()
     try:
         result = fit(d, options, progress=bar.update, on_plan=bar.start, init=init_model, **checks)
@@ -467,19 +505,62 @@ def _gap_summary(result, d):
 
 
 class _TrainingBar:
-    """The training progress bar, sized when the run knows its T (``fit``'s on_plan)."""
+    """The training progress bar, sized when the run knows its T (``fit``'s on_plan).
 
-    def __init__(self, progress):
+    With ``every`` (seconds; ``--verbose``) and stderr not a terminal, a line
+    ``training: DONE/T iterations (P%), S s`` goes to stderr at most every
+    ``every`` seconds and once at the end of each run (``training: DONE
+    iterations, S s`` when T is not known in advance: the stopping rule) (a run whose T is
+    announced again, such as one step of the automatic stopping rule or one
+    class of one-vs-rest, starts its count again; the seconds count from the
+    first).  Updates may come from several threads.
+    """
+
+    def __init__(self, progress, every=None):
+        import threading
+
         self.progress, self.bar = progress, None
+        self.lines = every is not None and not progress.enabled
+        self.every, self.lock = every, threading.Lock()
+        self.total = self.done = 0
+        self.shown = None                # the count of the last line
+        self.started = self.last = None
 
     def start(self, total):
+        if self.lines:
+            with self.lock:
+                if self.started is not None and self.done and self.shown != self.done:
+                    self._line()
+                now = time.monotonic()
+                self.started = self.started if self.started is not None else now
+                self.last, self.total, self.done = now, None if total is None else int(total), 0
+                self.shown = None
+            return
         self.bar = self.progress.bar(total, "training", "it", scale=True)
 
     def update(self, n):
-        if self.bar is not None:
+        if self.lines:
+            with self.lock:
+                self.done += int(n)
+                if time.monotonic() - self.last >= self.every:
+                    self._line()
+        elif self.bar is not None:
             self.bar.update(n)
 
+    def _line(self):
+        self.last, self.shown = time.monotonic(), self.done
+        seconds = self.last - self.started
+        if self.total is None:          # the stopping rule: T is not known in advance
+            click.echo(f"training: {self.done} iterations, {seconds:.1f} s", err=True)
+            return
+        pct = 100.0 * self.done / self.total if self.total else 100.0
+        click.echo(f"training: {self.done}/{self.total} iterations ({pct:.1f}%), {seconds:.1f} s", err=True)
+
     def close(self):
+        if self.lines:
+            with self.lock:
+                if self.started is not None and self.done and self.shown != self.done:
+                    self._line()
         _close(self.bar)
 
 

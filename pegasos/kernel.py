@@ -23,7 +23,7 @@ import numpy as np
 from .errors import ModelFormatError, ParameterError
 from .data import csr_arrays
 from .labels import BinaryLabels
-from .model import HEADER_KEYS, MAGIC, VERSION, check_float, read_header, read_index_value, save_model
+from .model import HEADER_KEYS, MAGIC, VERSION, check_float, header_float, read_header, read_index_value, save_model
 from .options import KERNELS, MAX_DEGREE
 from .sampling import Orders
 
@@ -201,6 +201,7 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     gamma, degree, coef0 = _kernel_settings(options.kernel, options.gamma, options.degree, options.coef0,
                                             n_features)
     plan = options.plan(m)
+    check_kernel_memory(options, m, n_features, plan.T, plan.k)
     if on_plan is not None:
         on_plan(plan.T)
     state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[options.kernel],
@@ -232,6 +233,76 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
                         sv_data=np.ascontiguousarray(data[take], dtype=np.float64), coef=coef,
                         labels=labels, lam=float(options.lam), n_features=int(n_features), info=info)
     return (model, state) if return_state else model
+
+
+SV_SLOT_BYTES = 5 * 8 + 1          # per support-vector slot of KernelState: example, alpha, K(x,x), sums, flag
+PER_EXAMPLE_BYTES = 7 * 8           # per example: slot index, cache row pointer, length, capacity, LRU links, norm
+
+
+def kernel_memory(options, m, n_features, T, k):
+    """Bytes the kernel trainer (:class:`pegasos._kernel.KernelState`) may allocate at its peak.
+
+    Parameters
+    ----------
+    options : TrainOptions
+        ``budget`` (support vectors kept, None: no bound), ``cache_mb`` (the
+        kernel-row cache, MiB), ``projection`` (a k x k kernel block).
+    m, n_features, T, k : int
+        Examples, features, iterations and batch size of the run.
+
+    Returns
+    -------
+    dict
+        ``fixed`` (per-example and per-feature arrays, the batch), ``support``
+        (the support-set arrays at their largest, twice during a reallocation:
+        at most min(budget, m, T k) slots), ``cache`` (the cache bound, or the
+        most its rows can hold: m rows of one float64 per support vector) and
+        ``total``; floats, in bytes.
+    """
+    slots = min(int(options.budget) if options.budget else m, m, int(T) * int(k))
+    fixed = PER_EXAMPLE_BYTES * (m + 1) + 8.0 * (n_features + 1) + 24.0 * k + (8.0 * k * k if options.projection else 0)
+    support = 2.0 * SV_SLOT_BYTES * max(slots, 64)
+    cache = min(float(options.cache_mb) * (1 << 20), 8.0 * m * slots)
+    return {"fixed": fixed, "support": support, "cache": cache, "total": fixed + support + cache}
+
+
+def check_kernel_memory(options, m, n_features, T, k):
+    """Refuse a kernel run whose state would not fit in :func:`pegasos.data.memory_limit`,
+    before anything is allocated (the data already in memory are not counted).
+
+    Raises
+    ------
+    ParameterError
+        Naming the option to change as the user spelled it: the kernel-row cache
+        (``--cache-mb``) when it alone is too big for what is left, the batch size
+        with ``--projection`` (its k x k block), else the support set (``--budget``).
+    """
+    from .data import memory_limit
+
+    limit = memory_limit()
+    if limit is None:
+        return
+    need = kernel_memory(options, m, n_features, T, k)
+    if need["total"] <= limit:
+        return
+    gib = 2.0 ** 30
+    if need["cache"] > limit - need["fixed"] - need["support"] and need["cache"] > need["fixed"] + need["support"]:
+        field, why = "cache_mb", f"a kernel-row cache of {need['cache'] / gib:.1f} GiB"
+    elif options.projection and 8.0 * k * k > need["fixed"] / 2:
+        field, why = "batch_size", f"with projection, the {k} x {k} kernel block of a batch"
+    elif 8.0 * (n_features + 1) > need["fixed"] / 2:
+        raise ParameterError(f"n_features = {n_features} needs {8.0 * (n_features + 1) / gib:.1f} GiB for the "
+                             f"kernel trainer's dense row, more than the {limit / gib:.1f} GiB this process can "
+                             "allocate; check the data for a stray huge index")
+    elif need["support"] > need["fixed"]:
+        field, why = "budget", f"the support set of up to {min(m, T * k)} vectors"
+    else:
+        raise ParameterError(f"the kernel trainer's state for {m} examples needs {need['total'] / gib:.1f} GiB, more "
+                             f"than the {limit / gib:.1f} GiB this process can allocate; train on a sample of the "
+                             "data or a linear model")
+    raise ParameterError(f"{options.name(field)}: {why} needs {need['total'] / gib:.1f} GiB in all, more than the "
+                         f"{limit / gib:.1f} GiB this process can allocate (physical memory, MemAvailable, cgroup, "
+                         "RLIMIT_AS)")
 
 
 # ------------------------------------------------------------ model files --
@@ -280,37 +351,45 @@ def parse_kernel_model(path, lines):
     keys = _header_keys()
     header, i, value = read_header(path, lines, keys, (), ("support_vectors",))
     if header["loss"] != "hinge":
-        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}")
+        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}", header.line("loss"))
     if header["kernel"] not in KERNELS:
-        raise ModelFormatError(path, f"unknown kernel {header['kernel']!r}")
+        raise ModelFormatError(path, f"unknown kernel {header['kernel']!r}", header.line("kernel"))
     sv_line = i + 1
     if not value.isdigit():
         raise ModelFormatError(path, f"bad support vector count {value!r}", sv_line)
     count = int(value)
+    from .data import memory_limit
+
+    limit = memory_limit()
+    if limit is not None and 24.0 * (count + 1) > limit:      # coefficients, row offsets, one value each
+        raise ModelFormatError(path, f"support_vectors {count} in the header needs {24.0 * (count + 1) / 2**30:.1f} "
+                                     f"GiB, more than the {limit / 2**30:.1f} GiB this process can allocate (a "
+                                     "damaged model file)", sv_line)
     for key in ("n_features", "degree"):
         if not header[key].isdigit():
-            raise ModelFormatError(path, f"bad {key} {header[key]!r}")
+            raise ModelFormatError(path, f"bad {key} {header[key]!r}", header.line(key))
     n = int(header["n_features"])
     degree = int(header["degree"])
     base = header["index_base"]
     if base not in ("0", "1"):
-        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
+        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}", header.line("index_base"))
     base = int(base)
-    lam = check_float(header["lambda"], path, None, "lambda")
-    gamma = check_float(header["gamma"], path, None, "gamma")
-    coef0 = check_float(header["coef0"], path, None, "coef0")
-    bias = check_float(header["bias"], path, None, "bias")
-    neg = check_float(header["label_negative"], path, None, "label_negative")
-    pos = check_float(header["label_positive"], path, None, "label_positive")
+    lam = header_float(path, header, "lambda")
+    gamma = header_float(path, header, "gamma")
+    coef0 = header_float(path, header, "coef0")
+    bias = header_float(path, header, "bias")
+    neg = header_float(path, header, "label_negative")
+    pos = header_float(path, header, "label_positive")
     if lam <= 0:
-        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
+        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}", header.line("lambda"))
     if gamma <= 0 or not 1 <= degree <= MAX_DEGREE:
-        raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}")
+        raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}",
+                               header.line("gamma" if gamma <= 0 else "degree"))
     if neg >= pos:
         raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "
-                                     f"label_positive {header['label_positive']}")
+                                     f"label_positive {header['label_positive']}", header.line("label_positive"))
     if header["bias_mode"] not in ("none", "feature", "unregularized"):
-        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}")
+        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}", header.line("bias_mode"))
     body = lines[i + 1:]
     if len(body) < count + 1 or body[count].strip() != "end":
         raise ModelFormatError(path, f"truncated or damaged model file: expected {count} support vector "
@@ -332,6 +411,12 @@ def parse_kernel_model(path, lines):
                                            "feature value")
             cols.append(last)
             vals.append(value)
+        if last >= 0 and limit is not None and 8.0 * (last + 2) > limit:
+            # scoring scatters each example into a dense row as wide as the largest support-vector column
+            row = 8.0 * (last + 2) / 2**30
+            raise ModelFormatError(path, f"feature index {last + base} needs a dense row of {row:.1f} "
+                                         f"GiB to score with, more than the {limit / 2**30:.1f} GiB this process "
+                                         "can allocate (a damaged model file)", lineno)
         indptr[s + 1] = len(cols)
     info = {k: header[k] for k in keys if k not in KERNEL_KEYS}
     info.update({k: header[k] for k in ("budget", "support_vectors_removed")})

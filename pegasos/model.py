@@ -28,6 +28,7 @@ model; ``/dev/stdout`` and the like, FIFOs and devices are written directly
 accepted.
 """
 
+import errno
 import math
 import os
 import re
@@ -123,7 +124,23 @@ def weight_lines(w, base):
 
 
 def read_weights(path, lines, i, n, base):
-    """Parse ``weights N`` at lines[i] and its N lines; returns (w, next i)."""
+    """Parse ``weights N`` at lines[i] and its N lines ``index:value``.
+
+    The N lines are parsed in compiled code (:func:`pegasos._svmlight.parse_weight_block`:
+    strtod, bit-identical to ``float`` of the text), which checks every line: an index in
+    ``base..n-1+base`` and above the previous one, a finite decimal value.
+
+    Returns
+    -------
+    (w, next i)
+        ``w`` float64 of shape (n,), zero where no line names the column.
+
+    Raises
+    ------
+    ModelFormatError
+        A bad ``weights`` line or count, too few lines, or the first bad weight line,
+        naming the file and line.
+    """
     key, _, count_text = lines[i].strip().partition(" ") if i < len(lines) else ("", "", "")
     if key != "weights":
         raise ModelFormatError(path, "truncated or damaged model file: expected a 'weights' line", i + 1)
@@ -134,50 +151,47 @@ def read_weights(path, lines, i, n, base):
         raise ModelFormatError(path, f"truncated or damaged model file: expected {count} weight lines "
                                      "and a final 'end' line")
     w = np.zeros(n, dtype=np.float64)
-    fast = parse_weight_block(lines[i + 1:i + 1 + count], n, base)
-    if fast is not None:
-        w[fast[0]] = fast[1]
-        return w, i + 1 + count
-    last, span = -1, f"{base}..{n - 1 + base}"       # the line-by-line parse, which names a bad line
-    for j, ln in enumerate(lines[i + 1:i + 1 + count]):
-        lineno = i + 2 + j
-        if ln.strip() == "end":
-            raise ModelFormatError(path, f"truncated or damaged model file: expected {count} weight lines "
-                                         "and a final 'end' line")
-        last, value = read_index_value(ln.strip(), path, lineno, base, n, last, "weight", span, "weight",
-                                       shown=ln, width=60, prefix="weight line ")
-        w[last] = value
+    cols, values = parse_weight_block(path, lines[i + 1:i + 1 + count], n, base, i + 2)
+    w[cols] = values
     return w, i + 1 + count
 
 
-_WEIGHT_LINES = re.compile(r"(?:[ \t]*\d{1,15}:[^\s:]+[ \t]*\n)*\Z")
+def parse_weight_block(path, block, n, base, first_line):
+    """(columns int64, values float64), both of shape (len(block),), of the weight lines
+    ``block`` (``first_line`` is the file line of block[0], for messages).
 
+    Raises
+    ------
+    ModelFormatError
+        At the first bad line: not ``index:value``, an index outside the features or not
+        increasing, a value that is not a decimal number or not finite (nan, inf, beyond
+        the double range); an ``end`` line in the block (a truncated file).
+    """
+    from . import _svmlight
 
-def parse_weight_block(block, n, base):
-    """(columns int64, values float64) of ``index:value`` lines, parsed in C; None when
-    anything is unusual (a bad line, an index out of range or not increasing, a value that is
-    not finite), so that the line-by-line parse reports it with its line."""
     if not block:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    text = "\n".join(block) + "\n"
-    if not _WEIGHT_LINES.match(text):
-        return None
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            numbers = np.fromstring(text.replace(":", " "), dtype=np.float64, sep=" ")
-        except (ValueError, DeprecationWarning):
-            return None
-    if numbers.shape != (2 * len(block),):
-        return None
-    cols = numbers[0::2].astype(np.int64) - base
-    values = numbers[1::2]
-    if (cols.size and (cols[0] < 0 or cols[-1] >= n or np.any(np.diff(cols) <= 0))) \
-            or not np.all(np.isfinite(values)):
-        return None
-    return cols, values
+    try:
+        text = ("\n".join(block) + "\n").encode("utf-8")
+    except UnicodeEncodeError:          # a lone surrogate cannot come from decoded UTF-8
+        text = b""
+    cols, values, code, j = _svmlight.parse_weight_block(text, len(block), n, base)
+    if code == _svmlight.WEIGHT_OK:
+        return cols, values
+    if code in (_svmlight.WEIGHT_END, _svmlight.WEIGHT_SHORT):
+        raise ModelFormatError(path, f"truncated or damaged model file: expected {len(block)} weight lines "
+                                     "and a final 'end' line")
+    line, lineno = block[j], first_line + j
+    idx_text, _, val_text = line.strip().partition(":")
+    if code == _svmlight.WEIGHT_NOT_INDEX_VALUE:
+        raise ModelFormatError(path, f"weight line {line[:60]!r} is not index:value", lineno)
+    if code == _svmlight.WEIGHT_OUTSIDE:
+        raise ModelFormatError(path, f"weight index {idx_text} is outside {base}..{n - 1 + base}", lineno)
+    if code == _svmlight.WEIGHT_NOT_INCREASING:
+        raise ModelFormatError(path, f"weight index {idx_text} is not increasing", lineno)
+    if code == _svmlight.WEIGHT_NOT_FINITE:
+        raise ModelFormatError(path, f"weight {val_text!r} is not finite", lineno)
+    raise ModelFormatError(path, f"weight {val_text!r} is not a number", lineno)
 
 
 def read_index_value(text, path, lineno, base, n, last, noun, span, value_noun, shown=None, width=40, prefix=""):
@@ -264,7 +278,7 @@ def atomic_write(path, write):
         except BrokenPipeError:
             raise
         except OSError as e:
-            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+            raise _cannot_write(shown, e) from None
         return
     if st is not None and not st.st_mode & 0o222:
         raise PegasosError(f"cannot write {shown}: it is write-protected (mode {st.st_mode & 0o7777:04o}); "
@@ -276,7 +290,7 @@ def atomic_write(path, write):
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.{os.getpid()}.", suffix=".tmp",
                                    dir=os.path.dirname(real))
     except OSError as e:
-        raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+        raise _cannot_write(shown, e) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             write(f)
@@ -290,7 +304,7 @@ def atomic_write(path, write):
         except OSError:
             pass
         if isinstance(e, OSError):
-            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
+            raise _cannot_write(shown, e) from None
         raise
 
 
@@ -440,7 +454,24 @@ def check_writable(path):
     if not os.path.isdir(directory):
         raise PegasosError(f"cannot write {shown}: directory {directory} does not exist")
     if not os.access(directory, os.W_OK | os.X_OK):
+        if _read_only_file_system(directory):
+            raise PegasosError(f"cannot write {shown}: {directory} is on a read-only file system")
         raise PegasosError(f"cannot write {shown}: permission denied")
+
+
+def _read_only_file_system(directory):
+    """True if ``directory`` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _cannot_write(shown, e):
+    """The PegasosError for an OSError ``e`` met while writing ``shown``."""
+    if getattr(e, "errno", None) == errno.EROFS:
+        return PegasosError(f"cannot write {shown}: it is on a read-only file system")
+    return PegasosError(f"cannot write {shown}: {e.strerror or e}")
 
 
 def check_distinct_files(output, output_role, inputs):
@@ -622,12 +653,34 @@ def check_weights_fit(path, lines, n_features, rows=1):
 
 # header keys whose value is free text (a file name), not checked for numbers
 TEXT_KEYS = ("train_file",)
+# header keys whose numbers may be negative; every other number must be >= 0 (``class_weights``:
+# its labels may be negative, its weights not)
+SIGNED_KEYS = ("bias", "label_negative", "label_positive", "class_labels", "coef0", "class_weights")
 _NUMBER_SEPARATORS = re.compile(r"[\s,;:]+")
 
 
-def _check_finite_numbers(path, key, value, lineno):
+class Header(dict):
+    """The ``key value`` lines of a model header (str -> str), with ``lines``: key -> its
+    1-based line in the file, so that a message about a value names its line."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines = {}
+
+    def line(self, key):
+        """The line of ``key`` (None if absent)."""
+        return self.lines.get(key)
+
+
+def header_float(path, header, key, what=None):
+    """``header[key]`` as a finite float, or ModelFormatError naming the file and the key's line."""
+    return check_float(header[key], path, header.line(key) if isinstance(header, Header) else None, what or key)
+
+
+def _check_header_numbers(path, key, value, lineno):
     """Refuse a header value holding a NaN or infinite number (``nan``, ``inf``,
-    ``1e999``, also inside lists such as ``cost_matrix``)."""
+    ``1e999``, also inside lists such as ``cost_matrix``), or a negative one where
+    only non-negative numbers make sense (all keys but :data:`SIGNED_KEYS`)."""
     for token in _NUMBER_SEPARATORS.split(value):
         try:
             v = float(token)
@@ -635,6 +688,19 @@ def _check_finite_numbers(path, key, value, lineno):
             continue
         if not math.isfinite(v):
             raise ModelFormatError(path, f"header {key!r} holds {token!r}, which is not a finite number", lineno)
+        if v < 0 and key not in SIGNED_KEYS and key != "lambda":    # lambda: "must be positive", by the loaders
+            raise ModelFormatError(path, f"header {key!r} holds {token!r}, which is negative", lineno)
+    if key == "class_weights":
+        for item in value.split(","):
+            label, _, weight = item.partition(":")
+            try:
+                w = float(weight)
+            except ValueError:
+                raise ModelFormatError(path, f"header 'class_weights' item {item!r} is not LABEL:WEIGHT",
+                                       lineno) from None
+            if w < 0:
+                raise ModelFormatError(path, f"header 'class_weights' gives label {label} the weight {weight}, "
+                                             "which is negative", lineno)
 
 
 def read_header(path, lines, required, optional, stops):
@@ -643,15 +709,17 @@ def read_header(path, lines, required, optional, stops):
 
     Returns
     -------
-    (header dict, index of the stop line, the stop line's value)
+    (Header, index of the stop line, the stop line's value)
+        The header maps keys to their text and remembers each key's line.
 
     Raises
     ------
     ModelFormatError
-        An unknown or repeated key, a key without value, no stop line, or a
-        missing required key.
+        An unknown or repeated key, a key without value, a number that is not
+        finite or (outside :data:`SIGNED_KEYS`) negative, no stop line, or a
+        missing required key; naming the file and line.
     """
-    header = {}
+    header = Header()
     i = 1
     while i < len(lines):
         key, _, value = lines[i].strip().partition(" ")
@@ -665,8 +733,9 @@ def read_header(path, lines, required, optional, stops):
         if key in header:
             raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
         if key not in TEXT_KEYS:
-            _check_finite_numbers(path, key, value, i + 1)
+            _check_header_numbers(path, key, value, i + 1)
         header[key] = value
+        header.lines[key] = i + 1
         i += 1
     if i == len(lines):
         raise ModelFormatError(path, f"truncated model file: no '{stops[0]}' line")
@@ -849,15 +918,13 @@ def read_resume(path, lines, i, n_features):
         if i + count > len(lines):
             raise ModelFormatError(path, f"truncated resume state: expected {count} lines of {key}")
         vec = np.zeros(dim, dtype=np.float64)
-        fast = parse_weight_block(lines[i:i + count], dim, 0)
-        if fast is not None:
-            vec[fast[0]] = fast[1]
-        else:
-            last = -1
-            for j, ln in enumerate(lines[i:i + count]):
-                last, value = read_index_value(ln.strip(), path, i + j + 1, 0, dim, last, f"resume {key}",
-                                               f"0..{dim - 1}", f"resume {key} value", prefix=f"resume {key} line ")
-                vec[last] = value
+        try:
+            cols, values = parse_weight_block(path, lines[i:i + count], dim, 0, i + 1)
+        except ModelFormatError as e:
+            where = f"{path}, line {e.line}: " if e.line is not None else f"{path}: "
+            raise ModelFormatError(path, f"resume {key}: " + str(e)[len(where):].replace("weight ", "value ", 1),
+                                   e.line) from None
+        vec[cols] = values
         i += count
         state[key] = vec
     if (state["u"] is None) != (state["avg_start"] == 0):

@@ -13,7 +13,8 @@ from .kernel import parse_kernel_model
 from .labels import BinaryLabels
 from .linear import LinearModel
 from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TASKS, VERSION, check_float,
-                    check_weights_fit, expect_end, read_header, read_model_bytes, read_resume, read_weights)
+                    check_weights_fit, expect_end, header_float, read_header, read_model_bytes, read_resume,
+                    read_weights)
 from .multiclass import MulticlassModel
 
 
@@ -57,39 +58,42 @@ def load_model(path):
     header, i, _ = read_header(path, lines, HEADER_KEYS, OPTIONAL_KEYS, ("weights", "class"))
     task = header.get("task", "binary")
     if header["kind"] != "linear" or task not in TASKS or header["loss"] not in LOSSES[task]:
-        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{task}/{header['loss']}")
+        blame = "kind" if header["kind"] != "linear" else ("task" if task not in TASKS else "loss")
+        raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{task}/{header['loss']}",
+                               header.line(blame))
     n_features = header["n_features"]
     if not n_features.isdigit():
-        raise ModelFormatError(path, f"bad n_features {n_features!r}")
+        raise ModelFormatError(path, f"bad n_features {n_features!r}", header.line("n_features"))
     n = int(n_features)
     classes = header.get("classes", "")
     check_weights_fit(path, lines, n, int(classes) if task == "multiclass" and classes.isdigit() else 1)
     base = header["index_base"]
     if base not in ("0", "1"):
-        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}")
+        raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}", header.line("index_base"))
     base = int(base)
-    lam = check_float(header["lambda"], path, None, "lambda")
+    lam = header_float(path, header, "lambda")
     if lam <= 0:
-        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}")
+        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}", header.line("lambda"))
     if header["bias_mode"] not in ("none", "feature", "unregularized"):
-        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}")
+        raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}", header.line("bias_mode"))
     info = {k: header[k] for k in HEADER_KEYS + OPTIONAL_KEYS if k in header}
     if task == "multiclass":
         model, i = read_multiclass(path, lines, i, header, n, base, lam, info)
     else:
         w, i = read_weights(path, lines, i, n, base)
-        bias = check_float(header["bias"], path, None, "bias")
+        bias = header_float(path, header, "bias")
         labels = None
         if task == "binary":
-            neg = check_float(header["label_negative"], path, None, "label_negative")
-            pos = check_float(header["label_positive"], path, None, "label_positive")
+            neg = header_float(path, header, "label_negative")
+            pos = header_float(path, header, "label_positive")
             if neg >= pos:
                 raise ModelFormatError(path, f"label_negative {header['label_negative']} must be smaller than "
-                                             f"label_positive {header['label_positive']}")
+                                             f"label_positive {header['label_positive']}",
+                                       header.line("label_positive"))
             labels = BinaryLabels(neg, pos, header["label_negative"], header["label_positive"])
         epsilon = None
         if header["loss"] == "eps-insensitive":
-            epsilon = check_float(header.get("epsilon", "0"), path, None, "epsilon")
+            epsilon = header_float(path, header, "epsilon") if "epsilon" in header else 0.0
         model = LinearModel(w=w, bias=bias, labels=labels, lam=lam, bias_mode=header["bias_mode"], info=info,
                             loss=header["loss"], epsilon=epsilon)
         if i < len(lines) and lines[i].strip() == RESUME_BEGIN and task in ("binary", "regression"):
@@ -102,25 +106,26 @@ def load_model(path):
 def read_multiclass(path, lines, i, header, n, base, lam, info):
     K_text = header.get("classes", "")
     if not K_text.isdigit() or int(K_text) < 2:
-        raise ModelFormatError(path, f"bad number of classes {K_text!r}")
+        raise ModelFormatError(path, f"bad number of classes {K_text!r}", header.line("classes"))
     K = int(K_text)
     texts = header.get("class_labels", "").split()
     if len(texts) != K:
-        raise ModelFormatError(path, f"class_labels lists {len(texts)} labels for {K} classes")
-    classes = np.array([check_float(t, path, None, "class label") for t in texts])
+        raise ModelFormatError(path, f"class_labels lists {len(texts)} labels for {K} classes",
+                               header.line("class_labels"))
+    classes = np.array([check_float(t, path, header.line("class_labels"), "class label") for t in texts])
     if np.any(np.diff(classes) <= 0):
-        raise ModelFormatError(path, "class_labels must be increasing")
+        raise ModelFormatError(path, "class_labels must be increasing", header.line("class_labels"))
     method = header.get("multiclass", "")
     if method not in ("ovr", "crammer-singer"):
-        raise ModelFormatError(path, f"unknown multiclass method {method!r}")
+        raise ModelFormatError(path, f"unknown multiclass method {method!r}", header.line("multiclass"))
     cost = None
     if header.get("cost_matrix", "-") != "-":
         try:
             cost = np.array([[float(v) for v in row.split(",")] for row in header["cost_matrix"].split(";")])
         except ValueError:
-            raise ModelFormatError(path, "cost_matrix is not a matrix of numbers") from None
+            raise ModelFormatError(path, "cost_matrix is not a matrix of numbers", header.line("cost_matrix")) from None
         if cost.shape != (K, K):
-            raise ModelFormatError(path, f"cost_matrix must be {K} x {K}")
+            raise ModelFormatError(path, f"cost_matrix must be {K} x {K}", header.line("cost_matrix"))
         cost = cost.ravel()
     W = np.zeros((K, n))
     biases = np.zeros(K)

@@ -17,6 +17,7 @@ label order on ties).
 """
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -31,6 +32,10 @@ from .model import linear_model_text, save_model
 from .options import MULTICLASS_METHODS as METHODS
 from .options import fmt_label
 from .sampling import Orders
+
+
+class _Stopped(Exception):
+    """Ends a one-vs-rest worker thread whose run the caller stopped."""
 
 
 @dataclass
@@ -219,6 +224,14 @@ def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None
         check_weight_memory(n_features, K)         # the K weight vectors of the result
         seeds = np.random.SeedSequence(options.seed).spawn(K)
         one_thread = options.replace(n_threads=1)
+        stop = threading.Event()            # set when the caller stops (Ctrl-C, SIGTERM, an error)
+
+        def report(n):
+            # called by each class's solver after every block of iterations
+            if stop.is_set():
+                raise _Stopped()
+            if progress is not None:
+                progress(n)
 
         def one(c):
             y_pm = np.where(yc == c, 1.0, -1.0)
@@ -227,15 +240,27 @@ def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None
             blocks = ((ex.indptr, ex.indices, ex.data, y_pm, sample_weight, block, n)
                       for block, n in orders.blocks(plan.T, plan.k))
             return solve(blocks, n_features, one_thread, plan,
-                         projection_radius2(options.loss, options.lam, f0, sample_weight), progress=progress,
+                         projection_radius2(options.loss, options.lam, f0, sample_weight), progress=report,
                          load_from=(ex.indices, m))
 
         n_jobs = int(options.n_threads)
         if n_jobs == 1:
             fits = [one(c) for c in range(K)]
         else:
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                fits = list(pool.map(one, range(K)))
+            # the classes run in worker threads; a signal reaches the waiting main thread, which then
+            # stops the workers at their next block instead of waiting for every class to finish
+            pool = ThreadPoolExecutor(max_workers=n_jobs)
+            futures = []
+            try:
+                futures = [pool.submit(one, c) for c in range(K)]
+                fits = [f.result() for f in futures]
+            except BaseException:
+                stop.set()
+                for f in futures:
+                    f.cancel()
+                raise
+            finally:
+                pool.shutdown(wait=True)
         W = np.vstack([w for w, _ in fits])
         biases = np.array([b for _, b in fits])
     else:

@@ -187,6 +187,7 @@ def open_cache(cache_path, header=None, f=None, check=True):
         chunk = Chunk(arrays["labels"], arrays["indptr"], arrays["indices"], arrays["data"], 0, arrays.get("qid"))
         if check:
             _check_arrays(chunk, m, n_features)
+            _check_labels(chunk.labels, labels, bool(header["labels_overflow"]), int(header["n_lines"]))
         return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=n_features,
                             distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
                             n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
@@ -224,6 +225,29 @@ def _check_arrays(chunk, m, n_features, block=1 << 22):
             starts = np.searchsorted(indptr, falls, side="left")
             if np.any(np.asarray(indptr[np.minimum(starts, m)]) != falls):
                 raise ValueError("feature indices not increasing within a row")
+
+
+def _check_labels(values, distinct, overflow, n_lines, block=1 << 22):
+    """Raise ValueError unless the header's distinct labels agree with their texts and
+    lines and, when the header lists them all, every stored label is one of them (so that a
+    damaged cache is named as such, not blamed on a line of the text file)."""
+    for info in distinct:
+        try:
+            same = float(info.text) == info.value
+        except ValueError:          # spellings Python does not read (hexadecimal floats): not compared
+            same = True
+        if not same or not 1 <= info.line <= max(n_lines, 1):
+            raise ValueError(f"label {info.text!r} of line {info.line}")
+    if overflow or not distinct:
+        return
+    known = np.array(sorted(info.value for info in distinct))
+    for lo in range(0, values.shape[0], block):
+        part = np.asarray(values[lo:lo + block])
+        at = np.minimum(np.searchsorted(known, part), known.size - 1)
+        bad = np.flatnonzero(known[at] != part)
+        if bad.size:
+            raise ValueError(f"stored label {float(part[bad[0]])!r} of example {lo + int(bad[0]) + 1} is not "
+                             "one of the labels of its header")
 
 
 def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=None):

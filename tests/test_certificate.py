@@ -326,9 +326,13 @@ def test_bad_class_weights_in_a_model_file(heart, tmp_path):
     model.save(tmp_path / "w.model")
     text = (tmp_path / "w.model").read_text().replace("class_weights 1:2.0", "class_weights -1:-2.0,1:1.0")
     (tmp_path / "w.model").write_text(text)
-    bad = pegasos.load_model(tmp_path / "w.model")
+    line = text.splitlines().index("class_weights -1:-2.0,1:1.0") + 1
+    with pytest.raises(pegasos.ModelFormatError, match=f"line {line}: header 'class_weights' gives label -1 the "
+                                                       "weight -2.0, which is negative"):
+        pegasos.load_model(tmp_path / "w.model")
+    model.info["class_weights"] = "-1:-2.0,1:1.0"        # a model edited in memory is still checked
     with pytest.raises(ParameterError, match="class weight -2.0 of label -1.0 is not a non-negative"):
-        pegasos.duality_gap(bad, X, y)
+        pegasos.duality_gap(model, X, y)
 
 
 def test_bad_examples(heart):

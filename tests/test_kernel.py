@@ -1,6 +1,8 @@
 """Kernel Pegasos (Fig. 3): exactness against the linear trainer and a dense
 reference, cache and thread independence, budget, model files, command line."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -276,7 +278,8 @@ def test_damaged_kernel_model_is_refused(heart, tmp_path):
     model = train_kernel(X, y, kernel="rbf", lam=0.01, epochs=1)
     text = model_text(model)
     bad = tmp_path / "bad.model"
-    for broken, msg in [(text.replace("gamma ", "gamma -"), "bad kernel parameters"),
+    for broken, msg in [(text.replace("gamma ", "gamma -"), "line 5: header .gamma. holds .*negative"),
+                        (re.sub(r"\ngamma \S+", "\ngamma 0", text), "line 5: bad kernel parameters"),
                         (text.rsplit("\n", 3)[0] + "\n", "truncated"),
                         (text.replace("kernel rbf", "kernel laplace"), "unknown kernel"),
                         (text.replace("support_vectors_removed 0\n", ""), "header lacks")]:
@@ -342,3 +345,89 @@ def test_zero_based_model_file(heart, tmp_path):
     loaded = load_model(path)
     assert np.array_equal(loaded.sv_indices, model.sv_indices)
     assert np.array_equal(loaded.decision_function(X), model.decision_function(X))
+
+
+# ------------------------------------------------------------------ memory --
+
+def test_kernel_memory_bound_counts_each_part():
+    from pegasos.kernel import SV_SLOT_BYTES, kernel_memory
+    from pegasos.options import TrainOptions
+
+    o = TrainOptions(kernel="rbf", cache_mb=1.0).validate()
+    need = kernel_memory(o, m=1000, n_features=10, T=500, k=1)
+    assert need["cache"] == 1 << 20                               # the bound given
+    assert need["support"] == 2 * SV_SLOT_BYTES * 500             # at most T k slots, twice while growing
+    assert need["total"] == need["fixed"] + need["support"] + need["cache"]
+    big = kernel_memory(o.replace(cache_mb=1e9), m=1000, n_features=10, T=500, k=1)
+    assert big["cache"] == 8.0 * 1000 * 500                       # what m rows of 500 values can hold
+    budget = kernel_memory(o.replace(budget=20), m=1000, n_features=10, T=500, k=1)
+    assert budget["support"] == 2 * SV_SLOT_BYTES * 64            # the first allocation is 64 slots
+
+
+@pytest.mark.parametrize("settings, m, n, T, k, match", [
+    (dict(cache_mb=1e7), 10**6, 10, 10**6, 1, "cache_mb="),
+    (dict(projection=True), 10, 10, 10, 200_000, "batch_size="),
+    (dict(), 10, 10**10, 10, 1, "n_features = 10000000000"),
+    (dict(), 10**8, 10, 10**8, 1, "budget=: the support set of up to 100000000 vectors"),
+    (dict(budget=100), 10**8, 10, 10**8, 1, "state for 100000000 examples"),
+])
+def test_kernel_runs_beyond_memory_are_refused_before_allocating(monkeypatch, settings, m, n, T, k, match):
+    import pegasos.data
+    from pegasos.kernel import check_kernel_memory
+    from pegasos.options import TrainOptions
+
+    monkeypatch.setattr(pegasos.data, "memory_limit", lambda: float(1 << 30))
+    o = TrainOptions(kernel="rbf", **settings).validate()
+    with pytest.raises(ParameterError, match=match):
+        check_kernel_memory(o, m, n, T, k)
+    check_kernel_memory(o.replace(cache_mb=1.0, projection=False, budget=None), 1000, 10, 1000, 1)   # a small run fits
+
+
+def test_cli_names_cache_mb_under_a_memory_limit(tmp_path):
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.svm"
+    with open(data, "w") as f:
+        for i in range(20000):
+            f.write(f"{1 if i % 2 else -1} 1:{rng.random():.3f} 2:{rng.random():.3f}\n")
+    code = ("import resource, sys\n"
+            "from pegasos.data import memory_limit\n"
+            "vm = int([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmSize')][0]) * 1024\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), resource.RLIM_INFINITY))\n"
+            "from pegasos.cli import main\n"
+            "sys.argv = ['pegasos'] + sys.argv[1:]\n"
+            "main()\n")
+    base = [sys.executable, "-c", code, "train", "-q", "--kernel", "rbf", "--epochs", "1"]
+    r = subprocess.run(base + ["--cache-mb", "1e6", str(data), str(tmp_path / "m")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1 and r.stderr.startswith("Error: --cache-mb: a kernel-row cache of"), r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "m").exists()
+
+
+def test_kernel_model_support_vector_count_beyond_memory_names_its_line(heart, tmp_path, monkeypatch):
+    import pegasos.data
+
+    X, y = heart
+    text = model_text(train_kernel(X, y, kernel="rbf", lam=0.01, epochs=1))
+    (tmp_path / "m").write_text(text)
+    monkeypatch.setattr(pegasos.data, "memory_limit", lambda: 1000.0)
+    line = text.splitlines().index(next(ln for ln in text.splitlines() if ln.startswith("support_vectors "))) + 1
+    with pytest.raises(pegasos.ModelFormatError, match=f"line {line}: support_vectors"):
+        load_model(tmp_path / "m")
+
+
+def test_kernel_model_feature_index_beyond_memory_names_its_line(heart, tmp_path, monkeypatch):
+    import pegasos.data
+
+    X, y = heart
+    text = model_text(train_kernel(X, y, kernel="rbf", lam=0.01, epochs=1))
+    lines = text.splitlines()
+    sv = next(i for i, ln in enumerate(lines) if ln.startswith("support_vectors ")) + 1
+    lines = [ln.replace("n_features 13", "n_features 3000000000") for ln in lines]
+    lines[sv] += " 2999999999:1.0"
+    (tmp_path / "m").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(pegasos.data, "memory_limit", lambda: float(1 << 30))
+    with pytest.raises(pegasos.ModelFormatError, match=f"line {sv + 1}: feature index 2999999999 needs a dense row"):
+        load_model(tmp_path / "m")

@@ -425,22 +425,6 @@ def test_model_on_stdin_empty_model_name_and_huge_classes(tmp_path):
     assert f"line {line}:" in r.stderr
 
 
-def test_weight_block_fast_path_agrees_with_the_line_parser():
-    from pegasos.model import parse_weight_block as fast
-
-    rng = np.random.default_rng(3)
-    cols = np.sort(rng.choice(1000, size=200, replace=False))
-    vals = rng.normal(size=200) * 10.0 ** rng.integers(-300, 300, size=200)
-    block = [f"{c + 1}:{v!r}" for c, v in zip(cols.tolist(), vals.tolist())]
-    got = fast(block, 1000, 1)
-    assert got is not None
-    np.testing.assert_array_equal(got[0], cols)
-    assert [float(v).hex() for v in got[1]] == [float(v).hex() for v in vals]     # the same doubles
-    for bad in (["3:1.0", "2:1.0"], ["1:nan"], ["1:2", ":4"], ["1:2 3:4"], ["0:1.0"], ["1001:1.0"], ["1:abc"],
-                ["1:1e999"]):
-        assert fast(bad, 1000, 1) is None, bad
-
-
 def test_batch_larger_than_the_data_names_the_cli_option(tmp_path):
     X, y = make_data(m=50)
     data = write_svm(tmp_path / "d.svm", X, y)

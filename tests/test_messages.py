@@ -1,0 +1,126 @@
+"""One-line messages for a damaged cache, a read-only file system, and the
+command-line progress line when stderr is not a terminal."""
+
+import errno
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from conftest import ok, run_pegasos
+from pegasos import model as model_module
+from pegasos.errors import PegasosError
+
+
+def _write_data(path, m=400, n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    with open(path, "w") as f:
+        for i in range(m):
+            cols = np.sort(rng.choice(np.arange(1, n + 1), size=5, replace=False))
+            f.write(f"{1 if i % 2 else -1} " + " ".join(f"{c}:{rng.random():.3f}" for c in cols) + "\n")
+    return path
+
+
+def _cache_sections(cache):
+    raw = cache.read_bytes()
+    header = json.loads(raw[len(b"pegasos-cache\n"):].split(b"\0", 1)[0])
+    return raw, header
+
+
+@pytest.mark.parametrize("damage", ["label value", "label list", "label line"])
+def test_damaged_cache_labels_name_the_cache_file(tmp_path, damage):
+    data = _write_data(tmp_path / "d.svm")
+    cache = tmp_path / "d.cache"
+    ok(run_pegasos("train", "-q", "--cache", cache, data, tmp_path / "m"))
+    raw, header = _cache_sections(cache)
+    raw = bytearray(raw)
+    if damage == "label value":
+        off = header["sections"]["labels"][0] + 8 * 3
+        raw[off:off + 8] = struct.pack("=d", 3.0)
+    elif damage == "label list":
+        raw = raw.replace(b'"-1.0",\n   1', b'"-5.0",\n   1')
+    else:
+        raw = raw.replace(b'"-1.0",\n   1', b'"-1.0",\n   0')
+    cache.write_bytes(bytes(raw))
+    os.utime(cache)
+    r = run_pegasos("train", "-q", "--cache", cache, data, tmp_path / "m2")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"Error: {cache}: damaged cache file"), r.stderr
+    assert "d.svm" not in r.stderr and not (tmp_path / "m2").exists()
+
+
+def test_intact_cache_is_reused(tmp_path):
+    data = _write_data(tmp_path / "d.svm")
+    cache = tmp_path / "d.cache"
+    ok(run_pegasos("train", "-q", "--cache", cache, data, tmp_path / "m"))
+    stamp = cache.stat().st_mtime_ns
+    ok(run_pegasos("train", "-q", "--cache", cache, data, tmp_path / "m2"))
+    assert cache.stat().st_mtime_ns == stamp          # opened and checked, not rebuilt
+    assert (tmp_path / "m").read_bytes() == (tmp_path / "m2").read_bytes()
+
+
+def test_read_only_file_system_is_named(tmp_path, monkeypatch):
+    target = tmp_path / "out.model"
+
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+
+    monkeypatch.setattr(model_module.os, "access", lambda *a, **k: False)
+    monkeypatch.setattr(model_module.os, "statvfs", lambda d: ReadOnly())
+    with pytest.raises(PegasosError, match="is on a read-only file system"):
+        model_module.check_writable(str(target))
+
+
+def test_erofs_while_writing_is_named(tmp_path, monkeypatch):
+    def refuse(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(model_module.tempfile, "mkstemp", refuse)
+    with pytest.raises(PegasosError) as e:
+        model_module.atomic_write(str(tmp_path / "m"), lambda f: f.write("x"))
+    assert str(e.value) == f"cannot write {tmp_path / 'm'}: it is on a read-only file system"
+    assert os.listdir(tmp_path) == []
+
+
+def test_verbose_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+    import re
+
+    data = _write_data(tmp_path / "d.svm", m=3000)
+    common = ("--epochs", "200", "--seed", "3", data)
+    ok(run_pegasos("train", "-q", *common, tmp_path / "quiet.model"))
+    r = run_pegasos("train", "--verbose", "--progress-every", "0.01", *common, tmp_path / "verbose.model")
+    ok(r)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("training: ")]
+    assert len(lines) >= 2, r.stderr
+    found = [re.fullmatch(r"training: (\d+)/(\d+) iterations \((\d+\.\d)%\), (\d+\.\d) s", ln) for ln in lines]
+    assert all(found), lines
+    done = [int(f.group(1)) for f in found]
+    assert done == sorted(done) and done[-1] == int(found[-1].group(2)) == 200 * 3000
+    assert found[-1].group(3) == "100.0"
+    seconds = [float(f.group(4)) for f in found]
+    assert seconds == sorted(seconds)
+    assert (tmp_path / "quiet.model").read_bytes() == (tmp_path / "verbose.model").read_bytes()
+    r = run_pegasos("train", "-q", *common, tmp_path / "m3")          # no -v: nothing on stderr
+    assert r.stderr == ""
+
+
+def test_verbose_with_the_stopping_rule_counts_all_runs(tmp_path):
+    data = _write_data(tmp_path / "d.svm", m=2000)
+    r = run_pegasos("train", "--verbose", "--progress-every", "0.001", data, tmp_path / "m")
+    ok(r)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("training: ")]
+    assert lines and all(ln.endswith(" s") and "iterations" in ln for ln in lines), r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--verbose", "-q"), "give either -q/--quiet or --verbose"),
+    (("--verbose", "--progress-every", "0"), "--progress-every: the interval must be a positive"),
+    (("--verbose", "--progress-every", "nan"), "--progress-every"),
+])
+def test_verbose_options_are_checked(tmp_path, args, message):
+    data = _write_data(tmp_path / "d.svm", m=50)
+    r = run_pegasos("train", *args, data, tmp_path / "m")
+    assert r.returncode == 1 and r.stderr.startswith("Error: ") and message in r.stderr, r.stderr
+    assert not (tmp_path / "m").exists()
