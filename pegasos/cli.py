@@ -319,6 +319,9 @@ _check_options = _options(
                                help="Check points per decade of t (besides every epoch end).")),
     (("--trace-sample",), dict(type=int, metavar="N",
                                help="Compute the trace's training terms on a fixed random sample of N examples.")),
+    (("--trace-budget",), dict(type=float, default=0.1, show_default=True, metavar="F",
+                               help="Largest fraction of the training time the trace's checks may take: points "
+                                    "are skipped while over it (the last is always checked; 0: every point).")),
     (("--validation", "validation_file"), dict(metavar="FILE",
                                                help="Validation examples (index base of DATA; extra features are "
                                                     "ignored), evaluated at each check point.")),
@@ -354,8 +357,8 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
-          trace_file, trace_sample, validation_file, init_model=None, restart_schedule=False, resume_state=None,
-          cv_folds=None, as_json=False, **settings):
+          trace_file, trace_sample, trace_budget, validation_file, init_model=None, restart_schedule=False,
+          resume_state=None, cv_folds=None, as_json=False, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -439,7 +442,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     if trace_file is not None:
         from .trace import Trace
 
-        checks["trace"] = Trace(sample=trace_sample, seed=options.seed)
+        checks["trace"] = Trace(sample=trace_sample, seed=options.seed, budget=trace_budget)
     if validation_file is not None:
         from .io import read_svmlight
 

@@ -34,6 +34,7 @@ from .model import atomic_write
 TRACE_VERSION = 1
 CSV_MAGIC = "# pegasos-trace"
 MAX_EPOCH_POINTS = 1000      # epoch ends checked at most (evenly spread beyond that)
+DEFAULT_BUDGET = 0.1         # a trace spends at most this fraction of the training time on its checks
 TRAIN_COLUMNS = ("t", "epoch", "seconds", "objective", "loss", "norm_w", "train_error")
 LOWER_IS_BETTER = {"accuracy": False, "error": True, "objective": True, "loss": True, "mse": True}
 
@@ -97,6 +98,15 @@ class Trace:
     seed : int >= 0
         Seeds the draw of the sample (its own generator: the training order
         does not change).
+    budget : float >= 0
+        Largest fraction of the training time (``seconds``) the checks may
+        take: a check point is skipped while the checks so far took more
+        than ``budget`` times the training time so far (the last point, T,
+        is always checked; so are all points with early stopping, whose
+        result must not depend on timing).  A check costs one pass over the
+        examples it evaluates, as much as an epoch of k = 1 training, so on
+        fast runs this thins the points to what the budget allows.  0: check
+        every point.  Default 0.1.
 
     Attributes (after ``fit``)
     ----------
@@ -111,27 +121,34 @@ class Trace:
         the run whose model is returned.
     header : dict str -> str
         The returned model's header (``model.info``).
+    skipped : int
+        Check points of the returned run left out by the budget.
     """
 
-    def __init__(self, sample=None, seed=1):
+    def __init__(self, sample=None, seed=1, budget=DEFAULT_BUDGET):
         if sample is not None and (isinstance(sample, bool) or not isinstance(sample, (int, np.integer))
                                    or sample < 1):
             raise ParameterError(f"the trace sample must be a positive number of examples, got {sample!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ParameterError(f"the trace seed must be a non-negative integer, got {seed!r}")
+        if isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(budget) or budget < 0:
+            raise ParameterError(f"the trace budget must be a fraction >= 0 of the training time, got {budget!r}")
         self.sample = None if sample is None else int(sample)
         self.seed = int(seed)
+        self.budget = float(budget)
+        self.skipped = 0
         self.rows = []
         self.header = {}
-        self.runs = []            # (T, rows) of every run recorded, in order
+        self.runs = []            # (T, rows, skipped) of every run recorded, in order
 
     def select_run(self, iterations):
         """Keep the rows of the last recorded run of ``iterations`` iterations."""
-        for T, rows in reversed(self.runs):
+        for T, rows, skipped in reversed(self.runs):
             if T == iterations:
-                self.rows = rows
+                self.rows, self.skipped = rows, skipped
                 return
-        self.rows = self.runs[-1][1] if self.runs else []
+        self.rows, self.skipped = (self.runs[-1][1], self.runs[-1][2]) if self.runs else ([], 0)
 
     def write(self, path):
         """Write the trace to ``path`` (see :func:`write_trace`)."""
@@ -189,6 +206,7 @@ class Monitor:
             else:
                 self.train = (indptr, indices, data, y, sample_weight)
         self.excluded = 0.0
+        self.skipped = 0
         self.start = time.perf_counter()
 
     def _terms(self, arrays, w, b, weight):
@@ -214,6 +232,11 @@ class Monitor:
         stopping)."""
         now = time.perf_counter()
         seconds = now - self.start - self.excluded
+        budget = 0.0 if self.trace is None else self.trace.budget
+        if budget and self.patience is None and t != self.plan.T and self.excluded > budget * seconds:
+            self.skipped += 1          # the checks so far are over budget: leave this point out
+            self.excluded += time.perf_counter() - now
+            return False
         w, b = output()
         opts, plan = self.options, self.plan
         sq = float(np.dot(w, w))
@@ -257,8 +280,8 @@ class Monitor:
         """Finish the run: archive its rows in the trace; return the best
         (w, b) seen with early stopping, else None."""
         if self.trace is not None:
-            self.trace.runs.append((self.plan.T, self.rows))
-            self.trace.rows = self.rows
+            self.trace.runs.append((self.plan.T, self.rows, self.skipped))
+            self.trace.rows, self.trace.skipped = self.rows, self.skipped
         if self.patience is None or self.best is None:
             return None
         return self.best[2], self.best[3]

@@ -77,18 +77,18 @@ def test_trace_and_validation_do_not_change_the_model(case):
     Xv, yv = make_data(m=100, n=200 if wide else 20, seed=2)
     opts = pegasos.TrainOptions(lam=1e-3, epochs=3, eta0=0.1, **case)
     plain = pegasos.fit((X, y), opts)
-    tr = Trace()
+    tr = Trace(budget=0)
     traced = pegasos.fit((X, y), opts, trace=tr, validation=(Xv, yv))
     assert traced.to_text() == plain.to_text()
     assert len(tr.rows) > 10 and tr.rows[-1]["t"] == int(plain.info["iterations"])
-    sampled = pegasos.fit((X, y), opts, trace=Trace(sample=50))
+    sampled = pegasos.fit((X, y), opts, trace=Trace(sample=50, budget=0))
     assert sampled.to_text() == plain.to_text()
 
 
 def test_trace_leaves_the_automatic_defaults_and_keeps_the_returned_run():
     X, y = make_data(m=500, seed=3)
     plain = pegasos.fit((X, y), lam=1e-3)
-    tr = Trace()
+    tr = Trace(budget=0)
     traced = pegasos.fit((X, y), lam=1e-3, trace=tr)
     assert traced.to_text() == plain.to_text()
     assert len(tr.runs) >= 2                              # the doubling schedule's runs
@@ -105,7 +105,7 @@ def test_each_point_is_the_model_a_run_of_t_iterations_outputs(settings):
     X, y = make_data(m=200, seed=4)
     Xv, yv = make_data(m=80, seed=5)
     opts = pegasos.TrainOptions(lam=1e-2, iterations=700, sampling="uniform", step_offset=0.0, **settings)
-    tr = Trace()
+    tr = Trace(budget=0)
     pegasos.fit((X, y), opts, trace=tr, validation=(Xv, yv))
     by_t = {r["t"]: r for r in tr.rows}
     for t in (1, 5, 13, 200, 400, 631, 700):
@@ -132,7 +132,7 @@ def test_regression_trace_records_mean_squared_errors():
     y = X @ rng.normal(size=10)
     Xv = sp.random(50, 12, density=0.5, random_state=rng, format="csr")     # extra columns: ignored
     yv = Xv[:, :10] @ rng.normal(size=10)
-    tr = Trace()
+    tr = Trace(budget=0)
     model = pegasos.fit((X, y), loss="eps-insensitive", lam=1e-3, epochs=5, trace=tr, validation=(Xv, yv))
     last = tr.rows[-1]
     f = X @ model.w
@@ -146,7 +146,7 @@ def test_regression_trace_records_mean_squared_errors():
 def test_trace_sample_is_a_fixed_seeded_subset():
     X, y = make_data(m=2000, seed=7)
     opts = pegasos.TrainOptions(lam=1e-3, epochs=2, eta0=0.1)
-    full, a, b = Trace(), Trace(sample=300), Trace(sample=300)
+    full, a, b = Trace(budget=0), Trace(sample=300, budget=0), Trace(sample=300, budget=0)
     pegasos.fit((X, y), opts, trace=full)
     pegasos.fit((X, y), opts, trace=a)
     pegasos.fit((X, y), opts, trace=b)
@@ -166,7 +166,7 @@ def test_early_stopping_returns_the_best_model_seen(settings):
     X, y = make_data(m=300, seed=8, noise=1.0)
     Xv, yv = make_data(m=300, seed=9, noise=1.0)
     opts = pegasos.TrainOptions(lam=1e-3, epochs=50, eta0=0.5, early_stop=3, **settings)
-    tr = Trace()
+    tr = Trace(budget=0)
     model = pegasos.fit((X, y), opts, trace=tr, validation=(Xv, yv))
     info = model.info
     assert info["stopping"] == "early-stop" and info["early_stop_metric"] == "accuracy"
@@ -199,7 +199,7 @@ def _saved(model, _n=[0]):
 def test_early_stopping_by_a_lower_is_better_metric_and_without_stopping():
     X, y = make_data(m=300, seed=10)
     Xv, yv = make_data(m=100, seed=11)
-    tr = Trace()
+    tr = Trace(budget=0)
     model = pegasos.fit((X, y), lam=1e-2, epochs=3, eta0=0.1, early_stop=1000, early_stop_metric="objective",
                         trace=tr, validation=(Xv, yv))
     assert model.info["stopping"] == "iterations"          # patience never ran out
@@ -340,3 +340,26 @@ def test_trace_on_a9a_leaves_the_default_model(tmp_path):
     assert last["t"] == 100000 and last["validation_accuracy"] > 0.84
     # 0.4% above f* = 0.3517618027 (README), evaluated on all of a9a
     assert 0.35176 < last["objective"] < 0.3517618027 * 1.01
+
+
+def test_trace_budget_thins_the_points_and_never_changes_the_model():
+    """budget: a tiny one keeps only the first and the last point (the checks are over it at once), a
+    huge one keeps every point; the model is the same; early stopping checks every point whatever the
+    budget (its result must not depend on timing)."""
+    from pegasos.trace import check_points
+
+    X, y = make_data(m=400, seed=5)
+    Xv, yv = make_data(m=100, seed=6)
+    opts = pegasos.TrainOptions(lam=1e-3, epochs=4, eta0=0.1)
+    plain = pegasos.fit((X, y), opts)
+    points = check_points(int(plain.info["iterations"]), 400, 1, "permutation", opts.trace_points)
+    tiny, huge = Trace(budget=1e-12), Trace(budget=1e12)
+    assert pegasos.fit((X, y), opts, trace=tiny).to_text() == plain.to_text()
+    assert pegasos.fit((X, y), opts, trace=huge).to_text() == plain.to_text()
+    assert [r["t"] for r in huge.rows] == points and huge.skipped == 0
+    assert [r["t"] for r in tiny.rows] == [points[0], points[-1]] and tiny.skipped == len(points) - 2
+    stop = Trace(budget=1e-12)
+    pegasos.fit((X, y), opts, trace=stop, validation=(Xv, yv), early_stop=1000)
+    assert [r["t"] for r in stop.rows] == points and stop.skipped == 0
+    with pytest.raises(ParameterError, match="budget"):
+        Trace(budget=-1)
