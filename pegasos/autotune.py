@@ -31,6 +31,7 @@ import numpy as np
 
 from .defaults import DEFAULT_SEED
 from .errors import ParameterError
+from .data import take_rows
 from .io import Chunk
 
 # eta0 = 1/(lambda t0) candidates: 10^-4 .. 10 in steps of 10^(1/4)
@@ -58,12 +59,8 @@ def _rows(X, idx):
     start-up)."""
     if not isinstance(X, Chunk):
         return X.tocsr()[idx]
-    starts = X.indptr[idx]
-    lengths = X.indptr[idx + 1] - starts
-    indptr = np.zeros(idx.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    positions = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
-    return Chunk(labels=X.labels[idx], indptr=indptr, indices=X.indices[positions], data=X.data[positions])
+    indptr, indices, data = take_rows(X.indptr, X.indices, X.data, idx)
+    return Chunk(labels=X.labels[idx], indptr=indptr, indices=indices, data=data)
 
 
 def _n_rows(X):

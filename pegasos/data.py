@@ -325,3 +325,24 @@ def check_weight_memory(n_features, vectors=1):
                              "data for a stray huge index")
         error.memory_bound = True         # callers that hold the examples name the one with that index
         raise error
+
+
+def take_rows(indptr, indices, data, idx):
+    """The CSR arrays of the rows ``idx`` (sorted int64 (r,)) of a CSR matrix.
+
+    Parameters
+    ----------
+    indptr : int64 (m + 1,), indices : int32 (nnz,), data : float (nnz,)
+    idx : int64 (r,)
+
+    Returns
+    -------
+    (indptr int64 (r + 1,), indices, data) of the r rows, with the dtypes given;
+    NumPy only (the command line's paths do not import scipy).
+    """
+    starts = indptr[idx]
+    lengths = indptr[idx + 1] - starts
+    new_indptr = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_indptr[1:])
+    positions = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=np.int64)
+    return new_indptr, np.ascontiguousarray(indices[positions]), np.ascontiguousarray(data[positions])

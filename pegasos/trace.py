@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from .data import take_rows
 from .errors import DataError, ParameterError
 from .linear import example_losses
 from .model import atomic_write
@@ -74,16 +75,6 @@ def check_points(T, m, k, sampling, per_decade):
     for e in range(stride, n_epochs + 1, stride):
         points.add(math.ceil(e * m / k - 1e-9) if sampling == "uniform" else e * per_epoch)
     return sorted(p for p in points if 1 <= p <= T)
-
-
-def _rows(indptr, indices, data, idx):
-    """CSR arrays of the rows ``idx`` (sorted int64)."""
-    starts, ends = indptr[idx], indptr[idx + 1]
-    lens = ends - starts
-    new_indptr = np.zeros(idx.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=new_indptr[1:])
-    pos = np.repeat(starts - new_indptr[:-1], lens) + np.arange(int(new_indptr[-1]), dtype=np.int64)
-    return new_indptr, np.ascontiguousarray(indices[pos]), np.ascontiguousarray(data[pos])
 
 
 class Trace:
@@ -201,7 +192,7 @@ class Monitor:
             if self.trace.sample is not None and self.trace.sample < m:
                 rng = np.random.Generator(np.random.PCG64(self.trace.seed))
                 idx = np.sort(rng.choice(m, size=self.trace.sample, replace=False)).astype(np.int64)
-                sub = _rows(indptr, indices, data, idx)
+                sub = take_rows(indptr, indices, data, idx)
                 self.train = (*sub, y[idx], None if sample_weight is None else sample_weight[idx])
             else:
                 self.train = (indptr, indices, data, y, sample_weight)
