@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import DataError, ExampleError, ParameterError, PegasosError
+from .errors import DataError, ParameterError, PegasosError
 from .io import line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
 from .linear import LinearModel, new_state, projection_radius2
@@ -381,7 +381,7 @@ class _ActorGroup:
         return getattr(self.actor, name)(*args)
 
 
-def _gather(groups, name, *args, what="a call", timeout=None):
+def _gather(groups, name, *args, what="a call", hint="", timeout=None):
     """Call ``name`` on every group at once; the results in group order.
 
     A PegasosError raised on a worker is raised as is; anything else (a
@@ -394,7 +394,7 @@ def _gather(groups, name, *args, what="a call", timeout=None):
         raise
     except Exception as e:            # noqa: BLE001 - any failure of the cluster ends the run with one message
         text = str(e).splitlines()[0][:200] if str(e) else ""
-        raise ClusterError(f"{what} failed: {type(e).__name__}{': ' + text if text else ''}") from None
+        raise ClusterError(f"{what} failed ({type(e).__name__}{': ' + text if text else ''}){hint}") from None
 
 
 # ------------------------------------------------------------- the driver --
@@ -432,13 +432,7 @@ class _Cluster:
         except Exception as e:        # noqa: BLE001
             raise ClusterError(f"the workers cannot import pegasos ({type(e).__name__}: {str(e)[:200]}); "
                                "install the same pegasos on every worker") from None
-        if not versions:
-            raise ClusterError("the Dask cluster has no workers")
-        mine = _version()
-        other = {a: v for a, v in versions.items() if v != mine}
-        if other:
-            a, v = sorted(other.items())[0]
-            raise ClusterError(f"worker {a} runs pegasos {v}, the driver {mine}: install the same version everywhere")
+        check_versions(versions, _version())
         return sorted(versions)
 
     def actors(self, shards):
@@ -467,6 +461,16 @@ class _Cluster:
                     obj.close()
                 except Exception:     # noqa: BLE001 - closing a broken cluster is best effort
                     pass
+
+
+def check_versions(versions, mine):
+    """Raise ClusterError unless every worker (``{address: version}``) runs pegasos ``mine``."""
+    if not versions:
+        raise ClusterError("the Dask cluster has no workers")
+    other = {a: v for a, v in versions.items() if v != mine}
+    if other:
+        a, v = sorted(other.items())[0]
+        raise ClusterError(f"worker {a} runs pegasos {v}, the driver {mine}: install the same version everywhere")
 
 
 def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_plan=None, cluster=None):
@@ -628,18 +632,18 @@ def _labels(reports, options):
     seen = {}
     for r in reports:
         if r["overflow"]:
-            raise ExampleError(f"{r['name']} holds more than two labels: training on shards is binary "
+            raise ParameterError(f"{r['name']} holds more than two labels: training on shards is binary "
                                f"(or use {options.name('loss')} eps-insensitive for real-valued targets)")
         for value, text in r["labels"]:
             seen.setdefault(value, text)
     if len(seen) != 2:
-        raise ExampleError(f"binary training needs exactly two label values over all shards, got {len(seen)}: "
+        raise ParameterError(f"binary training needs exactly two label values over all shards, got {len(seen)}: "
                            f"{sorted(seen)[:5]}")
     (neg, nt), (pos, pt) = sorted(seen.items())
     if options.class_weight:
         for label in options.class_weight:
             if float(label) not in seen:
-                raise ExampleError(f"class weight given for label {label}, which is not in the shards")
+                raise ParameterError(f"class weight given for label {label}, which is not in the shards")
     return BinaryLabels(neg, pos, nt, pt)
 
 
@@ -650,7 +654,7 @@ def _run_exact(groups, state, plan, done, shared, progress, checkpoint):
     for t in range(done + 1, plan.T + 1):
         counts = draws.counts(t)
         replies = _gather(groups, "round", None if shared else update, t, counts,
-                          what=f"round {t} on the workers (one was lost?){checkpoint.hint()}")
+                          what=f"round {t} on the workers", hint=checkpoint.hint())
         indptr, indices, data, g = _concat([q for reply in replies for q in reply])
         state.apply_step(indptr, indices, data, g, plan.k)
         update = (indptr, indices, data, g, plan.k)
@@ -691,7 +695,7 @@ def _run_averaging(groups, sync, plan, sizes, done, extra, settings, progress, c
         s = min(steps, plan.T - (r - 1) * steps)
         local = dict(sync, b_sum=0.0)
         replies = _gather(groups, "local_round", r, local, s, batches,
-                          what=f"round {r} on the workers (one was lost?){checkpoint.hint()}")
+                          what=f"round {r} on the workers", hint=checkpoint.hint())
         parts = sorted((q for reply in replies for q in reply), key=lambda q: q[0])
         w = np.zeros_like(sync["v"])
         b = 0.0
@@ -736,8 +740,9 @@ class _Checkpointer:
 
     def hint(self):
         if self.last is None:
-            return ""
-        return f"; the checkpoint {self.settings.checkpoint} holds round {self.last}: rerun with --resume"
+            return "; no checkpoint was written (--checkpoint-every R)"
+        return (f"; {self.settings.checkpoint} holds round {self.last}: rerun with --resume "
+                f"{self.settings.checkpoint}")
 
     def model(self, w, b):
         info = self.options.header(self.plan, examples=self.n)
