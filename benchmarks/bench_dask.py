@@ -102,7 +102,8 @@ def main():
 Per round (= one iteration of Fig. 2 with batch k): the plain compiled loop (`pegasos.fit`, uniform sampling,
 one process), the local shard engine (`--engine local`: the same draws and the same compiled step in one
 process), and Dask with 2 local worker processes (`--engine dask --local-workers 2`: one actor call per worker
-per round, the violators' rows broadcast). Times exclude cluster start (about 2-3 s) and reading the shards.
+per round, the violators' rows broadcast). Times exclude cluster start (about 2-3 s) and reading the shards;
+the plain loop's column is the whole `fit` divided by its T (max(R, 20000/k)), setup included.
 
 {markdown_table(["k", "plain loop ms/iteration", "local shards ms/round", "Dask ms/round (median)",
                  "Dask p90 ms", "Dask rounds/s", "local shard rounds/s", "Dask model == local"], rows)}
@@ -111,8 +112,9 @@ Averaging mode (`--sync-every 100`, k = 64, 30 averages): {avg_s[0]:.3f} s per a
 per shard (p90 {avg_s[1]:.3f} s), i.e. {100 / avg_s[0]:.0f} local steps/s per shard including the exchange of
 the dense w (123 features).
 
-Reading: a Dask round costs a few milliseconds of messaging whatever k is, against microseconds for a local
-step on a9a, so on data that fit one machine the local engine is always faster; the Dask engine is for shards
+Reading: a Dask round costs tens of milliseconds here (one actor round trip per worker on a loaded 2-core
+machine; the design note measured a 4-7 ms floor on an idle one) whatever k is, against well under a
+millisecond for a local step on a9a, so on data that fit one machine the local engine is always faster; the Dask engine is for shards
 that do not fit one machine (or are read in parallel where they are stored), with k in the hundreds or more,
 or averaging mode, so that each round carries enough work.
 """

@@ -22,7 +22,7 @@ from pegasos import TrainOptions
 from pegasos.cli import main
 from pegasos.engine_dask import (ClusterError, EngineSettings, Shard, ShardWorker, check_versions, expand_shards,
                                  fit_shards)
-from pegasos.errors import ParameterError
+from pegasos.errors import DataError, ParameterError
 from pegasos.examples import as_examples
 from pegasos.io import read_svmlight
 from pegasos.linear import fit_linear
@@ -327,6 +327,9 @@ def test_dask_processes_identical_and_a_killed_worker(shards, tmp_path):
     try:
         settings = EngineSettings(engine="dask", scheduler=cluster.scheduler_address)
         assert np.array_equal(fit_shards(folder, OPTS, settings).w, fit_shards(folder, OPTS).w)
+        (tmp_path / "bad.svm").write_text("1 1:1\n-1 2:x\n")         # a worker's DataError crosses back whole
+        with pytest.raises(DataError, match=r"bad.svm, line 2: "):
+            fit_shards(str(tmp_path / "bad.svm"), OPTS.replace(batch_size=1), settings)
         with distributed.Client(cluster) as client:
             pids = sorted(client.run(os.getpid).values())
         opts = OPTS.replace(iterations=2000)
