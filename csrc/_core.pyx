@@ -737,7 +737,11 @@ cdef class LinearState:
         ValueError
             Pair (ranking) mode, an index out of range, arrays of the wrong length.
         """
-        cdef Py_ssize_t nv, n = rows.shape[0], m = indptr.shape[0] - 1
+        cdef Py_ssize_t nv, r, n = rows.shape[0], m = indptr.shape[0] - 1
+        cdef int64_t j
+        cdef bint bad
+        cdef int64_t[::1] vv
+        cdef double[::1] gv
         cdef const double* swp = NULL
         cdef const double[::1] sw
         if self.pairs or self.n_classes != 1:
@@ -746,8 +750,16 @@ cdef class LinearState:
             raise ValueError("y must have one entry per example")
         if n and (np.min(rows) < 0 or np.max(rows) >= m):
             raise ValueError("rows holds an index outside 0..m-1")
-        if indices.shape[0] and np.max(indices) >= self.n_features:
-            raise ValueError("a column index is >= n_features")
+        if indptr[0] != 0 or indptr[m] > indices.shape[0] or data.shape[0] != indices.shape[0]:
+            raise ValueError("inconsistent CSR arrays")
+        bad = False
+        with nogil:                 # the rows' columns only: O(non-zeros of the batch), not of X
+            for r in range(n):
+                for j in range(indptr[rows[r]], indptr[rows[r] + 1]):
+                    if indices[j] < 0 or indices[j] >= self.n_features:
+                        bad = True
+        if bad:
+            raise ValueError("a column index of the rows is outside 0..n_features-1")
         if sample_weight is not None:
             sw = sample_weight
             if sw.shape[0] != m:
@@ -761,9 +773,11 @@ cdef class LinearState:
                                &data[0] if data.shape[0] else NULL, &y[0], swp, &rows[0], n)
         viol = np.empty(nv, dtype=np.int64)
         g = np.empty(nv, dtype=np.float64)
+        vv = viol
+        gv = g
         for r in range(nv):
-            viol[r] = self.viol[r]
-            g[r] = self.viol_y[r]
+            vv[r] = self.viol[r]
+            gv[r] = self.viol_y[r]
         return viol, g
 
     def apply_step(self, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

@@ -48,6 +48,7 @@ from .sampling import ShardDraws
 ENGINES = ("local", "dask")
 CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
 GLOB_CHARS = "*?["
+MAX_SPLIT = 100_000         # byte ranges of one file (each a shard the driver lists)
 
 
 class ClusterError(PegasosError):
@@ -120,8 +121,8 @@ def expand_shards(spec, split=None, name="DATA"):
     paths = [os.path.abspath(p) for p in paths]
     if split is None:
         return [Shard(p) for p in paths]
-    if int(split) < 1:
-        raise ParameterError(f"--split: the number of byte ranges must be >= 1, got {split}")
+    if not 1 <= int(split) <= MAX_SPLIT:
+        raise ParameterError(f"--split: the number of byte ranges must be in 1..{MAX_SPLIT}, got {split}")
     from .io import is_plain_text_file
 
     shards = []
@@ -547,8 +548,6 @@ def _shard_options(options):
     changes = {"sampling": "uniform"}
     if options.step_is_automatic:
         changes["step_offset"] = 0.0
-    if options.length_is_automatic:
-        changes["preset"] = options.preset
     return options.replace(**changes)
 
 
