@@ -354,3 +354,30 @@ def test_dask_processes_identical_and_a_killed_worker(shards, tmp_path):
         cluster.close()
     resumed = fit_shards(folder, opts, EngineSettings(resume=ck))         # the same run, continued locally
     assert np.array_equal(resumed.w, fit_shards(folder, opts).w)
+
+
+def test_cli_checkpoint_and_resume(shards, tmp_path):
+    out, again = tmp_path / "m.model", tmp_path / "again.model"
+    args = ["-T", "150", "-k", "16", "--seed", "3", "--t0", "10", "-l", "1e-2", "--checkpoint-every", "40",
+            str(shards / "bin")]
+    r = CliRunner().invoke(main, ["train", "-q"] + args + [str(out)])
+    assert r.exit_code == 0, r.output
+    ck = str(out) + ".ckpt"
+    assert os.path.exists(ck) and pegasos.load_model(ck + ".model").info["iterations"] == "120"
+    r = CliRunner().invoke(main, ["train", "-q", "--resume", ck] + args[:-3] + [str(shards / "bin"), str(again)])
+    assert r.exit_code == 0, r.output
+    assert np.array_equal(pegasos.load_model(str(again)).w, pegasos.load_model(str(out)).w)
+    r = CliRunner().invoke(main, ["train", "-q", "--resume", ck, "-T", "150", "-k", "16", "--seed", "3", "--t0", "10",
+                                  "-l", "0.5", str(shards / "bin"), str(again)])
+    assert r.exit_code == 1 and "Error: --resume" in r.output and "lambda" in r.output
+
+
+@pytest.mark.slow
+def test_cli_local_workers(shards, tmp_path):
+    pytest.importorskip("distributed")
+    a, b = tmp_path / "local.model", tmp_path / "dask.model"
+    base = ["train", "-q", "-T", "60", "-k", "64", "--t0", "10", "--split", "3", str(shards / "bin" / "a.svm")]
+    assert CliRunner().invoke(main, base + [str(a)]).exit_code == 0
+    r = CliRunner().invoke(main, base[:-1] + ["--engine", "dask", "--local-workers", "2", base[-1], str(b)])
+    assert r.exit_code == 0, r.output
+    assert a.read_text().replace("engine local", "engine dask") == b.read_text()
