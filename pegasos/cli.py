@@ -337,7 +337,9 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         check_distinct_files(cache_file, "--cache", (("DATA", data), ("MODEL", model)))
     shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None
                  or resume is not None or checkpoint_every is not None or sync_every != "1")
-    if shard_run or (data != "-" and _names_shards(data)):
+    from .engine_dask import is_shard_spec
+
+    if shard_run or (data != "-" and is_shard_spec(data)):
         if stream or cache_file is not None or report_gap or cost_matrix is not None or cost_factor is not None:
             raise ParameterError("training on shards takes none of --stream, --cache, --report-gap, "
                                  "--cost-matrix, -j")
@@ -379,11 +381,6 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         if report_gap:
             summary += " | " + _gap_summary(result, d)
         click.echo(summary, err=to_stdout)
-
-
-def _names_shards(data):
-    """DATA is a glob, a directory or @list.txt (several shards)."""
-    return data.startswith("@") or any(c in data for c in "*?[") or os.path.isdir(data)
 
 
 def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,

@@ -71,6 +71,8 @@ class Shard:
 def is_shard_spec(spec):
     """Whether DATA names several shards (a glob, a directory or ``@list.txt``) rather than one file."""
     spec = os.fspath(spec)
+    if os.path.isfile(spec):          # a file whose name holds * ? [ or @ is that file
+        return False
     return spec.startswith("@") or any(c in spec for c in GLOB_CHARS) or os.path.isdir(spec)
 
 
@@ -92,10 +94,12 @@ def expand_shards(spec, split=None, name="DATA"):
     Raises
     ------
     ParameterError
-        Nothing matches, a listed file is missing, or ``split`` is not >= 1.
+        Nothing matches, a listed file is missing, or ``split`` is not in 1..MAX_SPLIT.
     """
     spec = os.fspath(spec)
-    if spec.startswith("@"):
+    if os.path.isfile(spec):
+        paths = [spec]
+    elif spec.startswith("@"):
         listing = spec[1:]
         try:
             with open(listing, encoding="utf-8") as f:

@@ -381,3 +381,13 @@ def test_cli_local_workers(shards, tmp_path):
     r = CliRunner().invoke(main, base[:-1] + ["--engine", "dask", "--local-workers", "2", base[-1], str(b)])
     assert r.exit_code == 0, r.output
     assert a.read_text().replace("engine local", "engine dask") == b.read_text()
+
+
+def test_a_file_named_like_a_glob_is_that_file(shards, tmp_path):
+    odd = tmp_path / "d[1]*.svm"
+    odd.write_bytes((shards / "bin" / "a.svm").read_bytes())
+    assert [s.path for s in expand_shards(str(odd))] == [str(odd)]
+    out = tmp_path / "m.model"
+    r = CliRunner().invoke(main, ["train", "-q", "-T", "20", str(odd), str(out)])
+    assert r.exit_code == 0, r.output
+    assert "engine" not in out.read_text()          # the ordinary in-memory training
