@@ -642,53 +642,175 @@ cdef class LinearState:
                 u[nf] += self.A * d
         self.sqnorm += self.a * self.a * (2.0 * d * dotv + d * d * xx)
 
+    cdef Py_ssize_t _collect(self, const int64_t* indptr, const int32_t* indices,
+                             const floating* data, const double* y, const double* sw, const int64_t* order,
+                             Py_ssize_t bsz) noexcept nogil:
+        """Scores at w_t of the batch ``order[0 : bsz * step]``; keep the examples
+        with a non-zero sub-gradient g = -dloss/dz (paper Sec. 5: only the loss's
+        sub-gradient changes) in viol / viol2 / viol_y (g times the weight), in
+        batch order.  Returns their number."""
+        cdef Py_ssize_t r, nv = 0, step = 2 if self.pairs else 1
+        cdef int64_t i, i2
+        cdef double z, yy, g, wgt
+        for r in range(bsz):
+            i = order[r * step]
+            if self.pairs:
+                # ranking: the example is x_a - x_b with label sign(y_a - y_b)
+                i2 = order[r * step + 1]
+                z = self._score(indptr, indices, data, i) - self._score(indptr, indices, data, i2)
+                yy = 1.0 if y[i] > y[i2] else -1.0
+                wgt = 1.0
+            else:
+                i2 = -1
+                z = self._score(indptr, indices, data, i)
+                yy = y[i]
+                wgt = 1.0 if sw == NULL else sw[i]
+            g = _subgradient(self.loss, yy, z, self.epsilon)
+            if g != 0.0:
+                self.viol[nv] = i
+                self.viol2[nv] = i2
+                self.viol_y[nv] = g * wgt
+                nv += 1
+        return nv
+
+    cdef void _update(self, const int64_t* indptr, const int32_t* indices, const floating* data,
+                      const int64_t* rows, const int64_t* rows2, const double* gw,
+                      Py_ssize_t nv, Py_ssize_t bsz, int64_t t) noexcept nogil:
+        """Iteration t after the scores (Fig. 2): shrink (and the running sum),
+        add eta_t/|A_t| * sum of g_r x_r over the nv violators in batch order
+        (row ``rows[r]`` of the CSR arrays, or row r when ``rows`` is NULL;
+        minus ``rows2[r]`` for ranking pairs), project and refold."""
+        cdef Py_ssize_t r
+        cdef int64_t i
+        cdef double eta, c
+        eta = self._begin_step(t)
+        c = eta / bsz
+        for r in range(nv):
+            i = r if rows == NULL else rows[r]
+            self._add(indptr, indices, data, i, c * gw[r] / self.a)
+            if rows2 != NULL:
+                self._add(indptr, indices, data, rows2[r], -c * gw[r] / self.a)
+            if self.bias_mode == 2:
+                self.b += c * gw[r]
+        self._end_step(t)
+
     cdef void _run(self, const int64_t* indptr, const int32_t* indices,
                    const floating* data, const double* y, const double* sw, const int64_t* order,
                    Py_ssize_t n_order, int64_t n_iter, Py_ssize_t k) noexcept nogil:
         cdef int64_t it, t
-        cdef Py_ssize_t pos = 0, bsz, r, nv, step = 2 if self.pairs else 1
-        cdef int64_t i, i2
-        cdef double eta, z, yy, g, c, wgt
-        cdef double eps = self.epsilon
-        cdef int loss = self.loss
+        cdef Py_ssize_t pos = 0, bsz, nv, step = 2 if self.pairs else 1
         for it in range(n_iter):
             t = self.t + 1
             bsz = k
             if pos + bsz * step > n_order:
                 bsz = (n_order - pos) // step
-            # ---- scores at w_t; keep the examples with a non-zero sub-gradient
-            #      g = -dloss/dz (paper Sec. 5: only the loss's sub-gradient changes)
-            nv = 0
-            for r in range(bsz):
-                i = order[pos + r * step]
-                if self.pairs:
-                    # ranking: the example is x_a - x_b with label sign(y_a - y_b)
-                    i2 = order[pos + r * step + 1]
-                    z = self._score(indptr, indices, data, i) - self._score(indptr, indices, data, i2)
-                    yy = 1.0 if y[i] > y[i2] else -1.0
-                    wgt = 1.0
-                else:
-                    i2 = -1
-                    z = self._score(indptr, indices, data, i)
-                    yy = y[i]
-                    wgt = 1.0 if sw == NULL else sw[i]
-                g = _subgradient(loss, yy, z, eps)
-                if g != 0.0:
-                    self.viol[nv] = i
-                    self.viol2[nv] = i2
-                    self.viol_y[nv] = g * wgt
-                    nv += 1
+            nv = self._collect(indptr, indices, data, y, sw, order + pos, bsz)
             pos += bsz * step
-            eta = self._begin_step(t)
-            # ---- add eta/|A_t| * sum of g_i x_i
-            c = eta / bsz
-            for r in range(nv):
-                self._add(indptr, indices, data, self.viol[r], c * self.viol_y[r] / self.a)
-                if self.pairs:
-                    self._add(indptr, indices, data, self.viol2[r], -c * self.viol_y[r] / self.a)
-                if self.bias_mode == 2:
-                    self.b += c * self.viol_y[r]
-            self._end_step(t)
+            self._update(indptr, indices, data, self.viol, self.viol2 if self.pairs else NULL,
+                         self.viol_y, nv, bsz, t)
+
+    def collect(self, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                const double[::1] y, const int64_t[::1] rows, sample_weight=None):
+        """The margin phase of one iteration of Fig. 2, without the update.
+
+        Scores the examples ``rows`` (a part of the batch A_t) at the
+        current w_t exactly as :meth:`run` does and returns those with a
+        non-zero sub-gradient, for a step applied with :meth:`apply_step`
+        (training on shards: the margins are computed where the rows are).
+
+        Parameters
+        ----------
+        indptr, indices, data : CSR arrays (int64, int32, float64) of X,
+            shape (m, n_features), column indices < n_features
+        y : float64 array of shape (m,): -1.0/+1.0, or the regression target
+        rows : int64 array of example indices in 0..m-1 (the batch, in order)
+        sample_weight : float64 array of shape (m,) or None
+
+        Returns
+        -------
+        (viol, g) : int64 array of the violators' positions in ``rows``
+            order (their example indices), float64 array of g times the
+            weight (g = -dloss/dz of Sec. 5; y for the hinge), batch order.
+
+        Raises
+        ------
+        ValueError
+            Pair (ranking) mode, an index out of range, arrays of the wrong length.
+        """
+        cdef Py_ssize_t nv, r, n = rows.shape[0], m = indptr.shape[0] - 1
+        cdef int64_t j
+        cdef bint bad
+        cdef int64_t[::1] vv
+        cdef double[::1] gv
+        cdef const double* swp = NULL
+        cdef const double[::1] sw
+        if self.pairs or self.n_classes != 1:
+            raise ValueError("collect() is for binary classification and regression")
+        if y.shape[0] != m:
+            raise ValueError("y must have one entry per example")
+        if n and (np.min(rows) < 0 or np.max(rows) >= m):
+            raise ValueError("rows holds an index outside 0..m-1")
+        if indptr[0] != 0 or indptr[m] > indices.shape[0] or data.shape[0] != indices.shape[0]:
+            raise ValueError("inconsistent CSR arrays")
+        bad = False
+        with nogil:                 # the rows' columns only: O(non-zeros of the batch), not of X
+            for r in range(n):
+                for j in range(indptr[rows[r]], indptr[rows[r] + 1]):
+                    if indices[j] < 0 or indices[j] >= self.n_features:
+                        bad = True
+        if bad:
+            raise ValueError("a column index of the rows is outside 0..n_features-1")
+        if sample_weight is not None:
+            sw = sample_weight
+            if sw.shape[0] != m:
+                raise ValueError("sample_weight must have one entry per example")
+            swp = &sw[0]
+        self._reserve(max(n, 1))
+        if n == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        with nogil:
+            nv = self._collect(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                               &data[0] if data.shape[0] else NULL, &y[0], swp, &rows[0], n)
+        viol = np.empty(nv, dtype=np.int64)
+        g = np.empty(nv, dtype=np.float64)
+        vv = viol
+        gv = g
+        for r in range(nv):
+            vv[r] = self.viol[r]
+            gv[r] = self.viol_y[r]
+        return viol, g
+
+    def apply_step(self, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                   const double[::1] g, Py_ssize_t batch_size):
+        """Iteration t = self.t + 1 of Fig. 2 with the violators given from outside:
+        w <- (1 - 1/t) w + eta_t/|A_t| sum_r g_r x_r, then the projection and the
+        average, through the same arithmetic as :meth:`run`.
+
+        Parameters
+        ----------
+        indptr, indices, data : CSR arrays (int64, int32, float64) of the nv
+            violators' rows x_r, in batch order (column indices < n_features)
+        g : float64 array of shape (nv,): g_r times the weight (:meth:`collect`)
+        batch_size : |A_t| >= 1, the size of the whole batch (violators or not)
+
+        Raises
+        ------
+        ValueError
+            Pair (ranking) or multiclass state, lengths that do not agree, an index out of range.
+        """
+        cdef Py_ssize_t nv = indptr.shape[0] - 1
+        if self.pairs or self.n_classes != 1:
+            raise ValueError("apply_step() is for binary classification and regression")
+        if batch_size < 1 or g.shape[0] != nv or nv > batch_size:
+            raise ValueError("g needs one entry per row and batch_size >= the number of rows")
+        if indptr[0] != 0 or indptr[nv] != indices.shape[0] or data.shape[0] != indices.shape[0]:
+            raise ValueError("inconsistent CSR arrays")
+        if indices.shape[0] and (np.max(indices) >= self.n_features or np.min(indices) < 0):
+            raise ValueError("a column index is outside 0..n_features-1")
+        with nogil:
+            self._update(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                         &data[0] if data.shape[0] else NULL, NULL, NULL,
+                         &g[0] if nv else NULL, nv, batch_size, self.t + 1)
 
     cdef void _team(self, const int64_t* indptr, const int32_t* indices,
                     const floating* data, const double* y, const double* sw, const int64_t* order,

@@ -331,6 +331,25 @@ _check_options = _options(
     (("--early-stop-metric",), dict(type=click.Choice(["accuracy", "error", "objective", "loss", "mse"]),
                                     help="Validation metric of --early-stop [default: accuracy; mse for "
                                          "regression].")),
+_shard_options = _options(
+    "Shards and clusters (linear binary and regression)",
+    (("--engine",), dict(type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                         help="local: this process; dask: a Dask cluster (pip install 'pegasos[dask]'). With shards "
+                              "(DATA a quoted glob, a directory or @list.txt, or --split) both draw the same "
+                              "batches and give the same model.")),
+    (("--scheduler",), dict(metavar="ADDRESS", help="Dask scheduler to use (tcp://HOST:PORT).")),
+    (("--local-workers",), dict(type=int, metavar="N", help="Start a local Dask cluster of N worker processes.")),
+    (("--split",), dict(type=int, metavar="N", help="Cut each DATA file into N newline-aligned byte ranges, "
+                                                    "one shard each.")),
+    (("--sync-every",), dict(default="1", show_default=True, metavar="S|epoch",
+                             help="1: exact mini-batch Pegasos (k drawn from all shards each step); S > 1 or "
+                                  "epoch: S local steps per shard between model averages (faster, no Pegasos "
+                                  "bound).")),
+    (("--checkpoint-every",), dict(type=int, metavar="R", help="Write the run's state every R rounds to "
+                                                               "--checkpoint (and a model file next to it).")),
+    (("--checkpoint",), dict(metavar="FILE", help="Checkpoint file [default: MODEL.ckpt].")),
+    (("--resume",), dict(metavar="CHECKPOINT", help="Continue the run saved in CHECKPOINT (same DATA and "
+                                                     "options): the same final model as an uninterrupted run.")),
 )
 
 #: train's command-line parameters that are TrainOptions fields of the same name
@@ -348,6 +367,7 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_kernel_options
 @_streaming_options
 @_check_options
+@_shard_options
 @_data_options
 @click.option("-v", "cv_folds", type=click.IntRange(min=2), metavar="K", cls=_SectionOption,
               section="Input and output", help="K-fold cross-validation instead (as pegasos cv -v K; LIBLINEAR "
@@ -357,8 +377,9 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
-          trace_file, trace_sample, trace_budget, validation_file, init_model=None, restart_schedule=False,
-          resume_state=None, cv_folds=None, as_json=False, **settings):
+          trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
+          checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
+          cv_folds=None, as_json=False, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -425,6 +446,21 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         check_distinct_files(trace_file, "--trace", (("DATA", data), ("MODEL", model)))
     if trace_sample is not None and (trace_file is None or trace_sample < 1):
         raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
+    shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None
+                 or resume is not None or checkpoint_every is not None or sync_every != "1")
+    from .engine_dask import is_shard_spec
+
+    if shard_run or (data != "-" and is_shard_spec(data)):
+        if (stream or cache_file is not None or report_gap or cost_matrix is not None or cost_factor is not None
+                or trace_file is not None or validation_file is not None or init_model is not None or as_json):
+            raise ParameterError("training on shards takes none of --stream, --cache, --report-gap, "
+                                 "--cost-matrix, -j, --trace, --validation, --init, --json")
+        if settings["sampling"] not in (None, "uniform"):
+            raise ParameterError(f"--sampling {settings['sampling']}: training on shards draws i.i.d. batches "
+                                 "(uniform) from all shards")
+        _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
+                      split, sync_every, checkpoint_every, checkpoint, resume)
+        return
     if shuffle_buffer is not None:
         from .stream import check_rereadable
 
@@ -492,6 +528,41 @@ def _options_of_data(options, d, class_weights, cost_factor, cost_matrix):
 
         options = options.replace(cost=tuple(read_cost_matrix(cost_matrix, _n_classes(d)).tolist()))
     return options
+
+
+def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
+                  split, sync_every, checkpoint_every, checkpoint, resume):
+    """train on shard files (pegasos.engine_dask.fit_shards), here or on a Dask cluster."""
+    from .engine_dask import EngineSettings, fit_shards
+    from .errors import ParameterError
+
+    if sync_every != "epoch":
+        try:
+            sync_every = int(sync_every)
+        except ValueError:
+            raise ParameterError(f"--sync-every: a number of steps >= 1 or 'epoch', got {sync_every!r}") from None
+    if checkpoint_every is not None and checkpoint is None:
+        if to_stdout:
+            raise ParameterError("--checkpoint-every with MODEL on standard output needs --checkpoint FILE")
+        checkpoint = model + ".ckpt"
+    settings = EngineSettings(engine=engine, scheduler=scheduler, local_workers=local_workers, sync_every=sync_every,
+                              checkpoint_every=checkpoint_every, checkpoint=checkpoint, resume=resume,
+                              zero_based=True if zero_based else None, dtype=dtype).validate()
+    progress = _Progress(quiet)
+    bar = _TrainingBar(progress)
+    t1 = time.perf_counter()
+    try:
+        result = fit_shards(data, options, settings, split=split, progress=bar.update, on_plan=bar.start)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t1
+    result.save(model)
+    if not quiet:
+        info = result.info
+        click.echo(f"{info['train_examples']} examples in {info['shards']} shards, {result.n_features} features | "
+                   f"engine {engine}, sync every {info['sync_every']} | T = {info['iterations']}, k = "
+                   f"{info['batch_size']}, lambda = {result.lam:g} | {seconds:.2f} s | model: "
+                   f"{'standard output' if to_stdout else model}", err=to_stdout)
 
 
 def _gap_summary(result, d):

@@ -18,8 +18,12 @@ class DataError(PegasosError, ValueError):
     def __init__(self, path, message, line=None):
         self.path = path
         self.line = line
+        self.message = message
         where = str(path) if line is None else f"{path}, line {line}"
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):           # pickled across processes (errors raised on Dask workers)
+        return (type(self), (self.path, self.message, self.line))
 
 
 class ModelFormatError(DataError):
@@ -50,6 +54,9 @@ class ExampleError(ParameterError):
         super().__init__(message)
         self.example = example
         self.detail = detail or message
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.example, self.detail))
 
     def in_file(self, path, line=None):
         """The same error told of the file it came from.

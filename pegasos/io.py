@@ -578,6 +578,53 @@ def _line_ranges(path, size, parts):
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+def line_ranges(path, parts):
+    """Cut a plain file into at most ``parts`` byte ranges [start, end) that
+    each begin at the start of a line (a range may hold no line when a line
+    is longer than size/parts); list of (start, end) int pairs covering the file.
+
+    Raises
+    ------
+    DataError
+        The file cannot be read.
+    """
+    size = _file_size(path)
+    if size is None:
+        raise DataError(path, "cannot be read (not a regular file)")
+    try:
+        return _line_ranges(path, size, max(1, int(parts)))
+    except OSError as e:
+        raise DataError(path, f"cannot be read ({e.strerror or e})") from None
+
+
+def read_svmlight_range(path, start, end, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZE):
+    """Read the lines of bytes [start, end) of a plain SVMlight file (``start``
+    at a line start, as :func:`line_ranges` cuts them) into an
+    :class:`SVMLightData` of those rows (``n_lines`` counts its own lines).
+
+    Raises
+    ------
+    DataError
+        Unreadable file or malformed line; the message names the file and
+        the line within the range.
+    """
+    parser = _parser(zero_based, dtype)
+    try:
+        stream = _Range(path, int(start), int(end))
+    except OSError as e:
+        raise DataError(path, f"cannot be read ({e.strerror or e})") from None
+    try:
+        for buf in _whole_lines(stream, f"{path} (bytes {start}-{end})", block_size):
+            _feed(parser, buf, f"{path} (bytes {start}-{end})")
+    finally:
+        stream.close()
+    labels, indptr, indices, data, qids = parser.take()
+    return SVMLightData(
+        path=str(path), chunk=Chunk(labels, indptr, indices, data, 0, qids), n_features=int(parser.n_features),
+        distinct_labels=[LabelInfo(v, line, text) for v, line, text in parser.distinct_labels],
+        labels_overflow=bool(parser.labels_overflow), n_lines=int(parser.line_no), zero_based=bool(zero_based))
+
+
 def _density(path, sample=1 << 20):
     """(lines, ':' tokens) per byte in the first MiB of a plain file: the
     estimate behind the buffers reserved for each range."""

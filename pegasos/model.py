@@ -53,6 +53,8 @@ HEADER_KEYS = (
 OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
                  "step_offset", "shuffle_buffer", "step_offset_rule", "eta0", "epochs", "epochs_trained", "stopping",
                  "early_stop", "early_stop_metric", "best_iteration", "best_validation", "warm_start")
+# training on shards (pegasos.engine_dask): the engine, the shard count, the rounds between model averages
+OPTIONAL_KEYS += ("engine", "shards", "sync_every", "guarantee")
 TASKS = ("binary", "regression", "ranking", "multiclass")
 LOSSES = {"binary": ("hinge", "log", "squared-hinge"), "regression": ("eps-insensitive",), "ranking": ("rank",),
           "multiclass": ("hinge", "log", "squared-hinge")}

@@ -216,3 +216,52 @@ class PairOrders:
         out[0::2] = self.srt[p]
         out[1::2] = self.srt[partner]
         return out
+
+
+class ShardDraws:
+    """Mini-batches drawn uniformly from the union of several shards.
+
+    For iteration t the k examples of the batch A_t are allocated to the
+    shards by ``counts(t)`` ~ Multinomial(k, n_j / n), and shard j's
+    ``counts(t)[j]`` rows are drawn uniformly with replacement by
+    ``rows(t, j, count)``; together these are k i.i.d. uniform draws from all
+    n examples, the sampling of the paper's analysis (Sec. 2, Fig. 2).  Every
+    draw comes from a PCG64 generator keyed by (seed, t) or (seed, t, j), so
+    a process holding only shard j draws the same rows as one holding all
+    shards, in any order of the calls (training on shards, resuming at t).
+
+    Parameters
+    ----------
+    sizes : sequence of int >= 0
+        Examples n_j of each shard (n = sum > 0).
+    k : int >= 1
+        Batch size.
+    seed : int >= 0
+    """
+
+    def __init__(self, sizes, k, seed):
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.n = int(self.sizes.sum())
+        if self.n <= 0:
+            raise ExampleError("no training examples in the shards")
+        self.k, self.seed = int(k), int(seed)
+        self.p = self.sizes / float(self.n)
+
+    def counts(self, t):
+        """int64 array (n_shards,): how many of the k examples of iteration t each shard gives."""
+        rng = np.random.Generator(np.random.PCG64([self.seed, int(t), 0]))
+        return rng.multinomial(self.k, self.p).astype(np.int64)
+
+    def rows(self, t, j, count):
+        """int64 array (count,): the rows (0..n_j-1) shard j gives to iteration t."""
+        if int(count) == 0:
+            return np.zeros(0, dtype=np.int64)
+        rng = np.random.Generator(np.random.PCG64([self.seed, int(t), 1, int(j)]))
+        return rng.integers(0, int(self.sizes[j]), size=int(count), dtype=np.int64)
+
+    def local_rows(self, r, j, steps, batch):
+        """int64 array (steps * batch,): shard j's rows for ``steps`` local
+        iterations of ``batch`` examples in averaging round r (model averaging,
+        Zinkevich et al. 2010)."""
+        rng = np.random.Generator(np.random.PCG64([self.seed, int(r), 2, int(j)]))
+        return rng.integers(0, int(self.sizes[j]), size=int(steps) * int(batch), dtype=np.int64)

@@ -1,0 +1,830 @@
+"""Training on shard files: in one process, or on a Dask cluster.
+
+The examples live in shard files (a glob, a directory, ``@list.txt``, or one
+file cut into newline-aligned byte ranges).  Each shard is read where it is
+used, with pegasos' reader; the driver never holds the data.
+
+Exact mode (``sync_every=1``, the default) runs mini-batch Pegasos (paper
+Fig. 2) unchanged: for iteration t the k examples of A_t are k i.i.d.
+uniform draws from the union of the shards
+(:class:`pegasos.sampling.ShardDraws`: multinomial allocation over the
+shards, then rows drawn from a generator keyed by seed, t and shard), their
+margins at w_t are computed where the shard is
+(``_core.LinearState.collect``), and the violators' rows and sub-gradient
+factors are gathered in shard order and applied with
+``_core.LinearState.apply_step``, the same compiled arithmetic as the local
+loop.  Every replica (the driver's and one per worker) applies the same
+update, so nothing of size n or d crosses the wire per round (O(non-zeros of
+the violators)), and the model is bit-identical for any number of workers
+and to ``engine="local"`` (the same draws in one process).  The Pegasos
+bound holds as for Fig. 2.
+
+Averaging mode (``sync_every=S > 1`` or ``"epoch"``) is parallel SGD with
+periodic model averaging (Zinkevich, Weimer, Smola and Li, NIPS 2010): from
+the common w every shard j takes S local steps of batch
+b_j = max(1, round(k n_j / n)) on its own rows, with the global step counter,
+and the driver averages the shards' models weighted by n_j / n.  The Pegasos
+bound does not cover it (the model header says so).
+
+Dask itself is imported only by :func:`fit_shards` with ``engine="dask"``.
+"""
+
+import glob
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .errors import DataError, ParameterError, PegasosError
+from .io import line_ranges, read_svmlight, read_svmlight_range
+from .labels import BinaryLabels
+from .linear import LinearModel, new_state, projection_radius2
+from .model import atomic_write
+from .sampling import ShardDraws
+
+ENGINES = ("local", "dask")
+CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
+GLOB_CHARS = "*?["
+MAX_SPLIT = 100_000         # byte ranges of one file (each a shard the driver lists)
+
+
+class ClusterError(PegasosError):
+    """The Dask cluster failed (a worker lost, unreachable, or running another pegasos)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard: a whole file, or its bytes [start, end) (cut at line starts)."""
+
+    path: str
+    start: int = None
+    end: int = None
+
+    @property
+    def name(self):
+        return self.path if self.start is None else f"{self.path}[{self.start}:{self.end}]"
+
+
+def is_shard_spec(spec):
+    """Whether DATA names several shards (a glob, a directory or ``@list.txt``) rather than one file."""
+    spec = os.fspath(spec)
+    if os.path.isfile(spec):          # a file whose name holds * ? [ or @ is that file
+        return False
+    return spec.startswith("@") or any(c in spec for c in GLOB_CHARS) or os.path.isdir(spec)
+
+
+def expand_shards(spec, split=None, name="DATA"):
+    """The shards ``spec`` names, in order.
+
+    Parameters
+    ----------
+    spec : str
+        A file; a glob (``'data/train-*.svm'``, matches sorted by name); a
+        directory (its regular files not starting with ``.``, sorted); or
+        ``@FILE``, a list of paths one per line (blank lines and ``#``
+        comments skipped; relative paths are relative to FILE's directory).
+        Paths are made absolute so that workers started elsewhere find them.
+    split : int >= 1 or None
+        Cut every file into ``split`` byte ranges that start at line starts
+        (plain files only).
+
+    Raises
+    ------
+    ParameterError
+        Nothing matches, a listed file is missing, or ``split`` is not in 1..MAX_SPLIT.
+    """
+    spec = os.fspath(spec)
+    if os.path.isfile(spec):
+        paths = [spec]
+    elif spec.startswith("@"):
+        listing = spec[1:]
+        try:
+            with open(listing, encoding="utf-8") as f:
+                lines = [ln.strip() for ln in f]
+        except (OSError, UnicodeDecodeError) as e:
+            raise ParameterError(f"{name}: cannot read the shard list {listing} ({e})") from None
+        here = os.path.dirname(os.path.abspath(listing))
+        paths = [os.path.join(here, ln) for ln in lines if ln and not ln.startswith("#")]
+        for p in paths:
+            if not os.path.isfile(p):
+                raise ParameterError(f"{name}: {listing} lists {p}, which is not a file")
+    elif os.path.isdir(spec):
+        paths = sorted(os.path.join(spec, f) for f in os.listdir(spec)
+                       if not f.startswith(".") and os.path.isfile(os.path.join(spec, f)))
+    elif any(c in spec for c in GLOB_CHARS):
+        paths = sorted(p for p in glob.glob(spec) if os.path.isfile(p))
+    else:
+        if not os.path.isfile(spec):
+            raise ParameterError(f"{name}: {spec} is not a file")
+        paths = [spec]
+    if not paths:
+        raise ParameterError(f"{name}: no shard file matches {spec}")
+    paths = [os.path.abspath(p) for p in paths]
+    if split is None:
+        return [Shard(p) for p in paths]
+    if not 1 <= int(split) <= MAX_SPLIT:
+        raise ParameterError(f"--split: the number of byte ranges must be in 1..{MAX_SPLIT}, got {split}")
+    from .io import is_plain_text_file
+
+    shards = []
+    for p in paths:
+        if not is_plain_text_file(p):
+            raise ParameterError(f"--split cuts plain text files; {p} is compressed or not a regular file")
+        shards += [Shard(p, a, b) for a, b in line_ranges(p, int(split))]
+    return shards
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Where and how a run on shards trains (the solver's settings are the TrainOptions).
+
+    engine : {"local", "dask"}
+        "local": every shard in this process; "dask": one actor per Dask worker.
+    scheduler : str or None
+        Address of a running Dask scheduler (``tcp://HOST:PORT``).
+    local_workers : int >= 1 or None
+        Start a ``distributed.LocalCluster`` of this many worker processes instead.
+    sync_every : int >= 1 or "epoch"
+        1: exact mini-batch Pegasos; S > 1: S local steps per shard between
+        model averages; "epoch": about one pass over the data between averages.
+    checkpoint_every : int >= 1 or None
+        Rounds between checkpoints (written to ``checkpoint``).
+    checkpoint : str or None
+        Checkpoint file (a model file is written next to it, ``.model`` added).
+    resume : str or None
+        Continue the run saved in this checkpoint.
+    zero_based : bool or None
+        Feature indices start at 0; None: at 1 unless a shard holds index 0.
+    n_features : int or None
+        Dimension at least this (default: the largest index of any shard).
+    dtype : "float64"
+        Values held by the workers (the compiled step reads float64).
+    processes : bool
+        ``local_workers`` as processes (True) or threads of this process.
+    """
+
+    engine: str = "local"
+    scheduler: str = None
+    local_workers: int = None
+    sync_every: object = 1
+    checkpoint_every: int = None
+    checkpoint: str = None
+    resume: str = None
+    zero_based: bool = None
+    n_features: int = None
+    dtype: str = "float64"
+    processes: bool = True
+
+    def validate(self):
+        """Check the settings; raises ParameterError naming the command-line option."""
+        if self.engine not in ENGINES:
+            raise ParameterError(f"--engine: one of {', '.join(ENGINES)}, got {self.engine!r}")
+        if self.engine == "dask":
+            if (self.scheduler is None) == (self.local_workers is None):
+                raise ParameterError("--engine dask needs --scheduler tcp://HOST:PORT or --local-workers N (one)")
+            if self.local_workers is not None and not (isinstance(self.local_workers, int)
+                                                       and 1 <= self.local_workers <= 256):
+                raise ParameterError(f"--local-workers: a number of workers in 1..256, got {self.local_workers!r}")
+        elif self.scheduler is not None or self.local_workers is not None:
+            raise ParameterError("--scheduler and --local-workers need --engine dask")
+        s = self.sync_every
+        if s != "epoch" and not (isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 10**9):
+            raise ParameterError(f"--sync-every: a number of steps >= 1 or 'epoch', got {s!r}")
+        if self.checkpoint_every is not None and not (isinstance(self.checkpoint_every, int)
+                                                      and self.checkpoint_every >= 1):
+            raise ParameterError(f"--checkpoint-every: a number of rounds >= 1, got {self.checkpoint_every!r}")
+        if self.checkpoint_every is not None and not self.checkpoint:
+            raise ParameterError("--checkpoint-every needs a checkpoint file")
+        if self.dtype != "float64":
+            raise ParameterError("--dtype float32 is not supported on shards (the step reads float64 values)")
+        return self
+
+    @property
+    def exact(self):
+        return self.sync_every == 1
+
+
+# ------------------------------------------------------------- the worker --
+
+def _version():
+    from . import __version__
+
+    return __version__
+
+
+class ShardWorker:
+    """The shards of one worker and its replica of the model (a Dask actor, or a plain object).
+
+    Created with the shards it holds; it reads them at once (feature
+    indices as written: the base is decided later by the driver).
+    """
+
+    def __init__(self, shards, ids):
+        self.version = _version()
+        self.ids = list(ids)
+        self.parts = []
+        for shard in shards:
+            if shard.start is None:
+                d = read_svmlight(shard.path, zero_based=True)
+            else:
+                d = read_svmlight_range(shard.path, shard.start, shard.end, zero_based=True)
+            self.parts.append({"name": shard.name, "indptr": d.chunk.indptr, "indices": d.chunk.indices,
+                               "data": np.ascontiguousarray(d.chunk.data, dtype=np.float64), "y": d.chunk.labels,
+                               "labels": [(lab.value, lab.text) for lab in d.distinct_labels[:3]],
+                               "overflow": d.labels_overflow or len(d.distinct_labels) > 3})
+        self.state = None
+        self.shared = False
+
+    def report(self):
+        """Per shard: rows, non-zeros, smallest and largest index (-1: none), up to 3 labels, the version."""
+        out = []
+        for p in self.parts:
+            ind = p["indices"]
+            out.append({"name": p["name"], "rows": int(p["y"].shape[0]), "nnz": int(ind.shape[0]),
+                        "min_index": int(ind.min()) if ind.size else -1,
+                        "max_index": int(ind.max()) if ind.size else -1,
+                        "labels": p["labels"], "overflow": p["overflow"],
+                        "finite": bool(np.all(np.isfinite(p["y"]))), "version": self.version})
+        return out
+
+    def setup(self, base, n_features, labels, options, plan, sizes):
+        """Shift the indices to zero-based columns, encode the labels, weigh the examples.
+
+        Returns per shard (sum of weights, sum of the loss at w = 0) for f(0)."""
+        self.options, self.plan, self.n_features = options, plan, int(n_features)
+        self.draws = ShardDraws(sizes, plan.k, options.seed)
+        sums = []
+        for p in self.parts:
+            if base and not p.get("shifted"):
+                p["indices"] = p["indices"] - np.int32(base)
+                p["shifted"] = True
+            if labels is not None:
+                neg, pos = labels
+                p["y_run"] = np.where(p["y"] == pos, 1.0, -1.0)
+            else:
+                p["y_run"] = np.asarray(p["y"], dtype=np.float64)
+            sw = None
+            if options.class_weight:
+                sw = np.ones(p["y"].shape[0])
+                for label, weight in options.class_weight.items():
+                    sw[p["y"] == float(label)] = float(weight)
+            p["sw"] = sw
+            w = 1.0 if sw is None else sw
+            loss0 = (np.maximum(0.0, np.abs(p["y_run"]) - options.epsilon) if options.loss == "eps-insensitive"
+                     else np.ones_like(p["y_run"]))
+            sums.append((float(np.sum(w * np.ones_like(p["y_run"]))), float(np.sum(w * loss0))))
+        return sums
+
+    def start(self, radius2, state=None):
+        """Create the replica (w_1 = 0, or ``state``: a ``get_state()`` dict)."""
+        plan = self.plan
+        self.radius2 = radius2
+        self.state = new_state(self.n_features, self.options, plan, radius2)
+        if state is not None:
+            self.state.set_state(state)
+        return int(self.state.t)
+
+    def round(self, update, t, counts):
+        """Exact mode, iteration t: apply the previous update to the replica,
+        then the margins of this worker's part of A_t at w_t.
+
+        Returns a list of (shard id, indptr, indices, data, g): the violators'
+        rows (CSR, zero-based columns) and g_r times the weight, batch order."""
+        if update is not None:
+            self.state.apply_step(*update)
+        if self.state.t != t - 1:
+            raise ClusterError(f"a worker's replica is at iteration {self.state.t}, not {t - 1}")
+        out = []
+        for j, p in zip(self.ids, self.parts):
+            c = int(counts[j])
+            if c == 0:
+                continue
+            rows = self.draws.rows(t, j, c)
+            viol, g = self.state.collect(p["indptr"], p["indices"], p["data"], p["y_run"], rows, p["sw"])
+            out.append((j,) + _rows_csr(p, viol) + (g,))
+        return out
+
+    def flush(self, update):
+        """Apply the last update; return the replica's (w, b) (for checks)."""
+        if update is not None:
+            self.state.apply_step(*update)
+        return self.state.weights()
+
+    def local_round(self, r, sync, steps, batches):
+        """Averaging mode, round r: each shard j of this worker takes ``steps``
+        local steps of ``batches[j]`` examples from the common state ``sync``.
+
+        Returns a list of (shard id, w_j, b_j) with w_j = a v of each shard's model."""
+        out = []
+        for j, p in zip(self.ids, self.parts):
+            b = int(batches[j])
+            if b == 0:
+                continue
+            state = new_state(self.n_features, self.options, replace(self.plan, avg_start=0), self.radius2)
+            state.set_state(sync)
+            order = self.draws.local_rows(r, j, steps, b)
+            state.run(p["indptr"], p["indices"], p["data"], p["y_run"], order, steps, b, p["sw"], 1, None)
+            w, bias = state.weights()
+            out.append((j, w, float(bias)))
+        return out
+
+
+def _rows_csr(p, rows):
+    """The rows ``rows`` of a shard as CSR arrays (indptr int64, indices int32, data float64)."""
+    indptr = p["indptr"]
+    starts = indptr[rows]
+    lens = indptr[rows + 1] - starts
+    out_ptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=out_ptr[1:])
+    take = np.repeat(starts - out_ptr[:-1], lens) + np.arange(out_ptr[-1], dtype=np.int64)
+    return out_ptr, np.ascontiguousarray(p["indices"][take]), np.ascontiguousarray(p["data"][take])
+
+
+def _concat(parts):
+    """One CSR of the violators of all shards, in shard order; and their g."""
+    parts = sorted(parts, key=lambda q: q[0])
+    if not parts:
+        return (np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64), np.zeros(0, np.float64))
+    ptrs, offset = [np.zeros(1, np.int64)], 0
+    for q in parts:
+        ptrs.append(q[1][1:] + offset)
+        offset += int(q[1][-1])
+    return (np.concatenate(ptrs), np.concatenate([q[2] for q in parts]).astype(np.int32, copy=False),
+            np.concatenate([q[3] for q in parts]), np.concatenate([q[4] for q in parts]))
+
+
+# -------------------------------------------------------- worker handles --
+
+class _LocalGroup:
+    """A ShardWorker in this process (``engine="local"``)."""
+
+    def __init__(self, worker):
+        self.worker, self.ids = worker, worker.ids
+
+    def call(self, name, *args):
+        return _Done(getattr(self.worker, name)(*args))
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self, timeout=None):
+        return self.value
+
+
+class _ActorGroup:
+    """A ShardWorker actor on one Dask worker."""
+
+    def __init__(self, actor, address, ids):
+        self.actor, self.address, self.ids = actor, address, ids
+
+    def call(self, name, *args):
+        return getattr(self.actor, name)(*args)
+
+
+def _gather(groups, name, *args, what="a call", hint="", timeout=None):
+    """Call ``name`` on every group at once; the results in group order.
+
+    A PegasosError raised on a worker is raised as is; anything else (a
+    lost worker, a closed connection) becomes one ClusterError."""
+    futures = []
+    try:
+        futures = [g.call(name, *args) for g in groups]
+        return [f.result(timeout=timeout) if timeout else f.result() for f in futures]
+    except PegasosError:
+        raise
+    except Exception as e:            # noqa: BLE001 - any failure of the cluster ends the run with one message
+        text = str(e).splitlines()[0][:200] if str(e) else ""
+        raise ClusterError(f"{what} failed ({type(e).__name__}{': ' + text if text else ''}){hint}") from None
+
+
+# ------------------------------------------------------------- the driver --
+
+class _Cluster:
+    """The Dask client (and the LocalCluster it started), closed on exit."""
+
+    def __init__(self, settings):
+        try:
+            import distributed
+        except ImportError:
+            raise ParameterError("--engine dask needs Dask: pip install 'pegasos[dask]' "
+                                 "(dask[distributed] >= 2024.1)") from None
+        self.distributed = distributed
+        self.cluster = None
+        try:
+            if settings.local_workers is not None:
+                kwargs = dict(n_workers=settings.local_workers, threads_per_worker=1, processes=settings.processes,
+                              dashboard_address=None)
+                if settings.processes:
+                    kwargs["host"] = "127.0.0.1"
+                self.cluster = distributed.LocalCluster(**kwargs)
+                self.client = distributed.Client(self.cluster, direct_to_workers=True)
+            else:
+                self.client = distributed.Client(settings.scheduler, direct_to_workers=True, timeout="20s")
+        except Exception as e:        # noqa: BLE001
+            self.close()
+            where = settings.scheduler or f"a LocalCluster of {settings.local_workers} workers"
+            raise ClusterError(f"cannot connect to {where}: {type(e).__name__}: {str(e)[:200]}") from None
+
+    def workers(self):
+        """Addresses of the workers, sorted; checks each runs this pegasos version."""
+        try:
+            versions = self.client.run(_version)
+        except Exception as e:        # noqa: BLE001
+            raise ClusterError(f"the workers cannot import pegasos ({type(e).__name__}: {str(e)[:200]}); "
+                               "install the same pegasos on every worker") from None
+        check_versions(versions, _version())
+        return sorted(versions)
+
+    def actors(self, shards):
+        """One ShardWorker actor per worker (shard j on worker j mod W); their groups."""
+        addresses = self.workers()
+        n = min(len(addresses), len(shards))
+        groups, futures = [], []
+        for w in range(n):
+            ids = list(range(w, len(shards), n))
+            fut = self.client.submit(ShardWorker, [shards[j] for j in ids], ids, actor=True,
+                                     workers=[addresses[w]], allow_other_workers=False, pure=False)
+            futures.append((fut, addresses[w], ids))
+        for fut, address, ids in futures:
+            try:
+                groups.append(_ActorGroup(fut.result(), address, ids))
+            except PegasosError:
+                raise
+            except Exception as e:    # noqa: BLE001
+                raise ClusterError(f"worker {address} could not start ({type(e).__name__}: {str(e)[:200]})") from None
+        return groups
+
+    def close(self):
+        for obj in (getattr(self, "client", None), self.cluster):
+            if obj is not None:
+                try:
+                    obj.close()
+                except Exception:     # noqa: BLE001 - closing a broken cluster is best effort
+                    pass
+
+
+def check_versions(versions, mine):
+    """Raise ClusterError unless every worker (``{address: version}``) runs pegasos ``mine``."""
+    if not versions:
+        raise ClusterError("the Dask cluster has no workers")
+    other = {a: v for a, v in versions.items() if v != mine}
+    if other:
+        a, v = sorted(other.items())[0]
+        raise ClusterError(f"worker {a} runs pegasos {v}, the driver {mine}: install the same version everywhere")
+
+
+def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_plan=None, cluster=None):
+    """Train a linear binary classifier or regression model on shard files.
+
+    Parameters
+    ----------
+    spec : str or list of Shard
+        DATA as :func:`expand_shards` reads it, or the shards themselves.
+    options : pegasos.options.TrainOptions
+        The solver's settings, as for :func:`pegasos.fit`: lambda, T or
+        epochs (of all n examples), k, seed, loss (hinge, log, squared-hinge,
+        eps-insensitive), epsilon, bias, class weights, projection,
+        averaging, t0/eta0.  Sampling is always the i.i.d. multinomial
+        allocation over shards (``--sampling uniform``); an unset t0 is 0
+        (the paper's step) and unset epochs are 10 (no calibration or
+        stopping rule: those read the data on the driver).
+    settings : EngineSettings
+        Engine, cluster, averaging rounds, checkpoints.
+    split : int or None
+        Cut each file into this many byte ranges.
+    progress, on_plan : as for :func:`pegasos.fit`.
+    cluster : distributed.Client or None
+        Use this client (its workers) instead of the settings' cluster.
+
+    Returns
+    -------
+    LinearModel
+        Its header records ``engine``, ``shards``, ``sync_every`` and, for
+        averaging, ``guarantee``.
+
+    Raises
+    ------
+    ParameterError
+        Options the shard engines do not support, an index base or dimension
+        that does not fit the shards, a checkpoint of another run.
+    DataError
+        A shard that cannot be read (file and line named).
+    ClusterError
+        Dask missing or failing: a worker lost (the message names the last
+        checkpoint), another pegasos version on a worker.
+    """
+    settings = (settings or EngineSettings()).validate()
+    options = _shard_options(options)
+    shards = spec if isinstance(spec, list) else expand_shards(spec, split)
+    own = None
+    try:
+        if settings.engine == "dask":
+            if cluster is None:
+                own = _Cluster(settings)
+                groups = own.actors(shards)
+            else:
+                wrapper = _Cluster.__new__(_Cluster)
+                wrapper.client, wrapper.cluster = cluster, None
+                groups = wrapper.actors(shards)
+        else:
+            groups = [_LocalGroup(ShardWorker(shards, list(range(len(shards)))))]
+        return _train(groups, shards, spec, options, settings, progress, on_plan)
+    finally:
+        if own is not None:
+            own.close()
+
+
+def _shard_options(options):
+    options.validate()
+    if options.task not in ("binary", "regression") or options.multiclass is not None:
+        raise ParameterError("training on shards supports linear binary classification and regression "
+                             f"(not {options.name('loss')} rank or {options.name('multiclass')})")
+    if options.kernel != "linear" or options.shuffle_buffer is not None:
+        raise ParameterError("training on shards is linear and in memory (no --kernel, no --stream)")
+    if options.sampling not in ("uniform", "permutation"):
+        raise ParameterError(f"{options.name('sampling')}: training on shards draws i.i.d. (uniform) batches; "
+                             f"got {options.sampling}")
+    changes = {"sampling": "uniform"}
+    if options.step_is_automatic:
+        changes["step_offset"] = 0.0
+    return options.replace(**changes)
+
+
+def _train(groups, shards, spec, options, settings, progress, on_plan):
+    by_id = {}
+    for g, reply in zip(groups, _gather(groups, "report", what="reading the shards")):
+        by_id.update(zip(g.ids, reply))
+    reports = [by_id[j] for j in range(len(shards))]
+    mine = _version()
+    for r in reports:
+        if r["version"] != mine:
+            raise ClusterError(f"the worker holding {r['name']} runs pegasos {r['version']}, the driver {mine}")
+    sizes = [r["rows"] for r in reports]
+    n = sum(sizes)
+    if n == 0:
+        raise DataError(spec if isinstance(spec, str) else shards[0].path, "no training examples in the shards")
+    base, n_features = _dimension(reports, settings)
+    labels = _labels(reports, options) if options.task == "binary" else None
+    plan = options.plan(n)
+    if on_plan is not None:
+        on_plan(plan.T)
+    sums = [s for reply in _gather(groups, "setup", base, n_features,
+                                   None if labels is None else (labels.negative, labels.positive),
+                                   options, plan, sizes, what="preparing the shards") for s in reply]
+    weights = sum(s[0] for s in sums)
+    if options.loss == "log":
+        f0 = math.log(2.0) * weights / n
+    else:
+        f0 = sum(s[1] for s in sums) / n
+    radius2 = projection_radius2(options.loss, options.lam, f0, None if not options.class_weight else True)
+    fingerprint = _fingerprint(options, plan, settings, shards, sizes, n_features, base, labels)
+    start_state, done, extra = None, 0, None
+    if settings.resume:
+        start_state, done, extra = _read_checkpoint(settings.resume, fingerprint)
+    driver = new_state(n_features, options, plan, radius2)
+    if start_state is not None and settings.exact:
+        try:
+            driver.set_state(start_state)
+        except ValueError as e:
+            raise ParameterError(f"--resume: {settings.resume}: {e}") from None
+    shared = len(groups) == 1 and isinstance(groups[0], _LocalGroup)
+    if shared:
+        worker = groups[0].worker
+        worker.radius2, worker.state = radius2, driver
+    elif settings.exact:
+        _gather(groups, "start", radius2, start_state, what="starting the replicas")
+    else:
+        _gather(groups, "start", radius2, None, what="starting the replicas")
+    checkpoint = _Checkpointer(settings, fingerprint, options, plan, labels, base, n, len(shards), spec)
+    if settings.exact:
+        w, b = _run_exact(groups, driver, plan, done, shared, progress, checkpoint)
+    else:
+        sync = start_state if start_state is not None else _averaging_state(driver)
+        w, b = _run_averaging(groups, sync, plan, sizes, done, extra, settings, progress, checkpoint)
+    if not np.all(np.isfinite(w)) or not math.isfinite(b):
+        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+    return checkpoint.model(w, b)
+
+
+def _dimension(reports, settings):
+    """The index base (0 or 1) and the number of features, from every shard's smallest and largest index."""
+    lows = [r["min_index"] for r in reports if r["min_index"] >= 0]
+    high = max([r["max_index"] for r in reports], default=-1)
+    if settings.zero_based is None:
+        base = 0 if lows and min(lows) == 0 else 1
+    else:
+        base = 0 if settings.zero_based else 1
+        if base == 1 and lows and min(lows) == 0:
+            name = next(r["name"] for r in reports if r["min_index"] == 0)
+            raise ParameterError(f"{name} holds feature index 0 but the indices are one-based (drop --zero-based)")
+    n_features = max(high + 1 - base, 0)
+    if settings.n_features is not None:
+        n_features = max(n_features, int(settings.n_features))
+    if n_features >= 2**31 - 1:
+        raise ParameterError(f"a feature index of {high} is too large")
+    return base, n_features
+
+
+def _labels(reports, options):
+    """The two labels of a binary task, from the union of the shards' labels."""
+    seen = {}
+    for r in reports:
+        if r["overflow"]:
+            raise ParameterError(f"{r['name']} holds more than two labels: training on shards is binary "
+                               f"(or use {options.name('loss')} eps-insensitive for real-valued targets)")
+        for value, text in r["labels"]:
+            seen.setdefault(value, text)
+    if len(seen) != 2:
+        raise ParameterError(f"binary training needs exactly two label values over all shards, got {len(seen)}: "
+                           f"{sorted(seen)[:5]}")
+    (neg, nt), (pos, pt) = sorted(seen.items())
+    if options.class_weight:
+        for label in options.class_weight:
+            if float(label) not in seen:
+                raise ParameterError(f"class weight given for label {label}, which is not in the shards")
+    return BinaryLabels(neg, pos, nt, pt)
+
+
+def _run_exact(groups, state, plan, done, shared, progress, checkpoint):
+    """Rounds t = done+1..T of mini-batch Pegasos; the output (w, b) as linear.solve gives it."""
+    draws = ShardDraws(checkpoint.sizes, plan.k, checkpoint.seed)
+    update = None
+    for t in range(done + 1, plan.T + 1):
+        counts = draws.counts(t)
+        replies = _gather(groups, "round", None if shared else update, t, counts,
+                          what=f"round {t} on the workers", hint=checkpoint.hint())
+        indptr, indices, data, g = _concat([q for reply in replies for q in reply])
+        state.apply_step(indptr, indices, data, g, plan.k)
+        update = (indptr, indices, data, g, plan.k)
+        if progress is not None:
+            progress(1)
+        checkpoint.maybe(t, state, None)
+    return _output(state, plan, checkpoint.bias)
+
+
+def _output(state, plan, bias):
+    """(w, b) of the run: the average or the last iterate, the constant feature split off (as solve())."""
+    w, b = state.average()[:2] if plan.avg_start else state.weights()
+    if bias == "feature":
+        w, b = w[:-1].copy(), float(w[-1])
+    return np.ascontiguousarray(w, dtype=np.float64), float(b)
+
+
+def _averaging_state(state):
+    """The common model of averaging mode: the state of ``state`` without a running average."""
+    sync = state.get_state()
+    sync.update(u=None, avg_start=0, n_avg=0, A=0.0, b_sum=0.0)
+    return sync
+
+
+def _run_averaging(groups, sync, plan, sizes, done, extra, settings, progress, checkpoint):
+    """Model averaging: rounds of S local steps per shard, weighted mean of the shards' models."""
+    n = sum(sizes)
+    k = plan.k
+    batches = [max(1, round(k * s / n)) if s else 0 for s in sizes]
+    steps = math.ceil(n / k) if settings.sync_every == "epoch" else int(settings.sync_every)
+    pi = np.asarray(sizes, dtype=np.float64) / n
+    sync = dict(sync)
+    avg_sum, n_synced = (None, 0) if extra is None else (extra["avg_sum"], int(extra["n_synced"]))
+    rounds = math.ceil(plan.T / steps)
+    r = done
+    while r < rounds:
+        r += 1
+        s = min(steps, plan.T - (r - 1) * steps)
+        local = dict(sync, b_sum=0.0)
+        replies = _gather(groups, "local_round", r, local, s, batches,
+                          what=f"round {r} on the workers", hint=checkpoint.hint())
+        parts = sorted((q for reply in replies for q in reply), key=lambda q: q[0])
+        w = np.zeros_like(sync["v"])
+        b = 0.0
+        for j, wj, bj in parts:
+            w += pi[j] * wj
+            b += pi[j] * bj
+        sync = dict(sync, v=w, a=1.0, sqnorm=float(np.dot(w, w)), b=b, t=int(sync["t"]) + s)
+        if plan.avg_start and sync["t"] >= plan.avg_start:
+            avg_sum = w.copy() if avg_sum is None else avg_sum + w
+            n_synced += 1
+            sync["b_sum"] = float(sync.get("b_sum", 0.0)) + b
+        if progress is not None:
+            progress(s)
+        checkpoint.maybe(r, sync, {"avg_sum": avg_sum, "n_synced": n_synced})
+    if plan.avg_start and n_synced:
+        w, b = avg_sum / n_synced, float(sync["b_sum"]) / n_synced
+    else:
+        w, b = sync["v"], float(sync["b"])
+    if checkpoint.bias == "feature":
+        w, b = w[:-1].copy(), float(w[-1])
+    return np.ascontiguousarray(w, dtype=np.float64), float(b)
+
+
+# ------------------------------------------------------------ checkpoints --
+
+def _fingerprint(options, plan, settings, shards, sizes, n_features, base, labels):
+    """What a resumed run must share with the saved one (JSON-able)."""
+    return {"header": options.header(plan), "loss": options.loss, "bias": options.bias,
+            "sync_every": settings.sync_every, "shards": [s.name for s in shards], "sizes": list(sizes),
+            "n_features": int(n_features), "base": int(base),
+            "labels": None if labels is None else [labels.negative, labels.positive]}
+
+
+class _Checkpointer:
+    """The model header of the run, and checkpoints every R rounds."""
+
+    def __init__(self, settings, fingerprint, options, plan, labels, base, n, n_shards, spec):
+        self.settings, self.fingerprint, self.options, self.plan = settings, fingerprint, options, plan
+        self.labels, self.base, self.n, self.n_shards, self.spec = labels, base, n, n_shards, spec
+        self.sizes, self.seed, self.bias = fingerprint["sizes"], options.seed, options.bias
+        self.last = None
+
+    def hint(self):
+        if self.last is None:
+            return "; no checkpoint was written (--checkpoint-every R)"
+        return (f"; {self.settings.checkpoint} holds round {self.last}: rerun with --resume "
+                f"{self.settings.checkpoint}")
+
+    def model(self, w, b):
+        info = self.options.header(self.plan, examples=self.n)
+        info["index_base"] = str(self.base)
+        info["train_file"] = self.spec if isinstance(self.spec, str) else self.fingerprint["shards"][0]
+        info["engine"] = self.settings.engine
+        info["shards"] = str(self.n_shards)
+        info["sync_every"] = str(self.settings.sync_every)
+        if not self.settings.exact:
+            info["guarantee"] = "none: model averaging (Zinkevich et al. 2010) is not covered by the Pegasos bound"
+        if self.options.task != "binary":
+            info["task"] = self.options.task
+        return LinearModel(w=w, bias=b, labels=self.labels, lam=float(self.options.lam), bias_mode=self.options.bias,
+                           info=info, loss=self.options.loss,
+                           epsilon=float(self.options.epsilon) if self.options.loss == "eps-insensitive" else None)
+
+    def maybe(self, r, state, extra):
+        every = self.settings.checkpoint_every
+        if not every or r % every:
+            return
+        st = state if isinstance(state, dict) else state.get_state()
+        if isinstance(state, dict):       # averaging: the synced model
+            w, b = np.asarray(st["v"]) * st["a"], st["b"]
+        else:
+            w, b = state.weights()
+        if self.bias == "feature":
+            w, b = w[:-1].copy(), float(w[-1])
+        write_checkpoint(self.settings.checkpoint, r, self.fingerprint, st, extra)
+        model = self.model(np.ascontiguousarray(w, dtype=np.float64), float(b))
+        model.info["iterations"] = str(int(st["t"]))
+        model.save(self.settings.checkpoint + ".model")
+        self.last = r
+
+
+def write_checkpoint(path, rounds, fingerprint, state, extra=None):
+    """Write the schedule state after ``rounds`` rounds atomically (NumPy .npz:
+    the solver state's arrays, and JSON of its scalars, the round and the run's fingerprint)."""
+    arrays = {k: np.asarray(v) for k, v in state.items() if isinstance(v, np.ndarray)}
+    scalars = {k: v for k, v in state.items() if not isinstance(v, np.ndarray)}
+    meta = {"format": CHECKPOINT_FORMAT, "version": _version(), "rounds": int(rounds), "state": scalars,
+            "fingerprint": fingerprint, "n_synced": None if extra is None else int(extra["n_synced"])}
+    if extra is not None and extra["avg_sum"] is not None:
+        arrays["avg_sum"] = extra["avg_sum"]
+    arrays = {f"a_{k}": v for k, v in arrays.items()}
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise PegasosError(f"--checkpoint-every: cannot write {path} ({e.strerror or e})") from None
+
+
+def _read_checkpoint(path, fingerprint):
+    """(state dict, rounds done, extra) of a checkpoint of this run."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]).decode())
+            arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+        raise ParameterError(f"--resume: {path} is not a pegasos checkpoint ({type(e).__name__})") from None
+    if meta.get("format") != CHECKPOINT_FORMAT:
+        raise ParameterError(f"--resume: {path} is not a pegasos checkpoint")
+    saved = json.loads(json.dumps(meta["fingerprint"]))
+    now = json.loads(json.dumps(fingerprint))
+    if saved != now:
+        diff = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
+        if "header" in diff:
+            h1, h2 = saved.get("header", {}), now.get("header", {})
+            diff = [k for k in diff if k != "header"] + sorted(k for k in set(h1) | set(h2) if h1.get(k) != h2.get(k))
+        raise ParameterError(f"--resume: {path} is a checkpoint of another run (it differs in {', '.join(diff)})")
+    state = dict(meta["state"])
+    avg_sum = arrays.pop("avg_sum", None)
+    state.update(arrays)
+    state.setdefault("u", None)
+    extra = None if meta.get("n_synced") is None else {"avg_sum": avg_sum, "n_synced": meta["n_synced"]}
+    return state, int(meta["rounds"]), extra

@@ -1,0 +1,393 @@
+"""Training on shard files: the local shard engine against the compiled loop run
+on the concatenated data, Dask (threads and processes) against the local engine
+bit for bit, the multinomial batch plan, model averaging, checkpoints and resume,
+a worker killed mid-run, and the import hygiene of the optional dependency.
+
+Tests that need Dask skip without it; the process-based ones are marked slow.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+import pegasos
+from pegasos import TrainOptions
+from pegasos.cli import main
+from pegasos.engine_dask import (ClusterError, EngineSettings, Shard, ShardWorker, check_versions, expand_shards,
+                                 fit_shards)
+from pegasos.errors import DataError, ParameterError
+from pegasos.examples import as_examples
+from pegasos.io import read_svmlight
+from pegasos.linear import fit_linear
+from pegasos.sampling import ShardDraws
+
+
+def _write(path, m, rng, d=40, regression=False, base=1):
+    with open(path, "w") as f:
+        for _ in range(m):
+            cols = np.sort(rng.choice(d, 5, replace=False)) + base
+            vals = rng.normal(size=5)
+            score = vals[:3].sum() + 0.3 * rng.normal()
+            y = f"{score:.6g}" if regression else ("1" if score > 0 else "-1")
+            f.write(y + " " + " ".join(f"{c}:{v:.6g}" for c, v in zip(cols, vals)) + "\n")
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    """Three shards of 300, 170 and 45 examples (binary), and a regression pair."""
+    root = tmp_path_factory.mktemp("shards")
+    rng = np.random.default_rng(7)
+    for name, m in (("a", 300), ("b", 170), ("c", 45)):
+        (root / "bin").mkdir(exist_ok=True)
+        _write(root / "bin" / f"{name}.svm", m, rng)
+    (root / "reg").mkdir()
+    for name, m in (("a", 200), ("b", 120)):
+        _write(root / "reg" / f"{name}.svm", m, rng, regression=True)
+    return root
+
+
+def _concat(paths):
+    parts = [read_svmlight(str(p)) for p in paths]
+    nf = max(p.n_features for p in parts)
+    X = sp.vstack([p.chunk.matrix(nf) for p in parts]).tocsr()
+    return X, np.concatenate([p.y for p in parts]), [p.n_examples for p in parts]
+
+
+def _plan_order(sizes, k, seed, T):
+    """The global example order of the shard plan: per iteration, shard 0's rows, then shard 1's, ..."""
+    draws, offsets, order = ShardDraws(sizes, k, seed), np.r_[0, np.cumsum(sizes)], []
+    for t in range(1, T + 1):
+        counts = draws.counts(t)
+        for j in range(len(sizes)):
+            order.append(draws.rows(t, j, counts[j]) + offsets[j])
+    return np.concatenate(order)
+
+
+OPTS = TrainOptions(lam=1e-2, iterations=150, batch_size=16, seed=3, average_from=0.5, step_offset=10.0)
+
+
+# ------------------------------------------------------------ no Dask needed --
+
+@pytest.mark.parametrize("changes", [{}, {"bias": "feature", "projection": True, "average_from": None},
+                                     {"loss": "log", "class_weight": {1.0: 2.0}, "average": True, "average_from": None},
+                                     {"loss": "eps-insensitive", "epsilon": 0.1, "bias": "unregularized"}])
+def test_local_shards_are_the_compiled_loop_on_the_concatenation(shards, changes):
+    """engine="local" on shards == fit_linear on the concatenated rows visiting the plan's order, bit for bit."""
+    folder = shards / ("reg" if changes.get("loss") == "eps-insensitive" else "bin")
+    opts = OPTS.replace(**changes)
+    model = fit_shards(str(folder / "*.svm"), opts)
+    X, y, sizes = _concat(sorted(folder.glob("*.svm")))
+    order = _plan_order(sizes, 16, 3, 150)
+    ref = fit_linear(as_examples((X, y)), opts.replace(sampling="uniform"), order=order)
+    assert np.array_equal(model.w, ref.w) and model.bias == ref.bias
+    assert model.info["engine"] == "local" and model.info["shards"] == str(len(sizes))
+    assert model.info["train_examples"] == str(sum(sizes))
+
+
+def test_batch_plan_is_multinomial_over_shards():
+    sizes = [500, 300, 0, 200]
+    draws = ShardDraws(sizes, 64, 5)
+    counts = np.array([draws.counts(t) for t in range(1, 3001)])
+    assert np.all(counts.sum(axis=1) == 64) and np.all(counts[:, 2] == 0)
+    expected = 64 * np.array([0.5, 0.3, 0.2])
+    got = counts[:, [0, 1, 3]].mean(axis=0)
+    # the mean of 3000 multinomial counts: standard error sqrt(k p (1-p) / 3000) < 0.08
+    assert np.all(np.abs(got - expected) < 0.4), got
+    var = counts[:, 0].var()
+    assert abs(var - 64 * 0.5 * 0.5) < 2.0, var          # Multinomial variance k p (1 - p) = 16
+    rows = draws.rows(4, 1, 10000)
+    assert rows.min() >= 0 and rows.max() < 300
+    assert np.array_equal(rows, ShardDraws(sizes, 64, 5).rows(4, 1, 10000))     # keyed, not sequential
+    assert not np.array_equal(rows, draws.rows(5, 1, 10000))
+
+
+def test_shard_specs(shards, tmp_path):
+    folder = shards / "bin"
+    names = [s.path for s in expand_shards(str(folder / "*.svm"))]
+    assert [os.path.basename(p) for p in names] == ["a.svm", "b.svm", "c.svm"] and all(map(os.path.isabs, names))
+    assert [s.path for s in expand_shards(str(folder))] == names
+    listing = folder / "list.txt"
+    listing.write_text("# shards\nb.svm\n\na.svm\n")
+    try:
+        assert [os.path.basename(s.path) for s in expand_shards("@" + str(listing))] == ["b.svm", "a.svm"]
+    finally:
+        listing.unlink()
+    with pytest.raises(ParameterError, match="no shard file matches"):
+        expand_shards(str(tmp_path / "*.svm"))
+    (tmp_path / "l.txt").write_text("missing.svm\n")
+    with pytest.raises(ParameterError, match="not a file"):
+        expand_shards("@" + str(tmp_path / "l.txt"))
+
+
+def test_split_ranges_read_the_whole_file(shards):
+    path = shards / "bin" / "a.svm"
+    ranges = expand_shards(str(path), split=4)
+    assert len(ranges) == 4 and ranges[0].start == 0 and ranges[-1].end == os.path.getsize(path)
+    assert all(a.end == b.start for a, b in zip(ranges, ranges[1:]))
+    w = ShardWorker(ranges, list(range(4)))
+    whole = read_svmlight(str(path), zero_based=True)
+    assert np.array_equal(np.concatenate([p["y"] for p in w.parts]), whole.y)
+    assert np.array_equal(np.concatenate([p["indices"] for p in w.parts]), whole.chunk.indices)
+    model = fit_shards(str(path), OPTS, split=4)
+    order = _plan_order([p["y"].shape[0] for p in w.parts], 16, 3, 150)
+    ref = fit_linear(as_examples((whole.chunk.matrix(), whole.y)), OPTS.replace(sampling="uniform"), order=order)
+    # zero-based reading of a one-based file has one more (empty) column 0: the model drops it
+    assert np.array_equal(model.w, ref.w[1:])
+
+
+def test_index_base_and_dimension_from_all_shards(tmp_path):
+    rng = np.random.default_rng(1)
+    _write(tmp_path / "a.svm", 50, rng, d=10, base=1)
+    _write(tmp_path / "b.svm", 50, rng, d=30, base=1)
+    m = fit_shards(str(tmp_path / "*.svm"), OPTS.replace(iterations=20))
+    assert m.info["index_base"] == "1" and m.n_features == max(
+        read_svmlight(str(tmp_path / f)).n_features for f in ("a.svm", "b.svm"))
+    with open(tmp_path / "c.svm", "w") as f:
+        f.write("1 0:1.5 3:2\n-1 1:1\n")
+    m = fit_shards(str(tmp_path / "*.svm"), OPTS.replace(iterations=20))
+    assert m.info["index_base"] == "0"             # index 0 in one shard: every shard is zero-based
+    with pytest.raises(ParameterError, match="index 0"):
+        fit_shards(str(tmp_path / "*.svm"), OPTS.replace(iterations=20), EngineSettings(zero_based=False))
+
+
+def test_unsupported_runs_are_refused(shards, tmp_path):
+    with pytest.raises(ParameterError, match="regression"):
+        fit_shards(str(shards / "bin"), OPTS.replace(loss="rank", sampling="uniform"))
+    with pytest.raises(ParameterError, match="i.i.d."):
+        fit_shards(str(shards / "bin"), OPTS.replace(sampling="sequential"))
+    with pytest.raises(ParameterError, match="--local-workers"):
+        EngineSettings(engine="dask").validate()
+    with pytest.raises(ParameterError, match="--sync-every"):
+        EngineSettings(sync_every=0).validate()
+    (tmp_path / "m.svm").write_text("1 1:1\n2 1:2\n3 2:1\n")
+    with pytest.raises(ParameterError, match="exactly two label values over all shards, got 3"):
+        fit_shards(str(tmp_path / "m.svm"), OPTS.replace(batch_size=1, iterations=5))
+
+
+def test_version_check():
+    check_versions({"tcp://a:1": "0.1.0"}, "0.1.0")
+    with pytest.raises(ClusterError, match="tcp://b:1 runs pegasos 0.0.9, the driver 0.1.0"):
+        check_versions({"tcp://a:1": "0.1.0", "tcp://b:1": "0.0.9"}, "0.1.0")
+    with pytest.raises(ClusterError, match="no workers"):
+        check_versions({}, "0.1.0")
+
+
+def test_averaging_mode(shards):
+    folder = str(shards / "bin")
+    X, y, _ = _concat(sorted((shards / "bin").glob("*.svm")))
+    opts = TrainOptions(lam=1e-2, epochs=20, batch_size=8, seed=2, step_offset=10.0, projection=True,
+                        average_from=0.5)
+    exact = fit_shards(folder, opts)
+    avg = fit_shards(folder, opts, EngineSettings(sync_every=10))
+    epoch = fit_shards(folder, opts, EngineSettings(sync_every="epoch"))
+    assert "not covered by the Pegasos bound" in avg.info["guarantee"] and avg.info["sync_every"] == "10"
+    assert "guarantee" not in exact.info
+    f_exact = pegasos.objective(exact, X, y)["objective"]
+    for model in (avg, epoch):
+        assert np.dot(model.w, model.w) <= 1.0 / opts.lam * (1 + 1e-12)      # the ball is convex
+        assert pegasos.objective(model, X, y)["objective"] < 1.05 * f_exact
+    assert f_exact < 0.6                                                     # f(0) = 1
+
+
+def test_saved_model_loads_and_predicts(shards, tmp_path):
+    model = fit_shards(str(shards / "bin"), OPTS)
+    model.save(tmp_path / "m.model")
+    back = pegasos.load_model(str(tmp_path / "m.model"))
+    X, _, _ = _concat(sorted((shards / "bin").glob("*.svm")))
+    assert np.array_equal(back.decision_function(X), model.decision_function(X))
+    assert back.info["engine"] == "local" and back.info["sync_every"] == "1"
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("sync", [1, 7])
+def test_resume_gives_the_uninterrupted_model(shards, tmp_path, sync):
+    folder = str(shards / "bin")
+    ck = str(tmp_path / "run.ckpt")
+    opts = OPTS.replace(iterations=140)
+    settings = EngineSettings(sync_every=sync, checkpoint_every=3, checkpoint=ck)
+    whole = fit_shards(folder, opts, EngineSettings(sync_every=sync))
+    seen = [0]
+
+    def interrupt(n):
+        seen[0] += n
+        if seen[0] >= 100:
+            raise _Stop()
+
+    with pytest.raises(_Stop):
+        fit_shards(folder, opts, settings, progress=interrupt)
+    assert os.path.exists(ck) and pegasos.load_model(ck + ".model").n_features == whole.n_features
+    resumed = fit_shards(folder, opts, EngineSettings(sync_every=sync, resume=ck))
+    assert np.array_equal(resumed.w, whole.w) and resumed.bias == whole.bias
+    with pytest.raises(ParameterError, match="another run.*lambda"):
+        fit_shards(folder, opts.replace(lam=0.5), EngineSettings(sync_every=sync, resume=ck))
+    with pytest.raises(ParameterError, match="not a pegasos checkpoint"):
+        fit_shards(folder, opts, EngineSettings(sync_every=sync, resume=str(shards / "bin" / "a.svm")))
+
+
+def test_cli_local_shards(shards, tmp_path):
+    out = tmp_path / "m.model"
+    r = CliRunner().invoke(main, ["train", "-T", "150", "-k", "16", "--seed", "3", "--t0", "10", "-l", "1e-2",
+                                  "--average-from", "0.5", str(shards / "bin" / "*.svm"), str(out)])
+    assert r.exit_code == 0, r.output
+    assert "515 examples in 3 shards" in r.output
+    assert np.array_equal(pegasos.load_model(str(out)).w, fit_shards(str(shards / "bin" / "*.svm"), OPTS).w)
+    r = CliRunner().invoke(main, ["train", "--sampling", "sequential", str(shards / "bin"), str(out)])
+    assert r.exit_code == 1 and "Error: --sampling sequential" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["train", "--sync-every", "x", str(shards / "bin"), str(out)])
+    assert r.exit_code == 1 and "Error: --sync-every" in r.output
+
+
+def test_no_dask_import_without_the_engine(shards, tmp_path):
+    code = ("import sys; from pegasos.cli import main\n"
+            "try:\n"
+            f"    main(['train', '-q', '-T', '20', {str(shards / 'bin')!r}, {str(tmp_path / 'm.model')!r}])\n"
+            "except SystemExit as e:\n"
+            "    assert not e.code, e.code\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
+            "assert not bad, bad\n"
+            "import pegasos.engine_dask\n"
+            "assert 'distributed' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_missing_dask_is_a_one_line_error(shards, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)           # import distributed -> ImportError
+    r = CliRunner().invoke(main, ["train", "--engine", "dask", "--local-workers", "2", str(shards / "bin"),
+                                  str(tmp_path / "m.model")])
+    assert r.exit_code == 1 and not (tmp_path / "m.model").exists()
+    assert r.output.strip().splitlines() == ["Error: --engine dask needs Dask: pip install 'pegasos[dask]' "
+                                             "(dask[distributed] >= 2024.1)"]
+
+
+# ------------------------------------------------------------------ Dask --
+
+@pytest.fixture(scope="module")
+def threads_cluster():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    yield cluster
+    cluster.close()
+
+
+def test_dask_threads_bit_identical_to_local(shards, threads_cluster):
+    folder = str(shards / "bin")
+    settings = EngineSettings(engine="dask", scheduler=threads_cluster.scheduler_address)
+    for opts in (OPTS, OPTS.replace(bias="feature", batch_size=1, projection=True)):
+        local = fit_shards(folder, opts)
+        dask = fit_shards(folder, opts, settings)
+        assert np.array_equal(dask.w, local.w) and dask.bias == local.bias
+        assert dask.info["engine"] == "dask"
+    avg = EngineSettings(engine="dask", scheduler=threads_cluster.scheduler_address, sync_every=5)
+    assert np.array_equal(fit_shards(folder, OPTS, avg).w, fit_shards(folder, OPTS, EngineSettings(sync_every=5)).w)
+
+
+def test_replicas_follow_the_driver(shards):
+    """Two in-process workers that receive the updates (as actors do) hold w_T after T rounds."""
+    from pegasos.engine_dask import _LocalGroup, _train
+
+    folder = shards / "bin"
+    specs = expand_shards(str(folder))
+    workers = [ShardWorker([specs[0], specs[2]], [0, 2]), ShardWorker([specs[1]], [1])]
+    opts = OPTS.replace(average_from=None)
+    model = _train([_LocalGroup(w) for w in workers], specs, str(folder), opts, EngineSettings(), None, None)
+    assert np.array_equal(model.w, fit_shards(str(folder), opts).w)
+    before = fit_shards(str(folder), opts.replace(iterations=149))     # replicas lack only the last update
+    for w in workers:
+        assert w.state.t == 149 and np.array_equal(w.state.weights()[0], before.w)
+
+
+def test_cli_dask_scheduler(shards, tmp_path, threads_cluster):
+    a, b = tmp_path / "local.model", tmp_path / "dask.model"
+    args = ["train", "-q", "-T", "100", "-k", "32", "--t0", "5", str(shards / "reg" / "*.svm")]
+    for extra, out in (([], a), (["--engine", "dask", "--scheduler", threads_cluster.scheduler_address], b)):
+        r = CliRunner().invoke(main, args[:-1] + ["--loss", "eps-insensitive"] + extra + [args[-1], str(out)])
+        assert r.exit_code == 0, r.output
+    ta = a.read_text().replace("engine local", "engine dask")
+    assert ta == b.read_text()
+
+
+@pytest.mark.slow
+def test_dask_processes_identical_and_a_killed_worker(shards, tmp_path):
+    """2 worker processes: the model of --engine local bit for bit; then a worker killed mid-run ends the
+    run with one ClusterError naming the checkpoint, and resuming from it gives the uninterrupted model."""
+    distributed = pytest.importorskip("distributed")
+    folder = str(shards / "bin")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None)
+    try:
+        settings = EngineSettings(engine="dask", scheduler=cluster.scheduler_address)
+        assert np.array_equal(fit_shards(folder, OPTS, settings).w, fit_shards(folder, OPTS).w)
+        (tmp_path / "bad.svm").write_text("1 1:1\n-1 2:x\n")         # a worker's DataError crosses back whole
+        with pytest.raises(DataError, match=r"bad.svm, line 2: "):
+            fit_shards(str(tmp_path / "bad.svm"), OPTS.replace(batch_size=1), settings)
+        with distributed.Client(cluster) as client:
+            pids = sorted(client.run(os.getpid).values())
+        opts = OPTS.replace(iterations=2000)
+        ck = str(tmp_path / "k.ckpt")
+        seen = [0]
+
+        def kill_at_60(n):
+            seen[0] += n
+            if seen[0] == 60:
+                os.kill(pids[-1], signal.SIGKILL)
+
+        timer = threading.Timer(50, lambda: os.kill(pids[0], signal.SIGKILL))     # bound: never hang
+        timer.start()
+        try:
+            with pytest.raises(ClusterError, match=rf"round 61 on the workers failed .*{ck} holds round 50: "
+                                                   rf"rerun with --resume {ck}"):
+                fit_shards(folder, opts, EngineSettings(engine="dask", scheduler=cluster.scheduler_address,
+                                                        checkpoint_every=25, checkpoint=ck), progress=kill_at_60)
+        finally:
+            timer.cancel()
+    finally:
+        cluster.close()
+    resumed = fit_shards(folder, opts, EngineSettings(resume=ck))         # the same run, continued locally
+    assert np.array_equal(resumed.w, fit_shards(folder, opts).w)
+
+
+def test_cli_checkpoint_and_resume(shards, tmp_path):
+    out, again = tmp_path / "m.model", tmp_path / "again.model"
+    args = ["-T", "150", "-k", "16", "--seed", "3", "--t0", "10", "-l", "1e-2", "--checkpoint-every", "40",
+            str(shards / "bin")]
+    r = CliRunner().invoke(main, ["train", "-q"] + args + [str(out)])
+    assert r.exit_code == 0, r.output
+    ck = str(out) + ".ckpt"
+    assert os.path.exists(ck) and pegasos.load_model(ck + ".model").info["iterations"] == "120"
+    r = CliRunner().invoke(main, ["train", "-q", "--resume", ck] + args[:-3] + [str(shards / "bin"), str(again)])
+    assert r.exit_code == 0, r.output
+    assert np.array_equal(pegasos.load_model(str(again)).w, pegasos.load_model(str(out)).w)
+    r = CliRunner().invoke(main, ["train", "-q", "--resume", ck, "-T", "150", "-k", "16", "--seed", "3", "--t0", "10",
+                                  "-l", "0.5", str(shards / "bin"), str(again)])
+    assert r.exit_code == 1 and "Error: --resume" in r.output and "lambda" in r.output
+
+
+@pytest.mark.slow
+def test_cli_local_workers(shards, tmp_path):
+    pytest.importorskip("distributed")
+    a, b = tmp_path / "local.model", tmp_path / "dask.model"
+    base = ["train", "-q", "-T", "60", "-k", "64", "--t0", "10", "--split", "3", str(shards / "bin" / "a.svm")]
+    assert CliRunner().invoke(main, base + [str(a)]).exit_code == 0
+    r = CliRunner().invoke(main, base[:-1] + ["--engine", "dask", "--local-workers", "2", base[-1], str(b)])
+    assert r.exit_code == 0, r.output
+    assert a.read_text().replace("engine local", "engine dask") == b.read_text()
+
+
+def test_a_file_named_like_a_glob_is_that_file(shards, tmp_path):
+    odd = tmp_path / "d[1]*.svm"
+    odd.write_bytes((shards / "bin" / "a.svm").read_bytes())
+    assert [s.path for s in expand_shards(str(odd))] == [str(odd)]
+    out = tmp_path / "m.model"
+    r = CliRunner().invoke(main, ["train", "-q", "-T", "20", str(odd), str(out)])
+    assert r.exit_code == 0, r.output
+    assert "engine" not in out.read_text()          # the ordinary in-memory training
