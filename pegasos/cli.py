@@ -327,10 +327,13 @@ _check_options = _options(
                                                     "ignored), evaluated at each check point.")),
     (("--early-stop",), dict(type=int, default=None, metavar="[PATIENCE]",
                              help=f"Stop when the validation metric has not improved for PATIENCE checks "
-                                  f"({DEFAULT_PATIENCE} if omitted) and write the best model seen; needs --validation and -T or --epochs.")),
+                                  f"({DEFAULT_PATIENCE} if omitted) and write the best model seen; needs "
+                                  "--validation and -T or --epochs.")),
     (("--early-stop-metric",), dict(type=click.Choice(["accuracy", "error", "objective", "loss", "mse"]),
                                     help="Validation metric of --early-stop [default: accuracy; mse for "
                                          "regression].")),
+)
+
 _shard_options = _options(
     "Shards and clusters (linear binary and regression)",
     (("--engine",), dict(type=click.Choice(["local", "dask"]), default="local", show_default=True,
