@@ -790,18 +790,11 @@ def write_checkpoint(path, rounds, fingerprint, state, extra=None):
     if extra is not None and extra["avg_sum"] is not None:
         arrays["avg_sum"] = extra["avg_sum"]
     arrays = {f"a_{k}": v for k, v in arrays.items()}
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as f:
-            np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise PegasosError(f"--checkpoint-every: cannot write {path} ({e.strerror or e})") from None
+        atomic_write(path, lambda f: np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                                              **arrays), binary=True)
+    except PegasosError as e:
+        raise PegasosError(f"--checkpoint-every: {e}") from None
 
 
 def _read_checkpoint(path, fingerprint):

@@ -237,8 +237,9 @@ def read_index_value(text, path, lineno, base, n, last, noun, span, value_noun, 
     return col, check_float(val_text, path, lineno, value_noun)
 
 
-def atomic_write(path, write):
-    """Write ``path`` with ``write(fileobj)`` (a text file, UTF-8, ``\\n`` line ends).
+def atomic_write(path, write, binary=False):
+    """Write ``path`` with ``write(fileobj)`` (a text file, UTF-8, ``\\n`` line ends;
+    with ``binary`` a binary file: figures, checkpoints).
 
     * A path that names a file descriptor this process already has open
       (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``,
@@ -262,9 +263,10 @@ def atomic_write(path, write):
         The reader of a pipe went away (the command line stops quietly).
     """
     shown = os.fspath(path)
+    how = ("wb", {}) if binary else ("w", {"encoding": "utf-8", "newline": "\n"})
     fd = open_descriptor(shown)
     if fd is not None:
-        _write_descriptor(shown, fd, write)
+        _write_descriptor(shown, fd, write, how)
         return
     try:
         st = os.stat(shown)
@@ -275,7 +277,7 @@ def atomic_write(path, write):
     if st is not None and not stat.S_ISREG(st.st_mode):
         # a device or FIFO cannot be replaced by a rename: write to it directly
         try:
-            with open(shown, "w", encoding="utf-8", newline="\n") as f:
+            with open(shown, how[0], **how[1]) as f:
                 write(f)
         except BrokenPipeError:
             raise
@@ -294,7 +296,7 @@ def atomic_write(path, write):
     except OSError as e:
         raise _cannot_write(shown, e) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with os.fdopen(fd, how[0], **how[1]) as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
@@ -391,8 +393,9 @@ def _check_descriptor(shown, fd):
         raise PegasosError(f"cannot write {shown}: file descriptor {fd} is open for reading only")
 
 
-def _write_descriptor(shown, fd, write):
-    """``write`` through a duplicate of descriptor ``fd``, at its current offset."""
+def _write_descriptor(shown, fd, write, how=("w", {"encoding": "utf-8", "newline": "\n"})):
+    """``write`` through a duplicate of descriptor ``fd``, at its current offset
+    (``how``: the mode and keywords of ``os.fdopen``)."""
     _check_descriptor(shown, fd)
     for stream in (sys.stdout, sys.stderr):     # what Python buffered for fd goes first
         try:
@@ -405,7 +408,7 @@ def _write_descriptor(shown, fd, write):
     except OSError as e:
         raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
     try:
-        f = os.fdopen(dup, "w", encoding="utf-8", newline="\n")
+        f = os.fdopen(dup, how[0], **how[1])
     except BaseException:
         os.close(dup)
         raise

@@ -174,29 +174,10 @@ def save_figure(fig, path):
     PegasosError
         The file cannot be written (nothing is left behind).
     """
-    import tempfile
+    from .model import atomic_write
 
     shown = os.fspath(path)
     fmt = os.path.splitext(shown)[1].lower().lstrip(".")
     if fmt not in ("png", "svg", "pdf"):
         raise ParameterError(f"-o: the figure file {shown!r} must end in .png, .svg or .pdf")
-    directory = os.path.dirname(os.path.abspath(shown))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".pegasos-plot-", suffix="." + fmt, dir=directory)
-    except OSError as e:
-        raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)              # as an ordinary new file (mkstemp makes it 0600)
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt)
-        os.replace(tmp, shown)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise PegasosError(f"cannot write {shown}: {e.strerror or e}") from None
-        raise
+    atomic_write(shown, lambda f: fig.savefig(f, format=fmt), binary=True)
