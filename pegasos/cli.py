@@ -1213,6 +1213,13 @@ def _gap_record(result, d):
         return {"error": str(e)}
 
 
+def _model_options(fn):
+    """The option groups of train that say what model to train (cv and search train many)."""
+    for group in (_data_options, _streaming_options, _kernel_options, _problem_options, _solver_options):
+        fn = group(fn)
+    return fn
+
+
 def _without(*names):
     """Drop the options ``names`` (parameter names) added by the decorators below this one."""
 
@@ -1284,11 +1291,7 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
               help="Folds trained at once, in separate processes (the results are the same for any number).")
 @click.option("--json", "as_json", is_flag=True, help="Print the folds' metrics, means and sds as one JSON object.")
 @_without("jobs", "no_objective", "report_gap")
-@_solver_options
-@_problem_options
-@_kernel_options
-@_streaming_options
-@_data_options
+@_model_options
 @_errors_to_click
 def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream,
        shuffle_buffer, cache_file, zero_based, dtype, quiet, **settings):
@@ -1323,11 +1326,7 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
               help="Folds trained at once, in separate processes (same results for any number).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
 @_without("jobs", "no_objective", "report_gap", "lam", "gamma")
-@_solver_options
-@_problem_options
-@_kernel_options
-@_streaming_options
-@_data_options
+@_model_options
 @_errors_to_click
 def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, validation, metric, no_warm_start,
            fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer, cache_file,
