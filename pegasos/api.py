@@ -146,9 +146,10 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
 
 
 def _refuse_checks(options, trainer):
-    given = options.name("trace") if options.spelling == "cli" else "trace=, validation= and early_stop="
-    raise ParameterError(f"{given} {'is' if options.spelling == 'cli' else 'are'} for linear binary "
-                         f"classification and regression trained in memory, not for {trainer}")
+    given = ("--trace, --validation and --early-stop" if options.spelling == "cli"
+             else "trace=, validation= and early_stop=")
+    raise ParameterError(f"{given} are for linear binary classification and regression trained in memory, "
+                         f"not for {trainer}")
 
 
 def _keep_state(model, options):
@@ -251,6 +252,11 @@ def _record_source(model, source):
 def _validation_arrays(validation, options, labels):
     """The validation examples as the monitor's (indptr, indices, data, y, class weights)."""
     vex = as_examples(validation)
+    if vex.m == 0:
+        if vex.source is not None:
+            raise DataError(vex.source.path, "no validation examples found (the file is empty or holds only "
+                                             "comments and blank lines)")
+        raise ParameterError("validation= holds no examples")
     if labels is None:
         bad = np.flatnonzero(~np.isfinite(vex.y))
         if bad.size:
@@ -440,6 +446,16 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     labels = init.labels
     if run.task != "binary":
         labels = None
+    recalibrated = False
+    if restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank":
+        # a new schedule (often for a new lambda) gets its own step offset, as a first run would
+        t0 = autotune.calibrate_step_offset(
+            ex.chunk, ex.y, run.lam, loss=run.loss, class_weight=run.class_weight, seed=run.seed,
+            average_from=run.average_from, sampling=run.sampling, n_features=ex.n_features,
+            batch_size=min(run.batch_size, ex.m), bias=run.bias, projection=run.projection, epsilon=run.epsilon,
+            sample_weight=ex.sample_weight, **({"labels": labels} if labels is not None else {}))
+        run = run.replace(step_offset=t0, eta0=None)
+        recalibrated = True
     if restart:
         if run.t0 == 0:
             raise ParameterError(f"{options.name('restart_schedule')}: with step offset t0 = 0 the first step "
@@ -447,6 +463,8 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
                                  f"{options.name('step_offset')} or {options.name('eta0')}")
         model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, start=(init.w, init.bias))
         model.info["warm_start"] = "restart-schedule"
+        if recalibrated:
+            model.info["step_offset_rule"] = "calibrated"
     else:
         state = init.solver_state
         if state is not None:

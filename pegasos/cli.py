@@ -420,6 +420,9 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                              "MiB is --cache-mb (write ./NAME for a file named so)")
     if restart_schedule and init_model is None:
         raise ParameterError("--restart-schedule needs --init MODEL")
+    if paper and init_model is not None:
+        raise ParameterError("--paper chooses the settings of a first run; a run resumed with --init keeps MODEL's "
+                             "(drop --paper)")
     options = TrainOptions(n_threads=jobs, shuffle_buffer=shuffle_buffer, preset="paper" if paper else "auto",
                            class_weight=_class_weights(class_weights, None, None), spelling="cli",
                            restart_schedule=restart_schedule, resume_state=resume_state,
@@ -455,9 +458,11 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
 
     if shard_run or (data != "-" and is_shard_spec(data)):
         if (stream or cache_file is not None or report_gap or cost_matrix is not None or cost_factor is not None
-                or trace_file is not None or validation_file is not None or init_model is not None or as_json):
+                or trace_file is not None or validation_file is not None or init_model is not None or as_json
+                or resume_state):
             raise ParameterError("training on shards takes none of --stream, --cache, --report-gap, "
-                                 "--cost-matrix, -j, --trace, --validation, --init, --json")
+                                 "--cost-matrix, -j, --trace, --validation, --init, --resume-state, --json "
+                                 "(its checkpoints are --checkpoint-every and --resume)")
         if settings["sampling"] not in (None, "uniform"):
             raise ParameterError(f"--sampling {settings['sampling']}: training on shards draws i.i.d. batches "
                                  "(uniform) from all shards")
@@ -1220,6 +1225,10 @@ def _model_options(fn):
     return fn
 
 
+# train's options that describe one run's output, not the model cv and search train many times
+_ONE_RUN_ONLY = ("verbose", "progress_every", "init_model", "restart_schedule", "resume_state")
+
+
 def _without(*names):
     """Drop the options ``names`` (parameter names) added by the decorators below this one."""
 
@@ -1290,7 +1299,7 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Folds trained at once, in separate processes (the results are the same for any number).")
 @click.option("--json", "as_json", is_flag=True, help="Print the folds' metrics, means and sds as one JSON object.")
-@_without("jobs", "no_objective", "report_gap")
+@_without("jobs", "no_objective", "report_gap", *_ONE_RUN_ONLY)
 @_model_options
 @_errors_to_click
 def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream,
@@ -1325,7 +1334,7 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Folds trained at once, in separate processes (same results for any number).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
-@_without("jobs", "no_objective", "report_gap", "lam", "gamma")
+@_without("jobs", "no_objective", "report_gap", "lam", "gamma", *_ONE_RUN_ONLY)
 @_model_options
 @_errors_to_click
 def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, validation, metric, no_warm_start,

@@ -799,14 +799,29 @@ def write_checkpoint(path, rounds, fingerprint, state, extra=None):
 
 def _read_checkpoint(path, fingerprint):
     """(state dict, rounds done, extra) of a checkpoint of this run."""
+    import zipfile
+
+    if not os.path.exists(path):
+        raise ParameterError(f"--resume: {path}: no such file")
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
             arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
-        raise ParameterError(f"--resume: {path} is not a pegasos checkpoint ({type(e).__name__})") from None
-    if meta.get("format") != CHECKPOINT_FORMAT:
+    except OSError as e:
+        raise ParameterError(f"--resume: cannot read {path} ({e.strerror or e})") from None
+    except (ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
+        # json.JSONDecodeError is a ValueError; a truncated or altered file fails the zip checks (CRC)
+        raise ParameterError(f"--resume: {path} is not a pegasos checkpoint or is damaged "
+                             f"({type(e).__name__})") from None
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
         raise ParameterError(f"--resume: {path} is not a pegasos checkpoint")
+    try:
+        return _checkpoint_contents(path, meta, arrays, fingerprint)
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ParameterError(f"--resume: {path} is a damaged pegasos checkpoint ({type(e).__name__}: {e})") from None
+
+
+def _checkpoint_contents(path, meta, arrays, fingerprint):
     saved = json.loads(json.dumps(meta["fingerprint"]))
     now = json.loads(json.dumps(fingerprint))
     if saved != now:

@@ -279,12 +279,14 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     best = None if monitor is None else monitor.end()
     if best is not None:
         w, b = np.ascontiguousarray(best[0], dtype=np.float64), float(best[1])
-    final["sampling"] = sampling
-    final["rng"] = orders.rng.bit_generator.state
-    if task != "ranking":
-        final["orders"] = orders.get_state()
+        final = None          # the best model seen is not where the run's state ends: nothing to resume
+    if final is not None:
+        final["sampling"] = sampling
+        final["rng"] = orders.rng.bit_generator.state
+        if task != "ranking":
+            final["orders"] = orders.get_state()
     info = options.header(plan, examples=m)
-    if resumed:
+    if resumed and final is not None:
         # the header describes the whole run: t counts every iteration since w_1 = 0
         info["iterations"] = str(final["t"])
         if final["avg_start"]:

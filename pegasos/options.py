@@ -410,6 +410,9 @@ class TrainOptions:
             self._fail("restart_schedule", f"expected True or False, got {self.restart_schedule!r}")
         if self.resume_state is not None and not isinstance(self.resume_state, bool):
             self._fail("resume_state", f"expected True, False or None, got {self.resume_state!r}")
+        if self.resume_state and self.early_stop is not None:
+            raise ParameterError(f"{self.name('resume_state')}: with {self.name('early_stop')} the model is the "
+                                 "best one seen, not where the run ended, so it cannot be resumed")
         if self.resume_state and (self.kernel != "linear" or self.task == "ranking" or self.multiclass is not None
                                   or self.shuffle_buffer is not None):
             raise ParameterError(f"{self.name('resume_state')}: the resume section is written for linear binary "

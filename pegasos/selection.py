@@ -111,6 +111,11 @@ def fold_assignment(y, folds=5, seed=1, task="binary", qid=None):
     if m < folds:
         raise ParameterError(f"{folds} folds need at least {folds} examples, the data have {m}")
     if task in ("binary", "multiclass"):
+        fractional = np.flatnonzero(y != np.round(y))
+        if fractional.size:
+            i = int(fractional[0])
+            raise ParameterError(f"example {i + 1}: label {float(y[i])!r} is not an integer: classification needs "
+                                 "class labels; for real-valued targets use --loss eps-insensitive (regression)")
         classes, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
         lonely = np.flatnonzero(counts < 2)
         if lonely.size:

@@ -232,6 +232,18 @@ def test_resume_gives_the_uninterrupted_model(shards, tmp_path, sync):
         fit_shards(folder, opts.replace(lam=0.5), EngineSettings(sync_every=sync, resume=ck))
     with pytest.raises(ParameterError, match="not a pegasos checkpoint"):
         fit_shards(folder, opts, EngineSettings(sync_every=sync, resume=str(shards / "bin" / "a.svm")))
+    # damaged checkpoints (a new user's cases): truncated, one byte changed, empty, missing
+    good = open(ck, "rb").read()
+    bad = str(tmp_path / "bad.ckpt")
+    flipped = bytearray(good)
+    flipped[len(good) // 3] ^= 0xFF
+    for content, words in ((good[:300], "damaged"), (bytes(flipped), "damaged"), (b"", "damaged")):
+        with open(bad, "wb") as f:
+            f.write(content)
+        with pytest.raises(ParameterError, match=words):
+            fit_shards(folder, opts, EngineSettings(sync_every=sync, resume=bad))
+    with pytest.raises(ParameterError, match="no such file"):
+        fit_shards(folder, opts, EngineSettings(sync_every=sync, resume=str(tmp_path / "missing.ckpt")))
 
 
 def test_cli_local_shards(shards, tmp_path):

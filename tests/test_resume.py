@@ -245,7 +245,7 @@ def test_restart_schedule_is_a_fresh_run_from_the_weights(tmp_path):
     X, y = problem()
     options = TrainOptions(lam=1e-2, iterations=300, average=True, step_offset=5.0, resume_state=True)
     first = pegasos.fit((X, y), options)
-    restarted = pegasos.fit((X, y), init=first, restart_schedule=True, lam=2e-2, iterations=100)
+    restarted = pegasos.fit((X, y), init=first, restart_schedule=True, lam=2e-2, iterations=100, step_offset=5.0)
     run = TrainOptions(lam=2e-2, iterations=100, average=True, step_offset=5.0, sampling="permutation",
                        preset="paper")
     expected = fit_linear(as_examples((X, y)), run, start=(first.w, first.bias))
@@ -253,6 +253,27 @@ def test_restart_schedule_is_a_fresh_run_from_the_weights(tmp_path):
     assert restarted.info["warm_start"] == "restart-schedule" and restarted.info["iterations"] == "100"
     with pytest.raises(ParameterError, match="forgets"):
         pegasos.fit((X, y), init=first, restart_schedule=True, step_offset=0.0)
+
+
+def test_restart_schedule_for_a_new_lambda_calibrates_its_own_step_offset():
+    """The old lambda's calibrated t0 would leave the weights where they were (found by a new user:
+    objective 11.4 at the new lambda against 0.81 for a fresh run); a restart without --t0/--eta0
+    calibrates t0 for the new lambda on the new data, as a first run does."""
+    from pegasos.autotune import calibrate_step_offset
+
+    X, y = problem(m=2000, d=40)
+    first = pegasos.fit((X, y), lam=1e-4, epochs=5, resume_state=True)
+    restarted = pegasos.fit((X, y), init=first, restart_schedule=True, lam=1e-1, epochs=5)
+    fresh = pegasos.fit((X, y), lam=1e-1, epochs=5)
+    assert restarted.info["step_offset_rule"] == "calibrated"
+    assert float(restarted.info["step_offset"]) == pytest.approx(
+        calibrate_step_offset(X, y, 1e-1, seed=1, n_features=X.shape[1], bias="none"), rel=1e-12)
+    f_restarted = pegasos.objective(restarted, X, y)["objective"]
+    f_fresh = pegasos.objective(fresh, X, y)["objective"]
+    assert f_restarted <= 1.02 * f_fresh
+    kept = pegasos.fit((X, y), init=first, restart_schedule=True, lam=1e-1, epochs=5,
+                       step_offset=float(first.info["step_offset"]))
+    assert pegasos.objective(kept, X, y)["objective"] > 1.5 * f_fresh          # what the old t0 gave
 
 
 def test_more_features_grow_the_model_fewer_keep_it(tmp_path):

@@ -324,7 +324,7 @@ def test_command_line_errors_are_one_line(tmp_path):
     one_error(run_pegasos("train", "--epochs", "1", "--early-stop", "3", data, tmp_path / "m"),
               "--early-stop needs validation examples (--validation)")
     one_error(run_pegasos("train", "--stream", "--trace", tmp_path / "t.csv", data, tmp_path / "m"),
-              "--trace is for linear binary classification and regression trained in memory")
+              "--trace, --validation and --early-stop are for linear binary classification and regression trained in memory")
     one_error(run_pegasos("train", "--trace-sample", "5", data, tmp_path / "m"), "--trace-sample needs --trace")
     assert not (tmp_path / "m").exists() and not (tmp_path / "t.csv").exists()
 
@@ -363,3 +363,21 @@ def test_trace_budget_thins_the_points_and_never_changes_the_model():
     assert [r["t"] for r in stop.rows] == points and stop.skipped == 0
     with pytest.raises(ParameterError, match="budget"):
         Trace(budget=-1)
+
+
+def test_empty_validation_and_early_stop_with_resume_state_are_errors(tmp_path):
+    """A new user's cases: an empty validation file gave 'best validation accuracy nan' with exit 0,
+    and --resume-state with --early-stop wrote a resume section that could not be resumed."""
+    data = tmp_path / "d.svm"
+    X, y = make_data(m=200, seed=7)
+    data.write_text("".join(("+1" if v > 0 else "-1") + "".join(f" {j + 1}:{X[i, j]:.6g}" for j in X[i].indices)
+                            + "\n" for i, v in enumerate(y)))
+    empty = tmp_path / "empty.svm"
+    empty.write_text("# nothing\n")
+    one_error(run_pegasos("train", "--epochs", "2", "--early-stop", "--validation", empty, data, tmp_path / "m"),
+              "no validation examples")
+    one_error(run_pegasos("train", "--epochs", "2", "--early-stop", "--validation", data, "--resume-state", data,
+                          tmp_path / "m"), "--resume-state", "cannot be resumed")
+    assert not (tmp_path / "m").exists()
+    model = pegasos.fit((X, y), epochs=3, eta0=0.1, early_stop=2, validation=(X, y))
+    assert model.solver_state is None
