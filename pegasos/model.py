@@ -237,6 +237,16 @@ def read_index_value(text, path, lineno, base, n, last, noun, span, value_noun, 
     return col, check_float(val_text, path, lineno, value_noun)
 
 
+def first_line_shown(first):
+    """How an error shows the first line (bytes) of a file that is not a model: the line quoted when it
+    is text, else that it is binary (its bytes, escaped, would fill the terminal with noise)."""
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"its first line is binary data, not text: {first[:16]!r}..."
+    return f"first line is {text[:60]!r}"
+
+
 def atomic_write(path, write, binary=False):
     """Write ``path`` with ``write(fileobj)`` (a text file, UTF-8, ``\\n`` line ends;
     with ``binary`` a binary file: figures, checkpoints).
@@ -584,8 +594,7 @@ def read_model_bytes(path):
             end = head.find(b"\n")
             first = head if end < 0 else head[:end]
             if first.split()[:1] != [MAGIC.encode()] or (end < 0 and len(head) == FIRST_LINE_BYTES):
-                shown = first[:60].decode("utf-8", "replace")
-                raise ModelFormatError(path, f"not a pegasos model file (first line is {shown!r})", 1)
+                raise ModelFormatError(path, f"not a pegasos model file ({first_line_shown(first)})", 1)
             pieces.append(head)
             limit = max_line_bytes()
             line_length = len(head) - head.rfind(b"\n") - 1
