@@ -441,6 +441,12 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if ex.source is not None and ex.m == 0:
         raise DataError(ex.source.path, "no training examples found (the file is empty or holds only comments "
                                         "and blank lines)")
+    base_of_model = info.get("index_base")
+    if ex.source is not None and base_of_model in ("0", "1") and base_of_model != ("0" if ex.source.zero_based
+                                                                                  else "1"):
+        raise ParameterError(f"{what} was trained on {'zero' if base_of_model == '0' else 'one'}-based feature "
+                             f"indices and DATA is read {'zero' if ex.source.zero_based else 'one'}-based: the same "
+                             "index would be another feature (give --zero-based as MODEL was trained, or not)")
     if ex.n_features < init.n_features:
         ex = dataclasses.replace(ex, n_features=init.n_features)      # the model keeps its dimension
     labels = init.labels

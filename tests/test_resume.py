@@ -28,7 +28,7 @@ from pegasos.examples import as_examples
 from pegasos.linear import fit_linear
 from pegasos.options import TrainOptions
 
-from conftest import error_line, run_pegasos
+from conftest import error_line, ok, run_pegasos
 
 
 def problem(m=203, d=30, seed=0, regression=False):
@@ -374,3 +374,26 @@ def test_cli_names_the_damaged_line(tmp_path):
     assert not (tmp_path / "n.model").exists()
     r = run_pegasos("predict", data, tmp_path / "m.model", tmp_path / "out.txt")
     error_line(r, "sqnorm", file=tmp_path / "m.model", line=at + 1)     # a damaged file is refused everywhere
+
+
+def test_resume_refuses_another_index_base(tmp_path):
+    """A new user's case: --init on a one-based model with --zero-based silently made a zero-based model,
+    every feature shifted by one."""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{'+1' if i % 2 else '-1'} 1:{i % 7} 2:{(i * 3) % 5} 3:1\n" for i in range(60)))
+    first = tmp_path / "m.model"
+    ok(run_pegasos("train", "-q", "--resume-state", "-l", "0.01", "--epochs", "2", data, first))
+    r = run_pegasos("train", "--init", first, "--zero-based", data, tmp_path / "n.model")
+    error_line(r, "one-based", "zero-based", status=1)
+    assert not (tmp_path / "n.model").exists()
+    ok(run_pegasos("train", "-q", "--init", first, data, tmp_path / "n.model"))
+
+
+def test_binary_model_file_is_named_binary(tmp_path):
+    bad = tmp_path / "rand.model"
+    bad.write_bytes(bytes(range(128, 256)) * 3)
+    data = tmp_path / "d.svm"
+    data.write_text("+1 1:1\n-1 2:1\n")
+    r = run_pegasos("predict", data, bad, tmp_path / "out")
+    error_line(r, "binary data", status=1)
+    assert "\ufffd" not in r.stderr
