@@ -499,9 +499,9 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
+    result.save(model)
     if trace_file is not None:
         checks["trace"].write(trace_file)
-    result.save(model)
     if as_json:
         record = _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
         if report_gap:
@@ -512,6 +512,11 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         if report_gap:
             summary += " | " + _gap_summary(result, d)
         click.echo(summary, err=to_stdout)
+    stopping = getattr(result, "info", {}).get("stopping", "")
+    if not quiet and stopping.endswith("epoch cap"):
+        click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
+                   "before the objective settled (--tol); give --epochs or -T to train longer, --report-gap to "
+                   "see how far from the optimum the model is", err=True)
 
 
 def _given_on_command_line():
