@@ -232,7 +232,7 @@ def test_resume_gives_the_uninterrupted_model(shards, tmp_path, sync):
         fit_shards(folder, opts.replace(lam=0.5), EngineSettings(sync_every=sync, resume=ck))
     with pytest.raises(ParameterError, match="not a pegasos checkpoint"):
         fit_shards(folder, opts, EngineSettings(sync_every=sync, resume=str(shards / "bin" / "a.svm")))
-    # damaged checkpoints (a new user's cases): truncated, one byte changed, empty, missing
+    # damaged checkpoints: truncated, one byte changed, empty, missing
     good = open(ck, "rb").read()
     bad = str(tmp_path / "bad.ckpt")
     flipped = bytearray(good)

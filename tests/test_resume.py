@@ -256,7 +256,7 @@ def test_restart_schedule_is_a_fresh_run_from_the_weights(tmp_path):
 
 
 def test_restart_schedule_for_a_new_lambda_calibrates_its_own_step_offset():
-    """The old lambda's calibrated t0 would leave the weights where they were (found by a new user:
+    """The old lambda's calibrated t0 would leave the weights where they were (a reported case:
     objective 11.4 at the new lambda against 0.81 for a fresh run); a restart without --t0/--eta0
     calibrates t0 for the new lambda on the new data, as a first run does."""
     from pegasos.autotune import calibrate_step_offset
@@ -377,7 +377,7 @@ def test_cli_names_the_damaged_line(tmp_path):
 
 
 def test_resume_refuses_another_index_base(tmp_path):
-    """A new user's case: --init on a one-based model with --zero-based silently made a zero-based model,
+    """Reported: --init on a one-based model with --zero-based silently made a zero-based model,
     every feature shifted by one."""
     data = tmp_path / "d.svm"
     data.write_text("".join(f"{'+1' if i % 2 else '-1'} 1:{i % 7} 2:{(i * 3) % 5} 3:1\n" for i in range(60)))

@@ -366,7 +366,7 @@ def test_trace_budget_thins_the_points_and_never_changes_the_model():
 
 
 def test_empty_validation_and_early_stop_with_resume_state_are_errors(tmp_path):
-    """A new user's cases: an empty validation file gave 'best validation accuracy nan' with exit 0,
+    """Reported: an empty validation file gave 'best validation accuracy nan' with exit 0,
     and --resume-state with --early-stop wrote a resume section that could not be resumed."""
     data = tmp_path / "d.svm"
     X, y = make_data(m=200, seed=7)
