@@ -402,8 +402,8 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if init.task == "ranking":
         raise ParameterError(f"{what}: resume is for linear binary classifiers and regression, not ranking")
     if options.shuffle_buffer is not None:
-        raise ParameterError(f"{options.name('shuffle_buffer')} cannot resume a model: train in memory or "
-                             "from a cache (--cache)")
+        named = "--stream / --shuffle-buffer" if options.spelling == "cli" else options.name("shuffle_buffer")
+        raise ParameterError(f"{named} cannot resume a model: train in memory or from a cache (--cache)")
     given = _given(options, keywords)
     info = dict(init.info)
     info.setdefault("loss", init.loss)

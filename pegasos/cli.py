@@ -450,6 +450,9 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         trace_format(trace_file)
         check_writable(trace_file)
         check_distinct_files(trace_file, "--trace", (("DATA", data), ("MODEL", model)))
+    if not (trace_budget >= 0 and math.isfinite(trace_budget)):
+        raise ParameterError(f"--trace-budget: the budget must be a fraction >= 0 of the training time, "
+                             f"got {trace_budget!r}")
     if trace_sample is not None and (trace_file is None or trace_sample < 1):
         raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
     shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None

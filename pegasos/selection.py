@@ -469,6 +469,8 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
     names = TASK_METRICS[task]
     metric = DEFAULT_METRIC[task] if metric is None else metric
     known = metric_names(task)
+    if task == "binary" and options.loss != "log":
+        known = tuple(n for n in known if n != "log_loss")     # eval reports it for log-loss models only
     if metric not in known:
         raise ParameterError(f"unknown metric {metric!r} for a {task} model; one of: {', '.join(known)}")
     names = tuple(names) + (() if metric in names else (metric,))

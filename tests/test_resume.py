@@ -397,3 +397,19 @@ def test_binary_model_file_is_named_binary(tmp_path):
     r = run_pegasos("predict", data, bad, tmp_path / "out")
     error_line(r, "binary data", status=1)
     assert "\ufffd" not in r.stderr
+
+
+def test_messages_name_the_options_given(tmp_path):
+    """Reported: --init with --stream named --shuffle-buffer; --trace-budget -1 named no option; search
+    offered log_loss for a hinge model."""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{'+1' if i % 2 else '-1'} 1:{i % 7} 2:{(i * 3) % 5} 3:1\n" for i in range(60)))
+    first = tmp_path / "m.model"
+    ok(run_pegasos("train", "-q", "--resume-state", "-l", "0.01", "--epochs", "2", data, first))
+    error_line(run_pegasos("train", "--init", first, "--stream", data, tmp_path / "n.model"), "--stream",
+               "cannot resume", status=1)
+    error_line(run_pegasos("train", "--trace-budget", "-1", data, tmp_path / "n.model"), "--trace-budget",
+               status=1)
+    r = run_pegasos("search", data, "-l", "1e-2", "-v", "2", "--metric", "log_loss")
+    error_line(r, "unknown metric", status=1)
+    assert "log_loss" not in r.stderr.split("one of:")[1]
