@@ -675,9 +675,16 @@ def _read_training_data(data, options, progress, cache_file, zero_based, dtype):
                 raise ParameterError(f"{data} has {n_labels if n_labels <= 64 else 'more than 64'} labels: "
                                      "--shuffle-buffer trains binary classifiers; use --cache FILE for multiclass")
             return d, ""
-        from .io import read_svmlight
+        from .io import is_plain_text_file, read_svmlight
+        from .linear import available_cpus
 
-        return read_svmlight(data, zero_based=zero_based, dtype=dtype, progress=_update(bar)), ""
+        # two threads parse a large plain file 1.6-2.2 times as fast as one (0.5 GB, idle 2-core machine);
+        # below a few tens of MB the threads' start and the join copy cost more than they gain
+        threads = 1
+        if data != "-" and available_cpus() >= 2 and is_plain_text_file(data) and \
+                os.path.getsize(data) >= PARALLEL_READ_BYTES:
+            threads = 2
+        return read_svmlight(data, zero_based=zero_based, dtype=dtype, progress=_update(bar), threads=threads), ""
     finally:
         _close(bar)
 
@@ -1232,6 +1239,9 @@ def _model_options(fn):
         fn = group(fn)
     return fn
 
+
+#: plain files at least this large are read by two threads (see _read_training_data)
+PARALLEL_READ_BYTES = 64 << 20
 
 # train's options that describe one run's output, not the model cv and search train many times
 _ONE_RUN_ONLY = ("verbose", "progress_every", "init_model", "restart_schedule", "resume_state")

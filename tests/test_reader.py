@@ -1087,3 +1087,38 @@ def test_read_ahead_thread_ends_with_the_reader(tmp_path):
     with pytest.raises(DataError, match="cannot read or decompress"):
         read_svmlight(str(cut), block_size=4096)
     assert readers() == []
+
+
+def test_train_reads_large_plain_files_with_two_threads_and_the_same_model(tmp_path, monkeypatch):
+    """pegasos train uses two reader threads for plain files of PARALLEL_READ_BYTES and more; the model
+    is the same bytes as with one (the threshold lowered so that a small file crosses it)."""
+    from click.testing import CliRunner
+
+    import pegasos.cli as cli
+    import pegasos.io as io
+
+    rng = np.random.default_rng(5)
+    lines = [("+1" if rng.random() < 0.5 else "-1") + "".join(
+        f" {j}:{rng.random():.4f}" for j in np.sort(rng.choice(np.arange(1, 300), 8, replace=False)))
+        for _ in range(3000)]
+    data = tmp_path / "d.svm"
+    data.write_text("\n".join(lines) + "\n")
+    used = []
+    real = io.read_svmlight
+
+    def spy(*args, **kwargs):
+        used.append(kwargs.get("threads", 1))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(io, "read_svmlight", spy)
+    models = []
+    for limit in (1 << 62, 0):
+        monkeypatch.setattr(cli, "PARALLEL_READ_BYTES", limit)
+        out = tmp_path / f"m{limit}.model"
+        r = CliRunner().invoke(cli.main, ["train", "-q", "--epochs", "2", str(data), str(out)])
+        assert r.exit_code == 0, r.output
+        models.append(out.read_bytes())
+    from pegasos.linear import available_cpus
+
+    expected = [1, 2] if available_cpus() >= 2 else [1, 1]
+    assert used == expected and models[0] == models[1]
