@@ -98,7 +98,8 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
     ------
     ParameterError
         An unknown x, no trace, a trace without points or objectives, an
-        optimum that is not a positive number.
+        optimum that is not a positive number, or one that no objective of a
+        trace is above.
     PegasosError
         matplotlib is not installed.
     """
@@ -136,15 +137,24 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
         err_key, err_label = "train_error", "training mse" if regression else "training error"
     labels = labels or legend_labels([h for h, _ in loaded], names)
 
-    plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, dpi=dpi)
+    curves = []
     for (header, rows), label in zip(loaded, labels):
         pts = [(r[column], (r["objective"] - optimum) / abs(optimum)) for r in rows
                if r.get(column) is not None and r.get("objective") is not None]
         pts = [(a, b) for a, b in pts if a > 0 and b > 0]        # log axes
-        line, = left.plot([a for a, _ in pts], [b for _, b in pts], label=label, linewidth=1.4)
+        if not pts:
+            lowest = min(r["objective"] for r in rows if r.get("objective") is not None)
+            raise ParameterError(f"{label}: no objective of the trace is above --optimum {optimum:.10g} (the "
+                                 f"lowest is {lowest:.10g}), so there is no suboptimality to draw: f* must be "
+                                 "below the objectives")
         err = [(r[column], r[err_key]) for r in rows if r.get(column) is not None and r.get(err_key) is not None
                and r[column] > 0]
+        curves.append((label, pts, err))
+
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, dpi=dpi)
+    for label, pts, err in curves:
+        line, = left.plot([a for a, _ in pts], [b for _, b in pts], label=label, linewidth=1.4)
         right.plot([a for a, _ in err], [b for _, b in err], label=label, linewidth=1.4, color=line.get_color())
     left.set_yscale("log")
     for ax in (left, right):

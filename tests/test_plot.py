@@ -105,3 +105,15 @@ def test_without_matplotlib_a_one_line_hint(monkeypatch, traces):
         plot.plot_traces(list(traces))
     with pytest.raises(ParameterError, match="--x"):
         plot.plot_traces(list(traces), x="hours")
+
+
+def test_an_optimum_above_every_objective_is_refused_not_drawn_empty(tmp_path, traces):
+    """With --optimum above all objectives of a trace the left panel had no point and the command exited 0."""
+    from pegasos.plot import plot_traces
+
+    with pytest.raises(ParameterError, match="no objective of the trace is above --optimum 5 "):
+        plot_traces(list(traces), optimum=5.0)
+    out = tmp_path / "f.png"
+    one_error(run_pegasos("plot", traces[0], "-o", out, "--optimum", "5"), "--optimum 5 ", "lowest is 0.351")
+    assert not out.exists()
+    plot_traces(list(traces), optimum=0.3505)         # below the lowest objective: drawn
