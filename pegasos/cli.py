@@ -15,7 +15,8 @@ import time
 
 import click
 
-from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER, SAMPLINGS
+from .defaults import (BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER, SAMPLINGS,
+                       SCHEDULES)
 
 
 DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
@@ -208,6 +209,7 @@ _solver_options = _options(
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True, help="Mini-batch size k.")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
+                                "shuffle-once: one random order (from --seed) for every epoch; "
                                 "sequential: file order [default: permutation; uniform for --loss rank].")),
     (("--projection",), dict(is_flag=True, help="Project onto a ball that holds the optimum after each step "
                                                 "(radius 1/sqrt(lambda) for the hinge, sqrt(2 f(0)/lambda) for "
@@ -222,6 +224,12 @@ _solver_options = _options(
                                                                   "a sample of DATA for linear binary and "
                                                                   "regression models, else 0].")),
     (("--eta0",), dict(type=float, metavar="ETA0", help="First step size; sets T0 = 1/(lambda ETA0).")),
+    (("--schedule",), dict(type=click.Choice(SCHEDULES), default="pegasos", show_default=True,
+                           help="Step rule: pegasos 1/(lambda (t + T0)); norma p/(lambda sqrt(t)) with "
+                                "--projection always on (p from --eta, default 0.5 (2 + 0.5/sqrt(T))^(1/2)); "
+                                "constant --eta E.  A step with eta_t lambda >= 1 replaces w by its gradient "
+                                "term.")),
+    (("--eta",), dict(type=float, metavar="E", help="p of --schedule norma, or the step of --schedule constant.")),
     (("--paper",), dict(is_flag=True, help="The paper's Fig. 1 as run in its Sec. 7 for every setting not given: "
                                            "--sampling uniform --no-average --t0 0 --epochs 10.")),
     (("--seed",), dict(type=int, default=DEFAULT_SEED, show_default=True, help="Random seed.")),
@@ -358,7 +366,8 @@ _shard_options = _options(
 #: train's command-line parameters that are TrainOptions fields of the same name
 _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
-                  "budget", "cache_mb", "eta0", "tol", "sampling", "step_offset", "max_classes", "trace_points",
+                  "budget", "cache_mb", "eta0", "schedule", "eta", "tol", "sampling", "step_offset", "max_classes",
+                  "trace_points",
                   "early_stop", "early_stop_metric")
 
 
