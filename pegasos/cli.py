@@ -464,6 +464,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                              f"got {trace_budget!r}")
     if trace_sample is not None and (trace_file is None or trace_sample < 1):
         raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
+    _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model)
+    if (checkpoint_every is not None or sync_every != "1") and not (
+            engine != "local" or split is not None or scheduler is not None or local_workers is not None
+            or resume is not None or (data != "-" and _is_shard_spec(data))):
+        raise ParameterError(f"{'--checkpoint-every' if checkpoint_every is not None else '--sync-every'} is an "
+                             "option of training on shards: give DATA as a glob, a directory or @list.txt, "
+                             "--split N, or --engine dask")
     shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None
                  or resume is not None or checkpoint_every is not None or sync_every != "1")
     from .engine_dask import is_shard_spec
@@ -529,6 +536,36 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
                    "before the objective settled (--tol); give --epochs or -T to train longer, --report-gap to "
                    "see how far from the optimum the model is", err=True)
+
+
+def _is_shard_spec(data):
+    from .engine_dask import is_shard_spec
+
+    return is_shard_spec(data)
+
+
+def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):
+    """One-line errors for options given on the command line that the run would ignore
+    (their siblings, --gamma with a linear model say, are refused the same way)."""
+    from click.core import ParameterSource
+
+    from .errors import ParameterError
+
+    ctx = click.get_current_context()
+
+    def given(name):
+        return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+    if given("epsilon") and options.loss != "eps-insensitive" and init_model is None:   # --init: the model's loss
+        raise ParameterError(f"-p/--epsilon is the width of the eps-insensitive loss: it applies to --loss "
+                             f"eps-insensitive, not {options.loss}")
+    if given("cache_mb") and options.kernel == "linear":
+        raise ParameterError("--cache-mb sizes the cache of kernel rows: it applies with --kernel poly, rbf or "
+                             "sigmoid (the file cache of --stream is --cache FILE)")
+    if given("trace_points") and trace_file is None and validation_file is None:
+        raise ParameterError("--trace-points sets the checks of --trace FILE or --validation FILE: give one")
+    if given("trace_budget") and trace_file is None:
+        raise ParameterError("--trace-budget bounds the checks of --trace FILE: give it")
 
 
 def _given_on_command_line():
