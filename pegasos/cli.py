@@ -203,7 +203,7 @@ _solver_options = _options(
     (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples).")),
     (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: until "
                                           "doubling the epochs improves the objective by less than --tol "
-                                          f"(linear binary and regression), else {DEFAULT_EPOCHS}].")),
+                                          f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
     (("--tol",), dict(type=float, default=0.002, show_default=True,
                       help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True, help="Mini-batch size k.")),
@@ -221,8 +221,8 @@ _solver_options = _options(
                                help="Output the mean of the iterates from iteration ceil(F*T) on (e.g. 0.5).")),
     (("--t0", "step_offset"), dict(type=float, metavar="T0", help="Step offset: eta_t = 1/(lambda (t + T0)); 0 is "
                                                                   "the paper's 1/(lambda t) [default: calibrated on "
-                                                                  "a sample of DATA for linear binary and "
-                                                                  "regression models, else 0].")),
+                                                                  "a sample of DATA for linear binary, "
+                                                                  "regression and multiclass models, else 0].")),
     (("--eta0",), dict(type=float, metavar="ETA0", help="First step size; sets T0 = 1/(lambda ETA0).")),
     (("--schedule",), dict(type=click.Choice(SCHEDULES), default="pegasos", show_default=True,
                            help="Step rule: pegasos 1/(lambda (t + T0)); norma p/(lambda sqrt(t)) with "
