@@ -1351,8 +1351,12 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
     for f in r["per_fold"]:
         rows.append(f"{f['fold']:>4} {f['train_examples']:>8} {f['test_examples']:>8} "
                     + " ".join(f"{_fmt(f[n]):>10}" for n in names) + f" {f['seconds']:>8.2f}")
+    def undefined(n):     # folds where a metric is undefined (F1 without positives, say) are left out
+        missing = sum(1 for f in r["per_fold"] if f.get(n) is None)
+        return f" ({len(r['per_fold']) - missing} of {len(r['per_fold'])} folds)" if missing else ""
+
     rows.append("mean ± sd: " + " | ".join(
-        f"{n} {_fmt(r['mean'][n])} ± {_fmt(r['sd'][n])}" for n in names))
+        f"{n} {_fmt(r['mean'][n])} ± {_fmt(r['sd'][n])}{undefined(n)}" for n in names))
     click.echo("\n".join(rows))
 
 
