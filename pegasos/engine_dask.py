@@ -68,6 +68,32 @@ class Shard:
         return self.path if self.start is None else f"{self.path}[{self.start}:{self.end}]"
 
 
+@dataclass(frozen=True, eq=False)
+class ArrayShard:
+    """A shard held in memory (rows of a CSR matrix, zero-based columns, float labels): sent to its worker."""
+
+    name: str
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    y: np.ndarray
+
+
+def array_shards(X, y, n_shards, name="X"):
+    """``X`` (scipy CSR, shape (m, n)) and ``y`` (m,) cut into ``n_shards`` contiguous row blocks
+    of sizes differing by at most one (ArrayShard, named ``X[a:b]``)."""
+    m = X.shape[0]
+    bounds = np.linspace(0, m, int(n_shards) + 1).round().astype(np.int64)
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        block = X[int(a):int(b)]
+        out.append(ArrayShard(f"{name}[{a}:{b}]", np.asarray(block.indptr, dtype=np.int64),
+                              np.asarray(block.indices, dtype=np.int32),
+                              np.ascontiguousarray(block.data, dtype=np.float64),
+                              np.asarray(y[int(a):int(b)], dtype=np.float64)))
+    return out
+
+
 def is_shard_spec(spec):
     """Whether DATA names several shards (a glob, a directory or ``@list.txt``) rather than one file."""
     spec = os.fspath(spec)
@@ -178,11 +204,12 @@ class EngineSettings:
     dtype: str = "float64"
     processes: bool = True
 
-    def validate(self):
-        """Check the settings; raises ParameterError naming the command-line option."""
+    def validate(self, cluster=False):
+        """Check the settings (``cluster``: a cluster is given, the settings need not name one);
+        raises ParameterError naming the command-line option."""
         if self.engine not in ENGINES:
             raise ParameterError(f"--engine: one of {', '.join(ENGINES)}, got {self.engine!r}")
-        if self.engine == "dask":
+        if self.engine == "dask" and not cluster:
             if (self.scheduler is None) == (self.local_workers is None):
                 raise ParameterError("--engine dask needs --scheduler tcp://HOST:PORT or --local-workers N (one)")
             if self.local_workers is not None and not (isinstance(self.local_workers, int)
@@ -227,6 +254,12 @@ class ShardWorker:
         self.ids = list(ids)
         self.parts = []
         for shard in shards:
+            if isinstance(shard, ArrayShard):
+                values = np.unique(shard.y)
+                self.parts.append({"name": shard.name, "indptr": shard.indptr, "indices": shard.indices,
+                                   "data": shard.data, "y": shard.y,
+                                   "labels": [(float(v), f"{v:g}") for v in values[:3]], "overflow": values.size > 3})
+                continue
             if shard.start is None:
                 d = read_svmlight(shard.path, zero_based=True)
             else:
@@ -468,6 +501,91 @@ class _Cluster:
                     pass
 
 
+class DaskEngine:
+    """A Dask cluster to run on: ``pegasos.fit(..., engine=)`` (training on
+    shard files), :func:`pegasos.cross_validate` and :func:`pegasos.search`
+    (``engine=``: folds and lambda paths as Dask tasks), and the estimators'
+    ``engine`` parameter.
+
+    ``DaskEngine(client)`` uses a ``distributed.Client`` (the caller closes
+    it); ``DaskEngine(scheduler="tcp://HOST:PORT")`` connects and
+    ``DaskEngine(local_workers=N)`` starts a ``LocalCluster`` of N worker
+    processes, both on first use and closed by :meth:`close` (or at the end
+    of a ``with`` block).  Importing this class does not import Dask.
+
+    Raises
+    ------
+    ParameterError
+        Not exactly one of client, scheduler, local_workers; Dask not installed (on first use).
+    ClusterError
+        The cluster cannot be reached, or a worker runs another pegasos version (on first use).
+    """
+
+    def __init__(self, client=None, *, scheduler=None, local_workers=None, processes=True):
+        if sum(x is not None for x in (client, scheduler, local_workers)) != 1:
+            raise ParameterError("DaskEngine needs one of a distributed.Client, scheduler= or local_workers=")
+        self._client, self._own = client, None
+        self.settings = EngineSettings(engine="dask", scheduler=scheduler, local_workers=local_workers,
+                                       processes=processes)
+        if client is None:
+            self.settings.validate()
+        self._checked = False
+
+    @property
+    def client(self):
+        """The ``distributed.Client`` (connected, and the workers' pegasos version checked, on first use)."""
+        if self._client is None:
+            self._own = _Cluster(self.settings)
+            self._client = self._own.client
+        if not self._checked:
+            wrapper = _Cluster.__new__(_Cluster)
+            wrapper.client, wrapper.cluster = self._client, None
+            wrapper.workers()
+            self._checked = True
+        return self._client
+
+    def map(self, fn, calls, what="a task"):
+        """``[fn(*args) for args in calls]``, each call a Dask task (any worker), results in order.
+
+        A PegasosError raised in a task is raised as is; any other failure
+        (a lost worker, a closed connection) is one ClusterError."""
+        client = self.client
+        try:
+            futures = [client.submit(fn, *args, pure=False) for args in calls]
+            return client.gather(futures)
+        except PegasosError:
+            raise
+        except Exception as e:            # noqa: BLE001 - any failure of the cluster ends the run with one message
+            text = str(e).splitlines()[0][:200] if str(e) else ""
+            raise ClusterError(f"{what} failed on the cluster ({type(e).__name__}{': ' + text if text else ''})") \
+                from None
+
+    def close(self):
+        """Close the client and the cluster this engine started (not a client it was given)."""
+        if self._own is not None:
+            self._own.close()
+            self._own, self._client, self._checked = None, None, False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __deepcopy__(self, memo):
+        return self                       # estimators are cloned with their parameters: share the cluster
+
+    def __repr__(self):
+        where = self.settings.scheduler or (f"local_workers={self.settings.local_workers}"
+                                            if self.settings.local_workers else "client")
+        return f"DaskEngine({where})"
+
+
+def as_client(engine):
+    """The distributed.Client of a DaskEngine or of a Client itself."""
+    return engine.client if isinstance(engine, DaskEngine) else engine
+
+
 def check_versions(versions, mine):
     """Raise ClusterError unless every worker (``{address: version}``) runs pegasos ``mine``."""
     if not versions:
@@ -498,8 +616,8 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
     split : int or None
         Cut each file into this many byte ranges.
     progress, on_plan : as for :func:`pegasos.fit`.
-    cluster : distributed.Client or None
-        Use this client (its workers) instead of the settings' cluster.
+    cluster : DaskEngine, distributed.Client or None
+        Use this cluster (its workers) instead of the settings' one.
 
     Returns
     -------
@@ -518,7 +636,9 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
         Dask missing or failing: a worker lost (the message names the last
         checkpoint), another pegasos version on a worker.
     """
-    settings = (settings or EngineSettings()).validate()
+    if cluster is not None and settings is None:
+        settings = EngineSettings(engine="dask")
+    settings = (settings or EngineSettings()).validate(cluster=cluster is not None)
     options = _shard_options(options)
     shards = spec if isinstance(spec, list) else expand_shards(spec, split)
     own = None
@@ -529,7 +649,7 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
                 groups = own.actors(shards)
             else:
                 wrapper = _Cluster.__new__(_Cluster)
-                wrapper.client, wrapper.cluster = cluster, None
+                wrapper.client, wrapper.cluster = as_client(cluster), None
                 groups = wrapper.actors(shards)
         else:
             groups = [_LocalGroup(ShardWorker(shards, list(range(len(shards)))))]

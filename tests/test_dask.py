@@ -403,3 +403,109 @@ def test_a_file_named_like_a_glob_is_that_file(shards, tmp_path):
     r = CliRunner().invoke(main, ["train", "-q", "-T", "20", str(odd), str(out)])
     assert r.exit_code == 0, r.output
     assert "engine" not in out.read_text()          # the ordinary in-memory training
+
+
+# ------------------------------------------------- cv, search and estimators on Dask --
+
+@pytest.fixture(scope="module")
+def engine(threads_cluster):
+    distributed = pytest.importorskip("distributed")
+    from pegasos.engine_dask import DaskEngine
+
+    with distributed.Client(threads_cluster) as client:
+        yield DaskEngine(client)
+
+
+def _without_seconds(result):
+    """A cv or search result with the training times (which differ between runs) removed."""
+    if isinstance(result, dict):
+        return {k: _without_seconds(v) for k, v in result.items() if k != "seconds"}
+    if isinstance(result, list):
+        return [_without_seconds(v) for v in result]
+    return result
+
+
+def test_cross_validate_on_dask_is_the_local_one(shards, engine):
+    from pegasos.selection import DataFile
+
+    path = str(shards / "bin" / "a.svm")
+    opts = TrainOptions(lam=1e-3, epochs=3, batch_size=4, seed=5)
+    local = pegasos.cross_validate(path, opts, folds=4)
+    remote = pegasos.cross_validate(path, opts, folds=4, engine=engine)
+    assert _without_seconds(remote) == _without_seconds(local)
+    assert len(remote["per_fold"]) == 4 and remote["examples"] == 300
+    reg = str(shards / "reg" / "a.svm")
+    ropts = opts.replace(loss="eps-insensitive", epsilon=0.1)
+    assert _without_seconds(pegasos.cross_validate(DataFile(reg), ropts, folds=3, engine=engine)) == \
+        _without_seconds(pegasos.cross_validate(reg, ropts, folds=3))
+    with pytest.raises(ParameterError, match="a file the workers read"):
+        pegasos.cross_validate(read_svmlight(path), opts, engine=engine)
+    with pytest.raises(ParameterError, match="jobs"):
+        pegasos.cross_validate(path, opts, jobs=2, engine=engine)
+    with pytest.raises(ParameterError, match="the data have 300"):          # a worker's error, as raised
+        pegasos.cross_validate(path, opts, folds=301, engine=engine)
+
+
+def test_search_on_dask_is_the_local_one(shards, engine):
+    path = str(shards / "bin" / "a.svm")
+    opts = TrainOptions(epochs=2, batch_size=8, seed=2)
+    lams = [1e-3, 1e-2, 1e-1]
+    for warm in (True, False):
+        local = pegasos.search(path, opts, lams, folds=3, warm_start=warm)
+        remote = pegasos.search(path, opts, lams, folds=3, warm_start=warm, engine=engine)
+        assert _without_seconds(remote) == _without_seconds(local) and remote["warm_start"] == warm
+    val = str(shards / "bin" / "b.svm")
+    assert _without_seconds(pegasos.search(path, opts, lams, validation=val, engine=engine)) == \
+        _without_seconds(pegasos.search(path, opts, lams, validation=read_svmlight(val)))
+
+
+def test_cli_cv_and_search_on_dask(shards, tmp_path, threads_cluster):
+    import json
+
+    path = str(shards / "bin" / "a.svm")
+    dask = ["--engine", "dask", "--scheduler", threads_cluster.scheduler_address]
+    runs = {}
+    for name, extra in (("local", []), ("dask", dask)):
+        r = CliRunner().invoke(main, ["cv", "--json", "-v", "3", "--epochs", "2"] + extra + [path])
+        assert r.exit_code == 0, r.output
+        runs["cv", name] = _without_seconds(json.loads(r.output))
+        out = tmp_path / f"{name}.model"
+        r = CliRunner().invoke(main, ["search", "--json", "-l", "1e-3:1e-1", "--points", "3", "-v", "3"] + extra
+                               + [path, str(out)])
+        assert r.exit_code == 0, r.output
+        runs["search", name] = {k: v for k, v in _without_seconds(json.loads(r.output)).items() if k != "model"}
+    assert runs["cv", "local"] == runs["cv", "dask"] and runs["search", "local"] == runs["search", "dask"]
+    assert (tmp_path / "local.model").read_bytes() == (tmp_path / "dask.model").read_bytes()
+    for extra, words in ((["--jobs", "2"], "--jobs"), (["--cache", str(tmp_path / "c")], "--cache"),
+                         (["-j", "2"], "-j")):
+        r = CliRunner().invoke(main, ["cv"] + dask + extra + [path])
+        assert r.exit_code == 1 and words in r.output and "Traceback" not in r.output, r.output
+    r = CliRunner().invoke(main, ["cv", "--local-workers", "2", path])
+    assert r.exit_code == 1 and "need --engine dask" in r.output
+
+
+def test_fit_and_estimators_with_an_engine(shards, engine):
+    from sklearn.base import clone
+
+    from pegasos.engine_dask import array_shards
+    from pegasos.sklearn import PegasosClassifier, PegasosRegressor
+
+    folder = str(shards / "bin")
+    assert np.array_equal(pegasos.fit(folder, OPTS, engine=engine).w, fit_shards(folder, OPTS).w)
+    with pytest.raises(ParameterError, match="not arrays"):
+        pegasos.fit((np.eye(3), np.array([1.0, -1.0, 1.0])), OPTS, engine=engine)
+    X, y, _ = _concat(sorted((shards / "bin").glob("*.svm")))
+    labels = np.where(y > 0, "spam", "ham")
+    est = PegasosClassifier(engine=engine, batch_size=8, epochs=4, random_state=3).fit(X, labels)
+    assert list(est.classes_) == ["ham", "spam"] and clone(est).engine is engine
+    # the same run in this process: two row blocks (two workers), class "ham" -> 0, "spam" -> 1
+    common = {k: v for k, v in est._common().items() if k != "sampling"}
+    ref = fit_shards(array_shards(X, (y > 0).astype(np.float64), 2), TrainOptions(bias="feature", **common),
+                     EngineSettings(zero_based=True, n_features=X.shape[1]))
+    assert np.array_equal(est.coef_.ravel(), ref.w) and est.intercept_[0] == ref.bias
+    assert est.score(X, labels) > 0.8
+    with pytest.raises(ParameterError, match="sample_weight"):
+        est.fit(X, labels, sample_weight=np.ones(X.shape[0]))
+    Xr, yr, _ = _concat(sorted((shards / "reg").glob("*.svm")))
+    reg = PegasosRegressor(engine=engine, batch_size=4, epochs=5).fit(Xr, yr)
+    assert reg.score(Xr, yr) > 0.5
