@@ -43,12 +43,15 @@ from .io import line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
 from .linear import LinearModel, new_state, projection_radius2
 from .model import atomic_write
+from .multiclass import MulticlassModel
+from .options import fmt_label
 from .sampling import ShardDraws
 
 ENGINES = ("local", "dask")
 CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
 GLOB_CHARS = "*?["
 MAX_SPLIT = 100_000         # byte ranges of one file (each a shard the driver lists)
+MAX_REPORTED_CLASSES = 100_001   # label values a shard reports (more than any --max-classes)
 
 
 class ClusterError(PegasosError):
@@ -266,10 +269,17 @@ class ShardWorker:
                 d = read_svmlight_range(shard.path, shard.start, shard.end, zero_based=True)
             self.parts.append({"name": shard.name, "indptr": d.chunk.indptr, "indices": d.chunk.indices,
                                "data": np.ascontiguousarray(d.chunk.data, dtype=np.float64), "y": d.chunk.labels,
-                               "labels": [(lab.value, lab.text) for lab in d.distinct_labels[:3]],
+                               "labels": [(lab.value, lab.text) for lab in d.distinct_labels],
                                "overflow": d.labels_overflow or len(d.distinct_labels) > 3})
+        for p in self.parts:
+            p["classes"] = self._classes(p, MAX_REPORTED_CLASSES)
         self.state = None
+        self.states = None
         self.shared = False
+
+    def _classes(self, p, cap):
+        values = np.unique(p["y"])
+        return values[:cap].tolist()
 
     def report(self):
         """Per shard: rows, non-zeros, smallest and largest index (-1: none), up to 3 labels, the version."""
@@ -280,21 +290,27 @@ class ShardWorker:
                         "min_index": int(ind.min()) if ind.size else -1,
                         "max_index": int(ind.max()) if ind.size else -1,
                         "labels": p["labels"], "overflow": p["overflow"],
+                        "classes": p["classes"],
                         "finite": bool(np.all(np.isfinite(p["y"]))), "version": self.version})
         return out
 
-    def setup(self, base, n_features, labels, options, plan, sizes):
-        """Shift the indices to zero-based columns, encode the labels, weigh the examples.
+    def setup(self, base, n_features, labels, options, plan, sizes, classes=None):
+        """Shift the indices to zero-based columns, encode the labels (``classes``: one
+        +1/-1 vector per one-vs-rest class), weigh the examples.
 
         Returns per shard (sum of weights, sum of the loss at w = 0) for f(0)."""
         self.options, self.plan, self.n_features = options, plan, int(n_features)
+        self.classes = classes
         self.draws = ShardDraws(sizes, plan.k, options.seed)
         sums = []
         for p in self.parts:
             if base and not p.get("shifted"):
                 p["indices"] = p["indices"] - np.int32(base)
                 p["shifted"] = True
-            if labels is not None:
+            if classes is not None:
+                p["y_cls"] = [np.where(p["y"] == c, 1.0, -1.0) for c in classes]
+                p["y_run"] = p["y_cls"][0]
+            elif labels is not None:
                 neg, pos = labels
                 p["y_run"] = np.where(p["y"] == pos, 1.0, -1.0)
             else:
@@ -315,6 +331,9 @@ class ShardWorker:
         """Create the replica (w_1 = 0, or ``state``: a ``get_state()`` dict)."""
         plan = self.plan
         self.radius2 = radius2
+        if self.classes is not None:
+            self.states = [new_state(self.n_features, self.options, plan, radius2) for _ in self.classes]
+            return 0
         self.state = new_state(self.n_features, self.options, plan, radius2)
         if state is not None:
             self.state.set_state(state)
@@ -338,6 +357,29 @@ class ShardWorker:
             rows = self.draws.rows(t, j, c)
             viol, g = self.state.collect(p["indptr"], p["indices"], p["data"], p["y_run"], rows, p["sw"])
             out.append((j,) + _rows_csr(p, viol) + (g,))
+        return out
+
+    def round_ovr(self, updates, t, counts):
+        """One-vs-rest, iteration t: as :meth:`round` for every class's replica, all on the
+        same rows of A_t.  Returns per class the list :meth:`round` returns."""
+        if updates is not None:
+            for state, update in zip(self.states, updates):
+                state.apply_step(*update)
+        rows = {}
+        for j, p in zip(self.ids, self.parts):
+            c = int(counts[j])
+            if c:
+                rows[j] = self.draws.rows(t, j, c)
+        out = []
+        for c, state in enumerate(self.states):
+            if state.t != t - 1:
+                raise ClusterError(f"a worker's replica of class {c + 1} is at iteration {state.t}, not {t - 1}")
+            mine = []
+            for j, p in zip(self.ids, self.parts):
+                if j in rows:
+                    viol, g = state.collect(p["indptr"], p["indices"], p["data"], p["y_cls"][c], rows[j], p["sw"])
+                    mine.append((j,) + _rows_csr(p, viol) + (g,))
+            out.append(mine)
         return out
 
     def flush(self, update):
@@ -661,9 +703,10 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
 
 def _shard_options(options):
     options.validate()
-    if options.task not in ("binary", "regression") or options.multiclass is not None:
-        raise ParameterError("training on shards supports linear binary classification and regression "
-                             f"(not {options.name('loss')} rank or {options.name('multiclass')})")
+    if options.task not in ("binary", "regression") or options.multiclass not in (None, "ovr"):
+        raise ParameterError("training on shards supports linear binary classification, one-vs-rest and "
+                             f"regression (not {options.name('loss')} rank or {options.name('multiclass')} "
+                             "crammer-singer)")
     if options.kernel != "linear" or options.shuffle_buffer is not None:
         raise ParameterError("training on shards is linear and in memory (no --kernel, no --stream)")
     if options.sampling not in ("uniform", "permutation"):
@@ -689,6 +732,10 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     if n == 0:
         raise DataError(spec if isinstance(spec, str) else shards[0].path, "no training examples in the shards")
     base, n_features = _dimension(reports, settings)
+    classes = _ovr_classes(reports, options) if options.task == "binary" else None
+    if classes is not None:
+        return _train_ovr(groups, shards, spec, options, settings, progress, on_plan, reports, sizes, n, base,
+                          n_features, classes)
     labels = _labels(reports, options) if options.task == "binary" else None
     plan = options.plan(n)
     if on_plan is not None:
@@ -729,6 +776,84 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     return checkpoint.model(w, b)
+
+
+def _ovr_classes(reports, options):
+    """The classes (values, texts) of a one-vs-rest run: more than two labels over all shards or
+    ``multiclass="ovr"``; None for a binary run."""
+    values = sorted({v for r in reports for v in r["classes"]})
+    if options.multiclass is None and len(values) <= 2:
+        return None
+    if len(values) < 2:
+        raise ParameterError(f"multiclass training needs at least two classes over all shards, got {len(values)}")
+    bad = [v for v in values if v != round(v)]
+    if bad:
+        raise ParameterError(f"label {bad[0]!r} is not an integer: classification needs class labels; for "
+                             f"real-valued targets use {options.name('loss')} eps-insensitive")
+    if len(values) > options.max_classes:
+        raise ParameterError(f"the shards hold {len(values)} classes, more than {options.name('max_classes')} "
+                             f"{options.max_classes}")
+    texts = {}
+    for r in reports:
+        for value, text in r["labels"]:
+            texts.setdefault(value, text)
+    return values, [texts.get(v) or fmt_label(v) for v in values]
+
+
+def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, reports, sizes, n, base, n_features,
+               classes):
+    """One-vs-rest on shards: K exact mini-batch Pegasos runs (class c against the rest) in the same
+    rounds, each round one call per worker for all K (the same A_t for every class)."""
+    if not settings.exact or settings.resume or settings.checkpoint_every:
+        raise ParameterError("one-vs-rest on shards runs exact mini-batch Pegasos (--sync-every 1), without "
+                             "--checkpoint-every and --resume")
+    if options.loss not in ("hinge", "log", "squared-hinge"):
+        raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), not {options.loss}")
+    values, texts = classes
+    if options.class_weight:
+        for label in options.class_weight:
+            if float(label) not in values:
+                raise ParameterError(f"class weight given for label {label}, which is not in the shards")
+    plan = options.plan(n)
+    if on_plan is not None:
+        on_plan(plan.T)
+    sums = [s for reply in _gather(groups, "setup", base, n_features, None, options, plan, sizes, values,
+                                   what="preparing the shards") for s in reply]
+    weights = sum(s[0] for s in sums)
+    f0 = math.log(2.0) * weights / n if options.loss == "log" else sum(s[1] for s in sums) / n
+    radius2 = projection_radius2(options.loss, options.lam, f0, None if not options.class_weight else True)
+    states = [new_state(n_features, options, plan, radius2) for _ in values]
+    shared = len(groups) == 1 and isinstance(groups[0], _LocalGroup)
+    if shared:
+        worker = groups[0].worker
+        worker.radius2, worker.states = radius2, states
+    else:
+        _gather(groups, "start", radius2, None, what="starting the replicas")
+    draws = ShardDraws(sizes, plan.k, options.seed)
+    updates = None
+    for t in range(1, plan.T + 1):
+        counts = draws.counts(t)
+        replies = _gather(groups, "round_ovr", None if shared else updates, t, counts,
+                          what=f"round {t} on the workers")
+        updates = []
+        for c, state in enumerate(states):
+            indptr, indices, data, g = _concat([q for reply in replies for q in reply[c]])
+            state.apply_step(indptr, indices, data, g, plan.k)
+            updates.append((indptr, indices, data, g, plan.k))
+        if progress is not None:
+            progress(1)
+    fits = [_output(state, plan, options.bias) for state in states]
+    W = np.vstack([w for w, _ in fits])
+    biases = np.array([b for _, b in fits], dtype=np.float64)
+    if not np.all(np.isfinite(W)) or not np.all(np.isfinite(biases)):
+        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+    info = options.header(plan, examples=n)
+    info["index_base"] = str(base)
+    info["train_file"] = spec if isinstance(spec, str) else shards[0].name
+    info.update(engine=settings.engine, shards=str(len(shards)), sync_every="1")
+    return MulticlassModel(W=np.ascontiguousarray(W), biases=biases, classes=np.asarray(values, dtype=np.float64),
+                           class_texts=list(texts), lam=float(options.lam), method="ovr", loss=options.loss,
+                           bias_mode=options.bias, info=info)
 
 
 def _dimension(reports, settings):

@@ -166,9 +166,14 @@ def test_unsupported_runs_are_refused(shards, tmp_path):
         EngineSettings(engine="dask").validate()
     with pytest.raises(ParameterError, match="--sync-every"):
         EngineSettings(sync_every=0).validate()
-    (tmp_path / "m.svm").write_text("1 1:1\n2 1:2\n3 2:1\n")
-    with pytest.raises(ParameterError, match="exactly two label values over all shards, got 3"):
+    (tmp_path / "m.svm").write_text("1 1:1\n2 1:2\n3.5 2:1\n")
+    with pytest.raises(ParameterError, match="3.5 is not an integer"):
         fit_shards(str(tmp_path / "m.svm"), OPTS.replace(batch_size=1, iterations=5))
+    (tmp_path / "m.svm").write_text("1 1:1\n2 1:2\n3 2:1\n")
+    with pytest.raises(ParameterError, match="without --checkpoint-every"):
+        fit_shards(str(tmp_path / "m.svm"), OPTS.replace(batch_size=1, iterations=5), EngineSettings(sync_every=3))
+    with pytest.raises(ParameterError, match="crammer-singer"):
+        fit_shards(str(tmp_path / "m.svm"), OPTS.replace(multiclass="crammer-singer"))
 
 
 def test_version_check():
@@ -509,3 +514,57 @@ def test_fit_and_estimators_with_an_engine(shards, engine):
     Xr, yr, _ = _concat(sorted((shards / "reg").glob("*.svm")))
     reg = PegasosRegressor(engine=engine, batch_size=4, epochs=5).fit(Xr, yr)
     assert reg.score(Xr, yr) > 0.5
+
+
+# ------------------------------------------------------------ one-vs-rest on shards --
+
+@pytest.fixture(scope="module")
+def classes3(tmp_path_factory):
+    """Two shards (130 and 70 examples) of a 3-class problem with labels 2, 5, 9."""
+    root = tmp_path_factory.mktemp("ovr")
+    rng = np.random.default_rng(11)
+    centres = rng.normal(size=(3, 12)) * 2
+    for name, m in (("a", 130), ("b", 70)):
+        with open(root / f"{name}.svm", "w") as f:
+            for _ in range(m):
+                c = int(rng.integers(3))
+                x = centres[c] + rng.normal(size=12)
+                f.write(f"{(2, 5, 9)[c]} " + " ".join(f"{j + 1}:{v:.5g}" for j, v in enumerate(x)) + "\n")
+    return root
+
+
+def test_ovr_on_shards_is_one_binary_shard_run_per_class(classes3, tmp_path):
+    """Class c's weights are those of the binary shard run of c against the rest (labels rewritten), bit for bit."""
+    opts = OPTS.replace(iterations=120)
+    model = fit_shards(str(classes3 / "*.svm"), opts)
+    assert model.task == "multiclass" and model.class_texts == ["2", "5", "9"] and model.W.shape[0] == 3
+    for c, label in enumerate(("2", "5", "9")):
+        folder = tmp_path / label
+        folder.mkdir()
+        for name in ("a.svm", "b.svm"):
+            lines = (classes3 / name).read_text().splitlines()
+            (folder / name).write_text("".join(("1" if ln.split()[0] == label else "-1") + ln[ln.index(" "):] + "\n"
+                                               for ln in lines))
+        ref = fit_shards(str(folder / "*.svm"), opts)
+        assert np.array_equal(model.W[c], ref.w) and model.biases[c] == ref.bias
+    # class weights follow the original label: class 5's weight is the positives' weight of "5 against the rest"
+    weighted = fit_shards(str(classes3 / "*.svm"), opts.replace(class_weight={5.0: 2.0}))
+    ref = fit_shards(str(tmp_path / "5" / "*.svm"), opts.replace(class_weight={1.0: 2.0}))
+    assert np.array_equal(weighted.W[1], ref.w) and not np.array_equal(weighted.W[1], model.W[1])
+    X, y, _ = _concat(sorted(classes3.glob("*.svm")))
+    assert np.mean(model.predict(X) == y) > 0.9
+
+
+def test_ovr_on_dask_is_the_local_shard_run(classes3, threads_cluster, tmp_path):
+    opts = OPTS.replace(iterations=80, bias="feature", batch_size=8)
+    local = fit_shards(str(classes3 / "*.svm"), opts)
+    dask = fit_shards(str(classes3 / "*.svm"), opts, EngineSettings(engine="dask",
+                                                                     scheduler=threads_cluster.scheduler_address))
+    assert np.array_equal(dask.W, local.W) and np.array_equal(dask.biases, local.biases)
+    a, b = tmp_path / "local.model", tmp_path / "dask.model"
+    for extra, out in (([], a), (["--engine", "dask", "--scheduler", threads_cluster.scheduler_address], b)):
+        r = CliRunner().invoke(main, ["train", "-q", "-T", "40", "-k", "8", "--t0", "10"] + extra
+                               + [str(classes3 / "*.svm"), str(out)])
+        assert r.exit_code == 0, r.output
+    assert a.read_text().replace("engine local", "engine dask") == b.read_text()
+    assert pegasos.load_model(str(b)).task == "multiclass"
