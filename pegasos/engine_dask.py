@@ -359,6 +359,19 @@ class ShardWorker:
             out.append((j,) + _rows_csr(p, viol) + (g,))
         return out
 
+    def sample(self, rows, cls=None):
+        """Rows of this worker's shards for the step calibration: ``rows`` {shard id: row numbers}.
+        Returns a list of (shard id, indptr, indices, data, y, sample weight or None): y the +-1
+        labels (of class ``cls`` against the rest in one-vs-rest) or the targets."""
+        out = []
+        for j, p in zip(self.ids, self.parts):
+            if j not in rows:
+                continue
+            r = np.asarray(rows[j], dtype=np.int64)
+            y = p["y_run"] if cls is None else p["y_cls"][cls]
+            out.append((j,) + _rows_csr(p, r) + (y[r], None if p["sw"] is None else p["sw"][r]))
+        return out
+
     def round_ovr(self, updates, t, counts):
         """One-vs-rest, iteration t: as :meth:`round` for every class's replica, all on the
         same rows of A_t.  Returns per class the list :meth:`round` returns."""
@@ -650,9 +663,13 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
         epochs (of all n examples), k, seed, loss (hinge, log, squared-hinge,
         eps-insensitive), epsilon, bias, class weights, projection,
         averaging, t0/eta0.  Sampling is always the i.i.d. multinomial
-        allocation over shards (``--sampling uniform``); an unset t0 is 0
-        (the paper's step) and unset epochs are 10 (no calibration or
-        stopping rule: those read the data on the driver).
+        allocation over shards (``--sampling uniform``; the per-epoch
+        permutations of the local default would need a cursor per shard in
+        the plan and checkpoints, and are not the sampling of the analysis).
+        An unset t0 is calibrated as :func:`pegasos.fit` does, on a sample
+        of 1000 examples drawn from the shards (:func:`_calibrated`); unset
+        epochs are 10 (the local doubling rule evaluates the objective on all
+        the data after every run: not done on shards).
     settings : EngineSettings
         Engine, cluster, averaging rounds, checkpoints.
     split : int or None
@@ -712,10 +729,7 @@ def _shard_options(options):
     if options.sampling not in ("uniform", "permutation"):
         raise ParameterError(f"{options.name('sampling')}: training on shards draws i.i.d. (uniform) batches; "
                              f"got {options.sampling}")
-    changes = {"sampling": "uniform"}
-    if options.step_is_automatic:
-        changes["step_offset"] = 0.0
-    return options.replace(**changes)
+    return options.replace(sampling="uniform")
 
 
 def _train(groups, shards, spec, options, settings, progress, on_plan):
@@ -737,12 +751,17 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
         return _train_ovr(groups, shards, spec, options, settings, progress, on_plan, reports, sizes, n, base,
                           n_features, classes)
     labels = _labels(reports, options) if options.task == "binary" else None
+    pair = None if labels is None else (labels.negative, labels.positive)
+    calibrate = options.step_is_automatic
+    if calibrate:
+        _gather(groups, "setup", base, n_features, pair, options.replace(step_offset=0.0),
+                options.replace(step_offset=0.0).plan(n), sizes, what="preparing the shards")
+        options = _calibrated(groups, options, sizes, n_features)
     plan = options.plan(n)
     if on_plan is not None:
         on_plan(plan.T)
-    sums = [s for reply in _gather(groups, "setup", base, n_features,
-                                   None if labels is None else (labels.negative, labels.positive),
-                                   options, plan, sizes, what="preparing the shards") for s in reply]
+    sums = [s for reply in _gather(groups, "setup", base, n_features, pair, options, plan, sizes,
+                                   what="preparing the shards") for s in reply]
     weights = sum(s[0] for s in sums)
     if options.loss == "log":
         f0 = math.log(2.0) * weights / n
@@ -768,6 +787,7 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     else:
         _gather(groups, "start", radius2, None, what="starting the replicas")
     checkpoint = _Checkpointer(settings, fingerprint, options, plan, labels, base, n, len(shards), spec)
+    checkpoint.calibrated = calibrate
     if settings.exact:
         w, b = _run_exact(groups, driver, plan, done, shared, progress, checkpoint)
     else:
@@ -776,6 +796,56 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     return checkpoint.model(w, b)
+
+
+def _calibrated(groups, options, sizes, n_features, classes=None):
+    """``options`` with the step offset t0 chosen as :func:`pegasos.fit` chooses it when none is given
+    (:func:`pegasos.autotune.calibrate_step_offset`), on a sample of the shards: min(n, 1000)
+    distinct examples drawn uniformly from their union (keyed by the seed), gathered on the driver
+    (a few hundred kB).  One-vs-rest calibrates once, on the sample's largest class against the rest
+    (as the in-memory one-vs-rest does on the data's).  The t0 found on the s sampled examples is
+    carried to the n of the shards as the calibration does: eta0 = eta0_s sqrt(s / n)."""
+    import scipy.sparse as sp
+
+    from .autotune import DEFAULT_SAMPLE_SIZE, calibrate_step_offset
+
+    n = int(sum(sizes))
+    s = min(DEFAULT_SAMPLE_SIZE, n)
+    rng = np.random.Generator(np.random.PCG64([int(options.seed), 3]))
+    picked = np.sort(rng.choice(n, size=s, replace=False))
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    shard_of = np.searchsorted(offsets, picked, side="right") - 1
+    rows = {int(j): picked[shard_of == j] - offsets[j] for j in np.unique(shard_of)}
+    cls = None
+    if classes is not None:
+        got = _sample_parts(groups, rows, 0)
+        y = np.concatenate([q[4] for q in got])
+        counts = [int(np.sum(y > 0))]
+        for c in range(1, len(classes[0])):
+            counts.append(int(np.sum(np.concatenate([q[4] for q in _sample_parts(groups, rows, c)]) > 0)))
+        cls = int(np.argmax(counts))
+    parts = _sample_parts(groups, rows, cls)
+    indptr, indices, data, _ = _concat([q[:4] + (q[4],) for q in parts])
+    y = np.concatenate([q[4] for q in parts])
+    sw = None if parts[0][5] is None else np.concatenate([q[5] for q in parts])
+    X = sp.csr_matrix((data, indices, indptr), shape=(s, int(n_features)))
+    settings = dict(batch_size=options.batch_size, projection=options.projection, bias=options.bias,
+                    n_features=int(n_features), sample_weight=sw)
+    if options.loss == "eps-insensitive":
+        settings["epsilon"] = options.epsilon
+    else:
+        from .labels import BinaryLabels
+
+        settings["labels"] = BinaryLabels(-1.0, 1.0)
+    _, eta0_s, _ = calibrate_step_offset(X, y, options.lam, loss=options.loss, seed=options.seed,
+                                         average_from=options.average_from, sampling="uniform", details=True,
+                                         **settings)
+    return options.replace(step_offset=1.0 / (options.lam * eta0_s * math.sqrt(s / n)))
+
+
+def _sample_parts(groups, rows, cls):
+    return sorted((q for reply in _gather(groups, "sample", rows, cls, what="drawing the calibration sample")
+                   for q in reply), key=lambda q: q[0])
 
 
 def _ovr_classes(reports, options):
@@ -814,6 +884,12 @@ def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, repor
         for label in options.class_weight:
             if float(label) not in values:
                 raise ParameterError(f"class weight given for label {label}, which is not in the shards")
+    calibrate = options.step_is_automatic
+    if calibrate:
+        plain = options.replace(step_offset=0.0)
+        _gather(groups, "setup", base, n_features, None, plain, plain.plan(n), sizes, values,
+                what="preparing the shards")
+        options = _calibrated(groups, options, sizes, n_features, classes)
     plan = options.plan(n)
     if on_plan is not None:
         on_plan(plan.T)
@@ -851,6 +927,8 @@ def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, repor
     info["index_base"] = str(base)
     info["train_file"] = spec if isinstance(spec, str) else shards[0].name
     info.update(engine=settings.engine, shards=str(len(shards)), sync_every="1")
+    if calibrate:
+        info["step_offset_rule"] = "calibrated"
     return MulticlassModel(W=np.ascontiguousarray(W), biases=biases, classes=np.asarray(values, dtype=np.float64),
                            class_texts=list(texts), lam=float(options.lam), method="ovr", loss=options.loss,
                            bias_mode=options.bias, info=info)
@@ -985,6 +1063,7 @@ class _Checkpointer:
         self.labels, self.base, self.n, self.n_shards, self.spec = labels, base, n, n_shards, spec
         self.sizes, self.seed, self.bias = fingerprint["sizes"], options.seed, options.bias
         self.last = None
+        self.calibrated = False
 
     def hint(self):
         if self.last is None:
@@ -999,6 +1078,8 @@ class _Checkpointer:
         info["engine"] = self.settings.engine
         info["shards"] = str(self.n_shards)
         info["sync_every"] = str(self.settings.sync_every)
+        if self.calibrated:
+            info["step_offset_rule"] = "calibrated"
         if not self.settings.exact:
             info["guarantee"] = "none: model averaging (Zinkevich et al. 2010) is not covered by the Pegasos bound"
         if self.options.task != "binary":

@@ -568,3 +568,27 @@ def test_ovr_on_dask_is_the_local_shard_run(classes3, threads_cluster, tmp_path)
         assert r.exit_code == 0, r.output
     assert a.read_text().replace("engine local", "engine dask") == b.read_text()
     assert pegasos.load_model(str(b)).task == "multiclass"
+
+
+def test_unset_t0_is_calibrated_on_a_sample_of_the_shards(shards, monkeypatch):
+    """The t0 of a run without one: calibrate_step_offset on s examples drawn from the union of the shards
+    (distinct, uniform, keyed by the seed; s = 1000, here 200), carried to n by sqrt(s / n)."""
+    from pegasos import autotune
+    from pegasos.autotune import calibrate_step_offset
+
+    monkeypatch.setattr(autotune, "DEFAULT_SAMPLE_SIZE", 200)
+    folder = shards / "bin"
+    opts = TrainOptions(lam=1e-3, iterations=50, batch_size=4, seed=6, projection=True)
+    model = fit_shards(str(folder), opts)
+    X, y, sizes = _concat(sorted(folder.glob("*.svm")))
+    n = X.shape[0]
+    s = 200
+    picked = np.sort(np.random.Generator(np.random.PCG64([6, 3])).choice(n, size=s, replace=False))
+    _, eta0_s, _ = calibrate_step_offset(X[picked], y[picked], 1e-3, seed=6, average_from=opts.average_from,
+                                         sampling="uniform", details=True, batch_size=4, projection=True,
+                                         bias="none", n_features=X.shape[1], sample_weight=None,
+                                         labels=pegasos.BinaryLabels(-1.0, 1.0))
+    assert float(model.info["step_offset"]) == 1.0 / (1e-3 * eta0_s * np.sqrt(s / n))
+    assert model.info["step_offset_rule"] == "calibrated"
+    again = fit_shards(str(folder), opts.replace(step_offset=float(model.info["step_offset"])))
+    assert np.array_equal(again.w, model.w)
