@@ -34,6 +34,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -509,7 +510,10 @@ class _Cluster:
                               dashboard_address=None)
                 if settings.processes:
                     kwargs["host"] = "127.0.0.1"
-                self.cluster = distributed.LocalCluster(**kwargs)
+                with warnings.catch_warnings():
+                    # the scheduler's HTTP port (8787) taken by another cluster: it picks another; no line to print
+                    warnings.filterwarnings("ignore", message="Port .* is already in use")
+                    self.cluster = distributed.LocalCluster(**kwargs)
                 self.client = distributed.Client(self.cluster, direct_to_workers=True)
             else:
                 self.client = distributed.Client(settings.scheduler, direct_to_workers=True, timeout="20s")
