@@ -1294,7 +1294,7 @@ def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weigh
 
 
 def _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype, engine, scheduler,
-                      local_workers):
+                      local_workers, streaming):
     """The DaskEngine of cv or search --engine dask, and DATA as the file its workers read (or None, None)."""
     from .errors import ParameterError
 
@@ -1305,6 +1305,9 @@ def _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zer
     from .engine_dask import DaskEngine, EngineSettings
     from .selection import DataFile
 
+    if streaming:
+        raise ParameterError("cross-validation holds the folds in memory: --stream and --shuffle-buffer do not "
+                             "apply")
     for given, name in ((cache_file, "--cache"), (cost_factor, "-j"), (cost_matrix, "--cost-matrix")):
         if given is not None:
             raise ParameterError(f"--engine dask: the workers read DATA, {name} does not apply (it needs DATA "
@@ -1348,16 +1351,13 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
     from .selection import cross_validate
 
     cluster, source = _selection_engine(data, cache_file, cost_factor, cost_matrix, jobs, zero_based, dtype, engine,
-                                        scheduler, local_workers)
+                                        scheduler, local_workers, stream or shuffle_buffer is not None)
     if cluster is None:
         options, d = _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weights, stream,
                                       shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
         r = cross_validate(d, options, folds=folds, jobs=jobs)
         path = d.path
     else:
-        if stream or shuffle_buffer is not None:
-            _selection_setup(data, paper, threads, None, None, class_weights, stream, shuffle_buffer, None,
-                             zero_based, dtype, quiet, settings)      # its refusal of --stream
         options = _remote_options(paper, threads, class_weights, settings)
         with cluster:
             r = cross_validate(source, options, folds=folds, engine=cluster)
@@ -1453,7 +1453,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         check_writable(model)
         check_distinct_files(model, "MODEL", (("DATA", data), ("--validation", validation)))
     cluster, source = _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype,
-                                        engine, scheduler, local_workers)
+                                        engine, scheduler, local_workers, stream or shuffle_buffer is not None)
     first = dict(settings, lam=lambdas[0], gamma=None if gammas is None else gammas[0])
     if cluster is None:
         options, d = _selection_setup(data, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
@@ -1474,9 +1474,6 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     else:
         from .selection import DataFile, fit_task
 
-        if stream or shuffle_buffer is not None:
-            _selection_setup(data, paper, 2, None, None, class_weights, stream, shuffle_buffer, None, zero_based,
-                             dtype, quiet, first)      # its refusal of --stream
         options = _remote_options(paper, 2, class_weights, first)
         path = data
         holdout = None

@@ -363,13 +363,14 @@ class ShardWorker:
     def sample(self, rows, cls=None):
         """Rows of this worker's shards for the step calibration: ``rows`` {shard id: row numbers}.
         Returns a list of (shard id, indptr, indices, data, y, sample weight or None): y the +-1
-        labels (of class ``cls`` against the rest in one-vs-rest) or the targets."""
+        labels (of class number ``cls`` against the rest in one-vs-rest), the targets, or
+        (``cls="labels"``) the label values as read."""
         out = []
         for j, p in zip(self.ids, self.parts):
             if j not in rows:
                 continue
             r = np.asarray(rows[j], dtype=np.int64)
-            y = p["y_run"] if cls is None else p["y_cls"][cls]
+            y = p["y_run"] if cls is None else (p["y"] if cls == "labels" else p["y_cls"][cls])
             out.append((j,) + _rows_csr(p, r) + (y[r], None if p["sw"] is None else p["sw"][r]))
         return out
 
@@ -821,13 +822,9 @@ def _calibrated(groups, options, sizes, n_features, classes=None):
     shard_of = np.searchsorted(offsets, picked, side="right") - 1
     rows = {int(j): picked[shard_of == j] - offsets[j] for j in np.unique(shard_of)}
     cls = None
-    if classes is not None:
-        got = _sample_parts(groups, rows, 0)
-        y = np.concatenate([q[4] for q in got])
-        counts = [int(np.sum(y > 0))]
-        for c in range(1, len(classes[0])):
-            counts.append(int(np.sum(np.concatenate([q[4] for q in _sample_parts(groups, rows, c)]) > 0)))
-        cls = int(np.argmax(counts))
+    if classes is not None:             # the largest class of the sample (the first of equal ones)
+        labels = np.concatenate([q[4] for q in _sample_parts(groups, rows, "labels")])
+        cls = int(np.argmax([np.sum(labels == c) for c in classes[0]]))
     parts = _sample_parts(groups, rows, cls)
     indptr, indices, data, _ = _concat([q[:4] + (q[4],) for q in parts])
     y = np.concatenate([q[4] for q in parts])

@@ -592,3 +592,20 @@ def test_unset_t0_is_calibrated_on_a_sample_of_the_shards(shards, monkeypatch):
     assert model.info["step_offset_rule"] == "calibrated"
     again = fit_shards(str(folder), opts.replace(step_offset=float(model.info["step_offset"])))
     assert np.array_equal(again.w, model.w)
+
+
+def test_ovr_calibrates_on_the_largest_class_of_the_sample(classes3):
+    """One t0 for every class: the one the binary shard run of the sample's largest class against the rest gets."""
+    opts = OPTS.replace(iterations=30, step_offset=None)
+    model = fit_shards(str(classes3 / "*.svm"), opts)
+    X, y, _ = _concat(sorted(classes3.glob("*.svm")))
+    picked = np.random.Generator(np.random.PCG64([3, 3])).choice(200, size=200, replace=False)
+    largest = max((2.0, 5.0, 9.0), key=lambda c: (np.sum(y[picked] == c), -c))
+    assert model.info["step_offset_rule"] == "calibrated"
+    from pegasos.autotune import calibrate_step_offset
+
+    _, eta0, _ = calibrate_step_offset(X[np.sort(picked)], np.where(y[np.sort(picked)] == largest, 1.0, -1.0), opts.lam,
+                                       seed=3, average_from=opts.average_from, sampling="uniform", details=True,
+                                       batch_size=16, projection=False, bias="none", n_features=X.shape[1],
+                                       sample_weight=None, labels=pegasos.BinaryLabels(-1.0, 1.0))
+    assert float(model.info["step_offset"]) == 1.0 / (opts.lam * eta0)
