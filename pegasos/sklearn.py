@@ -54,8 +54,8 @@ bias : "none", "feature" or "unregularized"
     ``pegasos.train``); "unregularized": Sec. 6's heuristic.  Kernels take
     "none" only; the ranker has no intercept.
 engine : pegasos.engine_dask.DaskEngine or None, default None
-    Linear binary classifiers and the regressor: train on this Dask
-    cluster.  X is cut into one contiguous row block per worker, sent to the
+    Linear classifiers (one-vs-rest for more than two classes) and the
+    regressor: train on this Dask cluster.  X is cut into one contiguous row block per worker, sent to the
     workers, and the run is exact mini-batch Pegasos over the union of the
     blocks (:func:`pegasos.engine_dask.fit_shards`; uniform i.i.d. batches,
     so ``sampling`` does not apply): the model is the one of the local shard
@@ -446,8 +446,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         if self.multiclass not in ("ovr", "crammer-singer"):
             raise ParameterError(f"multiclass must be ovr or crammer-singer, got {self.multiclass!r}")
         if self.engine is not None:
-            if self.kernel is not None or K != 2:
-                raise ParameterError("engine trains linear binary classifiers (no kernel, two classes)")
+            if self.kernel is not None or (K > 2 and self.multiclass != "ovr"):
+                raise ParameterError("engine trains linear classifiers, one-vs-rest for more than two classes "
+                                     "(no kernel, no crammer-singer)")
             self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
                                               class_weight=class_weight)
         elif self.kernel is not None:

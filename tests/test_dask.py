@@ -516,6 +516,21 @@ def test_fit_and_estimators_with_an_engine(shards, engine):
     assert reg.score(Xr, yr) > 0.5
 
 
+def test_estimator_with_an_engine_trains_one_vs_rest(classes3, engine):
+    from pegasos.engine_dask import array_shards
+    from pegasos.sklearn import PegasosClassifier
+
+    X, y, _ = _concat(sorted(classes3.glob("*.svm")))
+    est = PegasosClassifier(engine=engine, batch_size=8, iterations=60).fit(X, y)
+    common = {k: v for k, v in est._common().items() if k != "sampling"}
+    ref = fit_shards(array_shards(X, y, 2), TrainOptions(bias="feature", **common),
+                     EngineSettings(zero_based=True, n_features=X.shape[1]))
+    assert list(est.classes_) == [2.0, 5.0, 9.0] and np.array_equal(est.coef_, ref.W)
+    assert np.array_equal(est.predict(X), ref.predict(X))
+    with pytest.raises(ParameterError, match="crammer-singer"):
+        PegasosClassifier(engine=engine, multiclass="crammer-singer").fit(X, y)
+
+
 # ------------------------------------------------------------ one-vs-rest on shards --
 
 @pytest.fixture(scope="module")
