@@ -26,7 +26,18 @@ b_j = max(1, round(k n_j / n)) on its own rows, with the global step counter,
 and the driver averages the shards' models weighted by n_j / n.  The Pegasos
 bound does not cover it (the model header says so).
 
-Dask itself is imported only by :func:`fit_shards` with ``engine="dask"``.
+One-vs-rest (more than two labels over the shards, or ``multiclass="ovr"``)
+runs the K problems "class c against the rest" in the same exact rounds:
+one call per worker and round carries all K updates and all classes use the
+same draws A_t, so the data stay sharded and a run costs T rounds, not K T.
+
+An unset t0 is calibrated as :func:`pegasos.fit` does, on a sample of the
+shards (:func:`_calibrated`).  :class:`DaskEngine` wraps a cluster for
+:func:`pegasos.fit`, :func:`pegasos.cross_validate`, :func:`pegasos.search`
+and the estimators.
+
+Dask itself is imported only when a cluster is used (``engine="dask"``, a
+:class:`DaskEngine`'s first call).
 """
 
 import glob
@@ -635,10 +646,24 @@ class DaskEngine:
     def __deepcopy__(self, memo):
         return self                       # estimators are cloned with their parameters: share the cluster
 
+    def __reduce__(self):
+        # pickled (with a fitted estimator): where the cluster is, connected again on first use
+        settings = self.settings
+        if settings.local_workers is None and settings.scheduler is None:
+            settings = replace(settings, scheduler=self._client.scheduler.address)
+        return (_engine_from, (settings,))
+
     def __repr__(self):
         where = self.settings.scheduler or (f"local_workers={self.settings.local_workers}"
                                             if self.settings.local_workers else "client")
         return f"DaskEngine({where})"
+
+
+def _engine_from(settings):
+    """A DaskEngine for ``settings`` (scheduler or local_workers), not yet connected."""
+    if settings.local_workers is not None:
+        return DaskEngine(local_workers=settings.local_workers, processes=settings.processes)
+    return DaskEngine(scheduler=settings.scheduler)
 
 
 def as_client(engine):

@@ -624,3 +624,15 @@ def test_ovr_calibrates_on_the_largest_class_of_the_sample(classes3):
                                        batch_size=16, projection=False, bias="none", n_features=X.shape[1],
                                        sample_weight=None, labels=pegasos.BinaryLabels(-1.0, 1.0))
     assert float(model.info["step_offset"]) == 1.0 / (opts.lam * eta0)
+
+
+def test_a_pickled_engine_connects_again(engine, threads_cluster):
+    import pickle
+
+    from pegasos.engine_dask import DaskEngine
+
+    again = pickle.loads(pickle.dumps(engine))
+    assert again.settings.scheduler == threads_cluster.scheduler_address and again._client is None
+    assert pickle.loads(pickle.dumps(DaskEngine(local_workers=3))).settings.local_workers == 3
+    with pytest.raises(ParameterError, match="one of"):
+        DaskEngine()
