@@ -21,6 +21,7 @@ a fold is the natural task).  The numbers are the ones of the local run.
 
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -176,14 +177,16 @@ class DataFile:
 
         st = os.stat(self.path)
         key = (self, st.st_size, st.st_mtime_ns)
-        if _READ_CACHE.get("key") != key:
-            _READ_CACHE.clear()
-            _READ_CACHE.update(key=key, data=read_svmlight(self.path, zero_based=self.zero_based,
-                                                           dtype=np.dtype(self.dtype)))
-        return _READ_CACHE["data"]
+        with _READ_LOCK:                  # the threads of one worker process share the entry
+            if _READ_CACHE.get("key") != key:
+                data = read_svmlight(self.path, zero_based=self.zero_based, dtype=np.dtype(self.dtype))
+                _READ_CACHE.clear()
+                _READ_CACHE.update(key=key, data=data)
+            return _READ_CACHE["data"]
 
 
 _READ_CACHE = {}
+_READ_LOCK = threading.Lock()
 
 
 def _data_file(data):
