@@ -299,6 +299,9 @@ def _whole_lines(stream, path, block_size, on_bytes=None):
     """Yield buffers of whole lines (each ending in b'\\n') read from ``stream``
     (read ahead in a thread when it decompresses); a UTF-8 byte-order mark at
     the start of the file is skipped."""
+    if isinstance(stream, (io.BufferedReader, _Range)):
+        yield from _lines_into(stream, path, block_size, on_bytes, getattr(stream, "range_start", 0) == 0)
+        return
     ahead = _read_ahead(stream, block_size) if getattr(stream, "decompressing", False) else None
     try:
         yield from _cut_lines(ahead if ahead is not None else iter(lambda: stream.read(block_size), None),
@@ -388,6 +391,65 @@ def _cut_lines(blocks, path, on_bytes, at_start=True):
         yield memoryview(buf)[: cut + 1]
         tail = bytearray(memoryview(buf)[cut + 1:])
         line_start = offset - len(tail)
+
+
+def _lines_into(stream, path, block_size, on_bytes, at_start):
+    """:func:`_cut_lines` for a file read with ``readinto``: the same buffers of
+    whole lines, read into one reused buffer (the unfinished line moved to its
+    front), so that reading a file faults in the pages of one block instead
+    of those of every block and of a copy of each.  Each buffer yielded is
+    valid until the next one is asked for."""
+    limit = max_line_bytes()
+    buf = bytearray(max(2 * block_size, 2 * len(UTF8_BOM)))
+    keep = 0                # bytes of the unfinished line at the front of buf
+    base = 0                # byte offset in the text of buf[0]
+    while True:
+        if len(buf) - keep < block_size:
+            grown = bytearray(max(2 * len(buf), keep + block_size))   # a long line: a bigger buffer
+            grown[:keep] = memoryview(buf)[:keep]
+            buf = grown
+        try:
+            n = stream.readinto(memoryview(buf)[keep:keep + block_size])
+        except (OSError, EOFError) as e:
+            raise DataError(path, f"cannot read or decompress: {e}") from None
+        n = n or 0
+        if at_start and n:
+            while n < len(UTF8_BOM) and UTF8_BOM.startswith(bytes(buf[:n])):     # keep is 0 here
+                more = stream.readinto(memoryview(buf)[n:len(UTF8_BOM)]) or 0
+                if not more:
+                    break
+                n += more
+            at_start = False
+            if n >= len(UTF8_BOM) and bytes(buf[:len(UTF8_BOM)]) == UTF8_BOM:
+                if on_bytes is not None:
+                    on_bytes(len(UTF8_BOM))
+                n -= len(UTF8_BOM)
+                buf[:n] = bytes(buf[len(UTF8_BOM):len(UTF8_BOM) + n])
+                base = len(UTF8_BOM)
+                if not n:
+                    continue
+        if not n:
+            if keep:
+                if keep == len(buf):
+                    buf = buf[:keep] + b"\n"         # a new buffer: the last one may still be viewed
+                else:
+                    buf[keep] = 10
+                yield memoryview(buf)[:keep + 1]
+            return
+        if on_bytes is not None:
+            on_bytes(n)
+        end = keep + n
+        cut = buf.rfind(b"\n", keep, end)
+        line_end = end if cut < 0 else buf.find(b"\n", keep, end)
+        if line_end > limit:
+            _too_long(path, limit, base, bytes(buf[:keep]), bytes(buf[keep:end]))
+        if cut < 0:
+            keep = end
+            continue
+        yield memoryview(buf)[:cut + 1]
+        keep = end - cut - 1
+        buf[:keep] = bytes(buf[cut + 1:end])       # the unfinished line (a copy: the ranges may overlap)
+        base += cut + 1
 
 
 def _too_long(path, limit, line_start, tail, block):
@@ -561,6 +623,14 @@ class _Range:
         data = self.f.read(min(n, self.left)) if self.left > 0 else b""
         self.left -= len(data)
         return data
+
+    def readinto(self, buffer):
+        if self.left <= 0:
+            return 0
+        view = memoryview(buffer)
+        n = self.f.readinto(view[:min(len(view), self.left)]) or 0
+        self.left -= n
+        return n
 
     def close(self):
         self.f.close()
