@@ -721,15 +721,21 @@ def _reserve(parser, path, span, density=None):
 
 def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, threads):
     """read_svmlight for a plain file: byte ranges parsed by parallel threads,
-    then the CSR pieces copied in order into the final arrays (each piece is
-    freed once copied, so the peak is the result plus one piece)."""
+    then the later pieces appended to the first one's buffers, which grow in
+    place (``Parser.absorb``; each piece is freed once copied, so the peak is
+    the result plus one piece, and the first piece is neither copied nor
+    touched again)."""
     from concurrent.futures import ThreadPoolExecutor
 
     density = _density(path)
 
+    size = _file_size(path)
+
     def parse(rng):
         parser = _parser(zero_based, dtype)
-        _reserve(parser, path, rng[1] - rng[0], density)
+        # the first piece's buffers are reserved for the whole file: the others are appended
+        # there (untouched pages until then), without moving its arrays
+        _reserve(parser, path, size if rng[0] == 0 else rng[1] - rng[0], density)
         stream = _Range(path, *rng)
         try:
             for buf in _whole_lines(stream, path, block_size, progress):
@@ -737,14 +743,13 @@ def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, th
                     break
         finally:
             stream.close()
-        return parser, parser.take()
+        return parser
 
-    size = _file_size(path)
     with ThreadPoolExecutor(max_workers=threads) as pool:
         results = list(pool.map(parse, _line_ranges(path, size, threads)))
     lines_before = 0
     labels_seen = {}
-    for parser, _ in results:
+    for parser in results:
         if parser.error is not None:
             line, message = parser.error
             raise DataError(path, message, line + lines_before)
@@ -752,31 +757,12 @@ def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, th
             if v not in labels_seen:
                 labels_seen[v] = LabelInfo(v, line + lines_before, text)
         lines_before += parser.line_no
-    m = sum(r[1][0].shape[0] for r in results)
-    nnz = sum(r[1][2].shape[0] for r in results)
-    value_type = results[0][1][3].dtype if results else np.dtype(dtype)
-    labels = np.empty(m, dtype=np.float64)
-    qids = np.empty(m, dtype=np.int64)
-    indptr = np.empty(m + 1, dtype=np.int64)
-    indices = np.empty(nnz, dtype=np.int32)
-    data = np.empty(nnz, dtype=value_type)
-    indptr[0] = 0
-    row = pos = 0
-    n = 0
-    overflow = False
+    overflow = any(bool(parser.labels_overflow) for parser in results)
+    first = results.pop(0) if results else _parser(zero_based, dtype)
     while results:
-        parser, (lab, ptr, ind, dat, qid) = results.pop(0)
-        k, z = lab.shape[0], ind.shape[0]
-        labels[row:row + k] = lab
-        qids[row:row + k] = qid
-        indptr[row + 1:row + k + 1] = ptr[1:] + pos
-        indices[pos:pos + z] = ind
-        data[pos:pos + z] = dat
-        row += k
-        pos += z
-        n = max(n, int(parser.n_features))
-        overflow = overflow or bool(parser.labels_overflow)
-        del parser, lab, ptr, ind, dat, qid            # free the piece before the next copy
+        first.absorb(results.pop(0))           # frees the piece before the next is copied
+    labels, indptr, indices, data, qids = first.take()
+    n = int(first.n_features)
     if n_features is not None:
         n = max(n, int(n_features))
     distinct = list(labels_seen.values())
