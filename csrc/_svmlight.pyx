@@ -621,11 +621,13 @@ cdef class Parser:
         """Append the rows ``other`` parsed since its last :meth:`take` to
         this parser's rows (in that order), then free ``other``'s buffers.
 
-        This parser's buffers grow in place (``realloc`` of a large block
-        remaps its pages, it copies none), so joining the pieces of a file
-        parsed by several threads copies and first-touches only the later
-        pieces, not the whole result.  ``n_features`` becomes the larger of
-        the two; line numbers, labels seen and errors stay each parser's own.
+        When this parser's buffers were reserved for all the rows (see
+        :meth:`reserve`), joining the pieces of a file parsed by several
+        threads copies and first-touches only the later pieces, not the
+        whole result; otherwise they grow with ``realloc`` (which, measured,
+        leaves the grown part on small pages: reserve instead).
+        ``n_features`` becomes the larger of the two; line numbers, labels
+        seen and errors stay each parser's own.
 
         Raises
         ------

@@ -721,14 +721,13 @@ def _reserve(parser, path, span, density=None):
 
 def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, threads):
     """read_svmlight for a plain file: byte ranges parsed by parallel threads,
-    then the later pieces appended to the first one's buffers, which grow in
-    place (``Parser.absorb``; each piece is freed once copied, so the peak is
-    the result plus one piece, and the first piece is neither copied nor
-    touched again)."""
+    then the later pieces appended to the first one's buffers, reserved for
+    the whole file (``Parser.absorb``; each piece is freed once copied, so the
+    peak is the result plus one piece, and the first piece is neither copied
+    nor touched again)."""
     from concurrent.futures import ThreadPoolExecutor
 
     density = _density(path)
-
     size = _file_size(path)
 
     def parse(rng):
