@@ -686,7 +686,9 @@ cdef class LinearState:
         """Prefetch for the examples after entry ``e`` of ``order`` (``n_ahead``
         entries valid): row pointers and label 2 PF_ROWS ahead, the row's
         index and value arrays PF_ROWS ahead, the weights of its features
-        PF_WEIGHTS ahead.  Reads nothing it does not prefetch and writes nothing."""
+        PF_WEIGHTS ahead.  Writes nothing; reads only entries of ``order`` (all
+        of them valid example indices, as run() requires), the row pointers
+        and, for the weights, the column indices of those rows."""
         cdef Py_ssize_t q, d = PF_ROWS
         cdef int64_t i, j, j0, j1
         if d <= 0:
