@@ -15,12 +15,9 @@ import numpy as np
 from . import autotune
 from .errors import DataError, ExampleError, ParameterError
 from .examples import as_examples
-from .kernel import fit_kernel
 from .labels import BinaryLabels
 from .linear import fit_linear
-from .multiclass import fit_multiclass
 from .options import TrainOptions
-from .trace import Monitor
 
 
 def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=None, validation=None,
@@ -198,6 +195,8 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             else:
                 if checks is not None:
                     _refuse_checks(options, "kernels")
+                from .kernel import fit_kernel
+
                 model = fit_kernel(ex, options, labels=labels, progress=progress, on_plan=on_plan)
     else:
         if source is not None and ex.m == 0:
@@ -228,6 +227,8 @@ def _fit_multiclass(ex, options, n_labels, progress, on_plan):
         if on_plan is not None:
             on_plan(None)
         return autotune.fit_multiclass_auto(ex, options, class_texts=class_texts, progress=progress)
+    from .multiclass import fit_multiclass
+
     return fit_multiclass(ex, options, class_texts=class_texts, progress=progress, on_plan=on_plan)
 
 
@@ -304,6 +305,8 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
             labels = BinaryLabels.from_values(ex.y)
         arrays = None if validation is None else _validation_arrays(validation, options, labels)
         if trace is not None or options.early_stop is not None:      # else nothing would use the checks
+            from .trace import Monitor
+
             monitor = Monitor(options, trace, arrays)
     model = _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor)
     if monitor is not None and checks[0] is not None:

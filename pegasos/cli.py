@@ -22,6 +22,14 @@ from .defaults import (BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED,
 DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
 
 
+def _is_shard_spec(data):
+    """engine_dask.is_shard_spec, imported only for a DATA that is not a regular file
+    (the shard engine's module is not needed, nor its import time paid, for one file)."""
+    from .engine_dask import is_shard_spec
+
+    return is_shard_spec(data)
+
+
 def _errors_to_click(fn):
     """Report library errors as ``Error: message`` (exit 1), never a traceback."""
 
@@ -483,9 +491,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                              "--split N, or --engine dask")
     shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None
                  or resume is not None or checkpoint_every is not None or sync_every != "1")
-    from .engine_dask import is_shard_spec
-
-    if shard_run or (data != "-" and is_shard_spec(data)):
+    if shard_run or (data != "-" and not os.path.isfile(data) and _is_shard_spec(data)):
         if (stream or cache_file is not None or report_gap or cost_matrix is not None or cost_factor is not None
                 or trace_file is not None or validation_file is not None or init_model is not None or as_json
                 or resume_state):
