@@ -203,101 +203,153 @@ def default_epoch_cap(m, batch_size=1):
     return cap
 
 
-def train_until_converged(X, y, lam, *, tol=DEFAULT_TOL, max_epochs=None, seed=DEFAULT_SEED,
-                          step_offset=None, average_from=DEFAULT_AVERAGE_FROM, sampling="permutation",
-                          loss="hinge", class_weight=None, calibration=None, **train_kwargs):
-    """Train until doubling the number of epochs no longer pays.
+def step_offset_for(ex, options, labels=None):
+    """The calibrated t0 of a run of ``options`` on ``ex`` (:func:`calibrate_step_offset`).
 
-    Runs :func:`pegasos.trainers.train` for E = E0, 2 E0, 4 E0, ... epochs,
-    E0 the smallest power of two with E0 ceil(m/k) >= 2^14 iterations (1 on
-    data sets of 16384 examples or more; on tiny data the objective of a
-    short run is too noisy to compare), each run
-    from scratch with the same seed, t0 and averaging over the iterates
-    t >= ceil(average_from T)) and evaluates the full training objective
-    f(E) (paper Eq. (1), O(nnz)) after each; stops at the first E >= 2 with
-    |f(E/2) - f(E)| <= tol f(E), or at ``max_epochs``.  A rise larger than
-    that is noise (small data) and does not stop the schedule.  When an
-    epoch has fewer than 2^14 iterations (small data, where the objective of
-    a run is noisy and a run is cheap) the test must hold for two
-    doublings in a row (measured on heart_scale, m = 270: one test stopped
-    at 1.6-2.2% above f*).  The model with the lower objective of the last two runs
-    is returned.  Total work is at most 2E - 1 epochs for the E returned;
-    the core would need a warm start (continue a LinearState for E more
-    epochs and restart its running average at that iteration) to make it E.
+    The one place where the calibration's settings are taken from the
+    options: loss, lambda, seed, sampling, suffix averaging, batch size k
+    (at most m), bias, projection, epsilon and class weights, with the
+    examples' own weights (``ex.sample_weight``) and labels.
 
     Parameters
     ----------
-    X : scipy.sparse matrix or :class:`pegasos.io.Chunk`, shape (m, n_features)
-    y : array of shape (m,)
-        Label values (two classes) or regression targets.
-    lam : float > 0
-        Regularisation parameter lambda.
-    tol : float > 0
-        Relative objective improvement per doubling below which training
-        stops; the suboptimality (f - f*)/f* reached is about tol when the
-        error decays like 1/E.
-    max_epochs : int > 0 or None
-        Largest E tried (None: :func:`default_epoch_cap`) (the schedule is 1, 2, 4, ... up to it; a last run
-        of exactly ``max_epochs`` if it is not a power of two).
-    seed : int >= 0
-        Seed of every run and of the calibration.
-    step_offset : float >= 0 or None
-        t0; None calibrates it with :func:`calibrate_step_offset`
-        (``calibration``: a dict of its keyword arguments).
-    average_from, sampling, loss, class_weight, **train_kwargs :
-        As :func:`pegasos.trainers.train` (``iterations``, ``epochs``,
-        ``order`` are not accepted).
+    ex : pegasos.examples.Examples
+        The training examples (two classes, or regression targets).
+    options : pegasos.options.TrainOptions
+        Validated; its step offset is ignored.
+    labels : BinaryLabels, optional
+        The label mapping of a binary task (default: from ``ex.y``).
 
     Returns
     -------
-    (LinearModel, epochs_run, history)
-        The model; the epochs E of its run; history: a list of dicts
-        {"epochs", "iterations", "objective"} for every run made.  The
-        model's ``info`` (besides train's header entries ``iterations``,
-        ``step_offset``, ``sampling``, ``average_from``, ``seed``) holds
-        ``epochs`` (E), ``step_offset_rule`` ("calibrated" or "given"),
-        ``eta0`` (1/(lambda t0), when t0 > 0), ``stopping`` (tol, the
-        epoch cap and why it stopped) and ``epochs_trained`` (sum over
-        the runs).
+    float
+        t0 > 0, in iterations.
 
     Raises
     ------
     ParameterError
-        tol, max_epochs or step_offset out of range, a forbidden keyword, or
-        any error of :func:`pegasos.trainers.train`.
+        As :func:`calibrate_step_offset`.
     """
-    from .trainers import train
+    settings = dict(n_features=ex.n_features, batch_size=min(int(options.batch_size), ex.m), bias=options.bias,
+                    projection=options.projection, epsilon=options.epsilon, sample_weight=ex.sample_weight)
+    if labels is not None:
+        settings["labels"] = labels
+    return calibrate_step_offset(ex.chunk, ex.y, options.lam, loss=options.loss, class_weight=options.class_weight,
+                                 seed=options.seed, average_from=options.average_from, sampling=options.sampling,
+                                 **settings)
 
-    _check_positive("the stopping tolerance tol", tol)
+
+def train_until_converged(ex, options, *, labels=None, progress=None, start=None, max_epochs=None):
+    """Train until doubling the number of epochs no longer pays: one run, lengthened.
+
+    The run (:class:`pegasos.linear.LinearRun`) is advanced to E = E0, 2 E0,
+    4 E0, ... epochs, E0 the smallest power of two with E0 ceil(m/k) >= 2^14
+    iterations (1 on data sets of 16384 examples or more; on tiny data the
+    objective of a short run is too noisy to compare).  The model at each E
+    is, bit for bit, the one a run of E epochs from scratch gives (the same
+    seed, t0 and the mean of the iterates t >= ceil(average_from T)): the
+    iterations go on and only the suffix average restarts, so reaching E
+    costs E epochs, not the 2E - 1 of training each length from scratch.
+    After each E the full training objective f(E) (paper Eq. (1), O(nnz))
+    is evaluated; the schedule stops at the first E >= 2 E0 with
+    |f(E/2) - f(E)| <= tol f(E), or at the epoch cap.  A rise larger than
+    that is noise (small data) and does not stop the schedule.  When an
+    epoch has fewer than 2^14 iterations the test must hold for two
+    doublings in a row (measured on heart_scale, m = 270: one test stopped
+    at 1.6-2.2% above f*).  The model with the lower objective of the last
+    two lengths is returned.  (An ``average_from`` below 1/2 averages iterates
+    of a length before the previous one: then each length is trained from
+    scratch.)  With suffix averaging the error after E epochs
+    decays about like 1/E (O(1/(lambda T)), paper Sec. 2), so f(E/2) - f(E)
+    is about f(E) - f*, the quantity the tolerance bounds.
+
+    Parameters
+    ----------
+    ex : pegasos.examples.Examples
+        Two classes, or regression targets.
+    options : pegasos.options.TrainOptions
+        Validated; ``tol``, the step offset (``step_offset`` or ``eta0``;
+        calibrated with :func:`step_offset_for` when neither is set) and
+        every other setting of the run; ``iterations`` and ``epochs`` are
+        ignored.
+    labels : BinaryLabels, optional
+    progress : callable(int) or None
+        As :func:`pegasos.linear.fit_linear`.
+    start : (w, b) or None
+        The first iterate (:func:`pegasos.linear.fit_linear`'s ``start``).
+    max_epochs : int > 0 or None
+        Largest E (None: :func:`default_epoch_cap`); the schedule is E0,
+        2 E0, ... up to it, and a last length of exactly ``max_epochs`` if
+        it is not a power of two.
+
+    Returns
+    -------
+    (LinearModel, epochs, history)
+        The model; its epochs E; history: a list of dicts {"epochs",
+        "iterations", "objective"} for every length reached.  The model's
+        ``info`` (besides the header of a run of E epochs: ``iterations``,
+        ``step_offset``, ``sampling``, ``average_from``, ``seed``) holds
+        ``epochs`` (E), ``step_offset_rule`` ("calibrated" or "given"),
+        ``eta0`` (1/(lambda t0), when t0 > 0), ``stopping`` (tol, the
+        epoch cap and why it stopped) and ``epochs_trained`` (the epochs the
+        run went through: the last length reached).
+
+    Raises
+    ------
+    ParameterError
+        tol or max_epochs out of range, the rank loss, or any error of
+        :func:`pegasos.linear.fit_linear`.
+    """
+    from .linear import LinearRun, fit_linear
+    from .scoring import objective
+
+    _check_positive("the stopping tolerance tol", options.tol)
+    k = min(int(options.batch_size), max(1, ex.m))
     if max_epochs is None:
-        max_epochs = default_epoch_cap(_n_rows(X), train_kwargs.get("batch_size", 1))
+        max_epochs = default_epoch_cap(ex.m, k)
     _check_positive("the epoch cap max_epochs", max_epochs, integral=True)
-    for key in ("iterations", "epochs", "order"):
-        if key in train_kwargs:
-            raise ParameterError(f"train_until_converged chooses {key} itself; do not pass it")
-    progress = train_kwargs.pop("progress", None)
-    if step_offset is None:
-        cal = dict(calibration or {})
-        for key in ("labels", "n_features", "batch_size", "bias", "projection", "epsilon", "sample_weight"):
-            if key in train_kwargs:
-                cal.setdefault(key, train_kwargs[key])
-        step_offset = calibrate_step_offset(X, y, lam, loss=loss, class_weight=class_weight, seed=seed,
-                                            average_from=average_from, sampling=sampling, **cal)
+    if options.step_is_automatic:
+        chosen = options.replace(step_offset=step_offset_for(ex, options, labels), eta0=None)
         rule = "calibrated"
     else:
-        if isinstance(step_offset, bool) or not (isinstance(step_offset, numbers.Real)
-                                                 and math.isfinite(step_offset) and step_offset >= 0):
-            raise ParameterError(f"the step offset t0 must be >= 0, got {step_offset!r}")
+        chosen = options
         rule = "given"
-    per_epoch = max(1, math.ceil(_n_rows(X) / max(1, int(train_kwargs.get("batch_size", 1)))))
+    F = chosen.plan(ex.m).average_from
+    lengthened = not F or F >= 0.5       # else the average of 2T starts before T/2: each length from scratch
+    run = LinearRun(ex, chosen, labels=labels, progress=progress, start=start) if lengthened else None
 
-    def run(E):
-        model = train(X, y, lam=lam, epochs=E, seed=seed, step_offset=step_offset, average_from=average_from,
-                      sampling=sampling, loss=loss, class_weight=class_weight, progress=progress, **train_kwargs)
-        return model, _sample_objective(model, X, y)
+    def advance(E, next_E):
+        T = chosen.replace(epochs=E, iterations=None).plan(ex.m).T
+        if run is None:
+            model = fit_linear(ex, chosen.replace(iterations=T, epochs=None), labels=labels, progress=progress,
+                               start=start)
+        else:
+            next_T = None if next_E is None else chosen.replace(epochs=next_E, iterations=None).plan(ex.m).T
+            model = run.advance(T, next_T)
+        return model, float(objective(model, ex.chunk, ex.y)["objective"])
 
-    model, E, history, reason = double_until_converged(run, per_epoch, tol, max_epochs)
-    return _record(model, E, history, rule, lam, step_offset, tol, max_epochs, reason), E, history
+    per_epoch = max(1, math.ceil(ex.m / k))
+    model, E, history, reason = double_until_converged(advance, per_epoch, options.tol, max_epochs)
+    model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
+    if run is None:
+        model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
+    return model, E, history
+
+
+def epoch_schedule(per_epoch, max_epochs):
+    """The lengths E of :func:`double_until_converged`: E0, 2 E0, 4 E0, ... and ``max_epochs``.
+
+    E0 is the smallest power of two with E0 ``per_epoch`` >= 2^14 (below
+    ``max_epochs``)."""
+    schedule = []
+    e = 1
+    while e * per_epoch < FIRST_RUN_ITERATIONS and 2 * e < max_epochs:
+        e *= 2
+    while e < max_epochs:
+        schedule.append(e)
+        e *= 2
+    schedule.append(int(max_epochs))
+    return schedule
 
 
 def double_until_converged(run, per_epoch, tol, max_epochs):
@@ -305,9 +357,11 @@ def double_until_converged(run, per_epoch, tol, max_epochs):
 
     Parameters
     ----------
-    run : callable(E) -> (model, objective)
-        Trains E epochs from scratch and returns the model with its full
-        training objective (float).
+    run : callable(E, next_E) -> (model, objective)
+        The model of E epochs (from scratch, or a run lengthened to E) with
+        its full training objective (float); ``next_E`` is the length that
+        may be asked next (None after the last), for a lengthened run to
+        keep the average it will need.
     per_epoch : int > 0
         Iterations of one epoch (per problem): sets the first E (E0 per_epoch
         >= 2^14) and how many passing tests in a row stop the schedule.
@@ -317,23 +371,17 @@ def double_until_converged(run, per_epoch, tol, max_epochs):
     Returns
     -------
     (model, E, history, reason)
-        The model of lower objective of the last two runs, its epochs, every
-        run's {"epochs", "objective"}, and "converged" or "epoch cap".
+        The model of lower objective of the last two lengths, its epochs,
+        every length's {"epochs", "iterations", "objective"}, and
+        "converged" or "epoch cap".
     """
-    schedule = []
-    e = 1
-    while e * per_epoch < FIRST_RUN_ITERATIONS and 2 * e < max_epochs:
-        e *= 2
-    while e < max_epochs:
-        schedule.append(e)
-        e *= 2
-    schedule.append(int(max_epochs))
+    schedule = epoch_schedule(per_epoch, max_epochs)
     history, runs = [], []
     reason = "epoch cap"
     needed = 2 if per_epoch < FIRST_RUN_ITERATIONS else 1
     passed = 0
-    for E in schedule:
-        model, f = run(E)
+    for i, E in enumerate(schedule):
+        model, f = run(E, schedule[i + 1] if i + 1 < len(schedule) else None)
         history.append({"epochs": E, "iterations": int(model.info["iterations"]), "objective": f})
         runs.append((model, E, f))
         runs = runs[-2:]
@@ -349,7 +397,7 @@ def double_until_converged(run, per_epoch, tol, max_epochs):
 def _record(model, E, history, rule, lam, step_offset, tol, max_epochs, reason):
     """The automatic choices in the model header (see :func:`train_until_converged`)."""
     model.info["epochs"] = str(E)
-    model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
+    model.info["epochs_trained"] = str(max(h["epochs"] for h in history))
     model.info["step_offset_rule"] = rule
     if step_offset:
         model.info["eta0"] = repr(1.0 / (lam * step_offset))
@@ -396,23 +444,21 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None):
         As :func:`pegasos.multiclass.fit_multiclass` and
         :func:`calibrate_step_offset`.
     """
-    from .multiclass import fit_multiclass
+    import dataclasses
+
+    from .multiclass import OvrRun, fit_multiclass
     from .scoring import objective
 
-    step_offset = options.step_offset if not options.step_is_automatic else None
     rule = "given"
-    if step_offset is None and options.eta0 is None:
+    chosen = options
+    if options.step_is_automatic:
         classes, counts = np.unique(ex.y, return_counts=True)
         largest = classes[int(np.argmax(counts))]
-        y_pm = np.where(ex.y == largest, 1.0, -1.0)
-        step_offset = calibrate_step_offset(ex.chunk, y_pm, options.lam, loss=options.loss, seed=options.seed,
-                                            average_from=options.average_from, sampling=options.sampling,
-                                            n_features=ex.n_features, batch_size=min(options.batch_size, ex.m),
-                                            bias=options.bias, projection=options.projection,
-                                            sample_weight=None if options.class_weight is None and
-                                            ex.sample_weight is None else _ovr_weights(ex, options))
+        weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
+        binary = dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
+        t0 = step_offset_for(binary, options.replace(class_weight=None, multiclass=None))
+        chosen = options.replace(step_offset=t0, eta0=None)
         rule = "calibrated"
-    chosen = options.replace(step_offset=step_offset, eta0=None) if rule == "calibrated" else options
     if not options.length_is_automatic:
         model = fit_multiclass(ex, chosen, class_texts=class_texts, progress=progress)
         if rule == "calibrated":
@@ -423,13 +469,27 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None):
     per_epoch = max(1, math.ceil(ex.m / k))
     max_epochs = default_epoch_cap(ex.m * K, k)
 
-    def run(E):
-        model = fit_multiclass(ex, chosen.replace(epochs=E), class_texts=class_texts, progress=progress)
-        return model, float(objective(model, ex.chunk, ex.y)["objective"])
+    def score(model):
+        return float(objective(model, ex.chunk, ex.y)["objective"])
+
+    if (chosen.multiclass or "ovr") == "ovr":
+        ovr = OvrRun(ex, chosen, class_texts=class_texts, progress=progress)
+
+        def run(E, next_E):
+            T = chosen.replace(epochs=E).plan(ex.m).T
+            next_T = None if next_E is None else chosen.replace(epochs=next_E).plan(ex.m).T
+            model = ovr.advance(T, next_T)
+            return model, score(model)
+    else:
+        def run(E, next_E):
+            model = fit_multiclass(ex, chosen.replace(epochs=E), class_texts=class_texts, progress=progress)
+            return model, score(model)
 
     model, E, history, reason = double_until_converged(run, per_epoch, options.tol, max_epochs)
-    return _record(model, E, history, rule, options.lam, chosen.step_offset or 0.0, options.tol, max_epochs,
-                   reason)
+    model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
+    if chosen.multiclass == "crammer-singer":
+        model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))     # each length from scratch
+    return model
 
 
 def _ovr_weights(ex, options):

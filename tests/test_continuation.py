@@ -1,0 +1,134 @@
+"""A run lengthened in place (pegasos.linear.LinearRun, pegasos.multiclass.OvrRun) is, at every
+length, the run of that length from scratch: the same weights, bias, header and solver state, bit
+for bit; the automatic length trains each epoch once.
+
+The reference is fit_linear / fit_multiclass of each length from w_1 = 0 (the trainers whose golden
+models tests/test_golden.py pins)."""
+
+import numpy as np
+import pytest
+
+import pegasos
+from pegasos.errors import ParameterError
+from pegasos.examples import as_examples
+from pegasos.linear import LinearRun, fit_linear
+from pegasos.multiclass import OvrRun, fit_multiclass
+from pegasos.options import TrainOptions
+
+from conftest import data_file
+
+
+@pytest.fixture(scope="module")
+def heart():
+    X, y = pegasos.load_svmlight(str(data_file("heart_scale/heart_scale")))
+    return as_examples((X.tocsr(), y))
+
+
+def same_state(a, b):
+    assert a.keys() == b.keys()
+    for key in b:
+        if isinstance(b[key], np.ndarray):
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        else:
+            assert a[key] == b[key], key
+
+
+SETTINGS = [
+    {},                                                    # the automatic defaults: permutation, last half averaged
+    {"batch_size": 7},                                     # 270 = 38 * 7 + 4: a short last batch every epoch
+    {"bias": "feature"},
+    {"bias": "unregularized", "loss": "log"},
+    {"sampling": "uniform"},
+    {"sampling": "sequential", "average_from": 0.75},
+    {"average": True},                                     # Theorem 1's mean of every iterate: never restarts
+    {"average": False},                                    # the last iterate
+    {"projection": True, "loss": "squared-hinge"},
+    {"loss": "eps-insensitive", "epsilon": 0.2},
+]
+
+
+@pytest.mark.parametrize("settings", SETTINGS)
+def test_a_lengthened_run_is_each_length_from_scratch(heart, settings):
+    options = TrainOptions(lam=1e-3, step_offset=100.0, seed=3, **settings).validate()
+    per_epoch = -(-heart.m // options.batch_size)
+    schedule = [1, 2, 4, 8, 13]              # doubling, then a cap that is not a power of two
+    run = LinearRun(heart, options)
+    for i, E in enumerate(schedule):
+        nxt = schedule[i + 1] * per_epoch if i + 1 < len(schedule) else None
+        got = run.advance(E * per_epoch, nxt)
+        want = fit_linear(heart, options.replace(iterations=E * per_epoch))
+        np.testing.assert_array_equal(got.w, want.w)
+        assert got.bias == want.bias and got.info == want.info
+        same_state(got.solver_state, want.solver_state)
+        assert got.to_text() == want.to_text()
+
+
+def test_lengths_that_do_not_double_and_warm_starts(heart):
+    """Lengths 100, 250, 251, 900 (the average of the next starts after, at or before the end of the
+    last), from given start weights as a lambda path does."""
+    options = TrainOptions(lam=1e-2, step_offset=30.0, seed=9).validate()
+    w0 = np.linspace(-0.1, 0.1, heart.n_features)
+    lengths = [100, 250, 251, 900]
+    run = LinearRun(heart, options, start=(w0, 0.0))
+    for i, T in enumerate(lengths):
+        got = run.advance(T, lengths[i + 1] if i + 1 < len(lengths) else None)
+        want = fit_linear(heart, options.replace(iterations=T), start=(w0, 0.0))
+        np.testing.assert_array_equal(got.w, want.w)
+        same_state(got.solver_state, want.solver_state)
+
+
+def test_a_run_refuses_to_go_back_or_to_an_average_already_past(heart):
+    options = TrainOptions(lam=1e-3, step_offset=100.0).validate()
+    run = LinearRun(heart, options)
+    run.advance(1000)
+    with pytest.raises(ParameterError, match="only go on"):
+        run.advance(1000)
+    with pytest.raises(ParameterError, match="next_T"):
+        run.advance(1500)                    # its average starts at 750, before the 1000 done
+
+
+def test_rank_loss_is_refused(heart):
+    ex = as_examples((np.eye(4), np.array([1.0, 2.0, 1.0, 2.0]), np.array([1, 1, 2, 2])))
+    with pytest.raises(ParameterError, match="rank"):
+        LinearRun(ex, TrainOptions(loss="rank", sampling="uniform").validate())
+
+
+@pytest.mark.parametrize("settings", [{}, {"n_threads": 2, "batch_size": 3}, {"class_weight": {1.0: 2.0}}])
+def test_one_vs_rest_lengthened_is_each_length_from_scratch(settings):
+    from pegasos.io import read_svmlight
+
+    ex = as_examples(read_svmlight(data_file("dna/dna.scale")))
+    options = TrainOptions(lam=1e-4, step_offset=1000.0, seed=5, multiclass="ovr", **settings).validate()
+    per_epoch = -(-ex.m // options.batch_size)
+    run = OvrRun(ex, options)
+    for E, nxt in ((1, 2), (2, 4), (4, None)):
+        got = run.advance(E * per_epoch, None if nxt is None else nxt * per_epoch)
+        want = fit_multiclass(ex, options.replace(iterations=E * per_epoch))
+        assert got.to_text() == want.to_text()
+
+
+def test_the_automatic_length_is_one_run_and_its_header_retrains_it(heart, tmp_path):
+    """pegasos.fit with the defaults: epochs_trained is the last length (not the sum of every
+    length), the same seed gives the same bytes, and the header's settings retrain the model."""
+    model = pegasos.fit(heart, lam=1e-3, seed=4)
+    again = pegasos.fit(heart, lam=1e-3, seed=4)
+    assert model.to_text() == again.to_text()
+    info = model.info
+    assert int(info["epochs_trained"]) >= int(info["epochs"])
+    assert int(info["epochs_trained"]) & (int(info["epochs_trained"]) - 1) == 0 or "epoch cap" in info["stopping"]
+    path = tmp_path / "m"
+    model.save(path)
+    header = pegasos.load_model(path).info
+    retrained = fit_linear(heart, TrainOptions.from_header(header).validate())
+    np.testing.assert_array_equal(retrained.w, model.w)
+
+
+def test_an_average_of_more_than_the_last_half_trains_each_length_from_scratch(heart):
+    """average_from 0.25: the average of 2T starts before T/2, so the lengths are separate runs."""
+    from pegasos import autotune
+
+    options = TrainOptions(lam=1e-3, step_offset=100.0, seed=2, average_from=0.25).validate()
+    model, epochs, history = autotune.train_until_converged(heart, options, max_epochs=256)
+    want = fit_linear(heart, options.replace(epochs=epochs))
+    np.testing.assert_array_equal(model.w, want.w)
+    assert int(model.info["epochs_trained"]) == sum(h["epochs"] for h in history)
