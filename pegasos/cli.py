@@ -520,6 +520,11 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
                    "before the objective settled (--tol); give --epochs or -T to train longer, --report-gap to "
                    "see how far from the optimum the model is", err=True)
+    elif not quiet and stopping.endswith("work cap"):
+        click.echo(f"pegasos: note: the automatic length stopped at {result.info.get('epochs')} epochs, where the "
+                   "last doubling improved the objective by at most 1% and the next would train more than 2^24 "
+                   "iterations (--tol not reached); give --epochs or -T to train longer, --report-gap to see how "
+                   "far from the optimum the model is", err=True)
 
 
 def _given_on_command_line():

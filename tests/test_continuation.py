@@ -132,3 +132,52 @@ def test_an_average_of_more_than_the_last_half_trains_each_length_from_scratch(h
     want = fit_linear(heart, options.replace(epochs=epochs))
     np.testing.assert_array_equal(model.w, want.w)
     assert int(model.info["epochs_trained"]) == sum(h["epochs"] for h in history)
+
+
+@pytest.mark.parametrize("m, k", [(4, 1), (6, 3), (270, 1), (5, 2)])
+def test_small_data_epochs_drawn_together_are_the_epochs_drawn_one_by_one(m, k):
+    """Permutation sampling of a few examples draws many epochs at once (numpy's permuted, row by
+    row): the same indices as one permutation() per epoch, the generator left in the same state, and
+    no batch across an epoch's end (5 examples in batches of 2 are drawn epoch by epoch)."""
+    from pegasos.sampling import Orders
+
+    epochs = 3000
+    per_epoch = -(-m // k)
+    orders = Orders(m, k, "permutation", 13, None)
+    blocks = list(orders.blocks(epochs * per_epoch + 1, k))        # and one batch of a new epoch
+    assert sum(n for _, n in blocks) == epochs * per_epoch + 1
+    if m % k == 0:
+        assert len(blocks) < epochs
+    got = np.concatenate([b[:n * k] if m % k == 0 else b for b, n in blocks])[:epochs * m]
+    rng = np.random.Generator(np.random.PCG64(13))
+    want = np.concatenate([rng.permutation(m) for _ in range(epochs)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(blocks[-1][0][:k], rng.permutation(m)[:k])
+    assert orders.rng.bit_generator.state == rng.bit_generator.state
+
+
+def test_the_doubling_weighs_work_against_gain():
+    """Past 2^24 iterations a length is trained only while the last doubling gained more than 1%;
+    below it the tolerance decides.  Objectives f(E) = 1 + 1/E (the 1/E decay of averaged SGD)."""
+    from pegasos import autotune
+
+    asked = []
+
+    def run(E, next_E):
+        asked.append(E)
+        return pegasos.LinearModel(w=np.zeros(1), bias=0.0, labels=None, lam=1.0, info={"iterations": "1"}), \
+            1.0 + 1.0 / E
+
+    per_epoch = 1 << 14
+    model, E, history, reason = autotune.double_until_converged(run, per_epoch, 1e-6, 1 << 12)
+    # E = 512 gains 1/512 (0.195%) <= 1%; 1024 epochs would be 2^24 iterations (not beyond): trained;
+    # 2048 would pass 2^24 after a gain of 0.098%: not trained
+    assert asked == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] and reason == "work cap" and E == 1024
+    asked.clear()
+    autotune.double_until_converged(run, per_epoch, 1e-6, 1 << 12, work_per_epoch=1 << 20)
+    # 64 one-vs-rest problems: the work per epoch is theirs summed, so from 32 epochs on a length must
+    # follow a gain above 1%: 128 (after 1/64) is trained, 256 (after 1/128) is not
+    assert asked[-1] == 128
+    asked.clear()
+    model, E, history, reason = autotune.double_until_converged(run, per_epoch, 0.01, 1 << 12)
+    assert reason == "converged" and asked[-1] == 128      # 1/128 - 1/256 of about 1: within tol 1%
