@@ -83,9 +83,11 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
     Automatic choices (``options.preset == "auto"``, the default): for a
     linear binary classifier or regression, an unset step offset is
     calibrated on a sample (:func:`pegasos.autotune.calibrate_step_offset`)
-    and, when neither T nor epochs is given, the epochs double until the
+    and, when neither T nor epochs is given, the epochs of one run double until the
     training objective stops improving by more than ``options.tol``
-    (:func:`pegasos.autotune.train_until_converged`); the model header records
+    (:func:`pegasos.autotune.train_until_converged`), or until the certified
+    duality gap is at most ``options.tol_gap``
+    (:func:`pegasos.autotune.train_until_certified`); the model header records
     the t0 and T used (and how they were chosen), so its settings retrain it.
 
     Returns
@@ -300,6 +302,12 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)
     options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
+    if options.tol_gap is not None:
+        if monitor is not None:
+            _refuse_checks(options, f"{options.name('tol_gap')}")
+        if on_plan is not None:
+            on_plan(None)
+        return autotune.train_until_certified(ex, options, labels=labels, progress=progress)
     if options.length_is_automatic:
         if on_plan is not None:
             on_plan(None)

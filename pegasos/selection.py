@@ -162,7 +162,7 @@ def _fit_from(train, options, start):
     The step offset: as given (t0 or eta0), else calibrated at this lambda
     (:func:`pegasos.autotune.calibrate_step_offset`, as :func:`pegasos.fit`
     does); the epochs: as given, else the doubling rule of
-    :func:`pegasos.autotune.train_until_converged`, every run of it from ``start``.
+    :func:`pegasos.autotune.train_until_converged`, its run from ``start``.
     """
     labels = BinaryLabels.from_values(train.y) if options.task == "binary" else None
     if options.length_is_automatic:

@@ -181,3 +181,83 @@ def test_the_doubling_weighs_work_against_gain():
     asked.clear()
     model, E, history, reason = autotune.double_until_converged(run, per_epoch, 0.01, 1 << 12)
     assert reason == "converged" and asked[-1] == 128      # 1/128 - 1/256 of about 1: within tol 1%
+
+
+# ------------------------------------------------------------------ --tol-gap --
+
+A9A_FSTAR = 0.3517618027       # lambda = 1e-4, tests/../shared/data/README.md
+
+
+def test_tol_gap_stops_with_a_certified_gap_and_the_header_retrains_the_model(tmp_path):
+    """a9a at lambda = 1e-4, EPS = 1%: the run stops at the first length whose gap is certified; the
+    certificate recomputed for the model holds, the truth (against the certified f*) is within it,
+    the length before was not certified, and the header's settings give the same bytes."""
+    from pegasos.certificate import duality_gap
+    from pegasos.io import read_svmlight
+
+    d = read_svmlight(data_file("a9a/a9a"))
+    model = pegasos.fit(d, lam=1e-4, seed=1, tol_gap=0.01)
+    info = model.info
+    assert info["stopping"].endswith("certified") and float(info["certified_gap"]) <= 0.01
+    E = int(info["epochs"])
+    again = duality_gap(model, d.X, d.y, passes=E, tol=0.01, seed=1)
+    assert again["rel_gap"] == float(info["certified_gap"])
+    f = pegasos.objective(model, d.X, d.y)["objective"]
+    assert A9A_FSTAR <= f <= A9A_FSTAR / (1 - 0.01)
+    if E > 1:
+        shorter = pegasos.fit(d, lam=1e-4, seed=1, epochs=E // 2, step_offset=float(info["step_offset"]))
+        assert duality_gap(shorter, d.X, d.y, passes=E // 2, tol=0.01, seed=1)["rel_gap"] > 0.01
+    path = tmp_path / "a9a.model"
+    model.save(path)
+    retrained = fit_linear(as_examples(d), TrainOptions.from_header(pegasos.load_model(path).info).validate())
+    np.testing.assert_array_equal(retrained.w, model.w)
+    assert pegasos.fit(d, lam=1e-4, seed=1, tol_gap=0.01).to_text() == model.to_text()     # deterministic
+
+
+def test_tol_gap_one_vs_rest_and_its_cap(heart):
+    """dna (3 classes): one-vs-rest runs lengthened together until the summed gap is certified; an
+    unreachable EPS ends at the epoch cap with the gap reached recorded."""
+    from pegasos import autotune
+    from pegasos.certificate import duality_gap
+    from pegasos.io import read_svmlight
+
+    d = read_svmlight(data_file("dna/dna.scale"))
+    model = pegasos.fit(d, lam=1e-3, tol_gap=0.05)
+    assert model.method == "ovr" and model.info["stopping"].endswith("certified")
+    E = int(model.info["epochs"])
+    assert duality_gap(model, d.X, d.y, passes=E, tol=0.05, seed=1)["rel_gap"] <= 0.05
+    capped = autotune.train_until_certified(heart, TrainOptions(lam=1e-3, tol_gap=1e-9).validate(), max_epochs=8)
+    assert capped.info["stopping"].endswith("epoch cap") and capped.info["epochs"] == "8"
+    assert float(capped.info["certified_gap"]) > 1e-9
+
+
+@pytest.mark.parametrize("settings, word", [
+    ({"tol_gap": 0.0}, "in \\(0, 1\\)"),
+    ({"tol_gap": 1.5}, "in \\(0, 1\\)"),
+    ({"tol_gap": 0.01, "epochs": 3}, "drop epochs="),
+    ({"tol_gap": 0.01, "loss": "log"}, "hinge"),
+    ({"tol_gap": 0.01, "bias": "unregularized"}, "bias"),
+    ({"tol_gap": 0.01, "multiclass": "crammer-singer"}, "one-vs-rest"),
+])
+def test_tol_gap_refuses_what_it_cannot_certify(settings, word):
+    with pytest.raises(ParameterError, match=word):
+        TrainOptions(**settings).validate()
+
+
+def test_train_tol_gap_on_the_command_line(tmp_path):
+    from conftest import ok, run_pegasos
+
+    rng = np.random.default_rng(2)
+    lines = []
+    for i in range(300):
+        x = rng.normal(size=5)
+        label = "+1" if x[0] + 0.3 * rng.normal() > 0 else "-1"
+        lines.append(label + "".join(f" {j + 1}:{v:.4f}" for j, v in enumerate(x)))
+    data = tmp_path / "d.svm"
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "d.model"
+    ok(run_pegasos("train", "-q", "-l", "1e-2", "--tol-gap", "0.001", data, model))
+    header = pegasos.load_model(model).info
+    assert header["stopping"].startswith("tol_gap=0.001") and float(header["certified_gap"]) <= 0.001
+    r = run_pegasos("train", "-q", "-l", "1e-2", "--tol-gap", "0.001", "--epochs", "2", data, model)
+    assert r.returncode != 0 and "--tol-gap" in r.stderr and "Traceback" not in r.stderr
