@@ -14,7 +14,7 @@ Problem solved (paper Eq. (1); with a bias, Eq. (22)-(23))::
 Iteration t = 1, 2, ... on the batch A_t (Fig. 1 for |A_t| = 1, Fig. 2 else):
 
     A_t+   = { i in A_t : y_i <w_t, x_i> < 1 }                (margins at w_t)
-    eta_t  = 1 / (lambda t)
+    eta_t  = 1 / (lambda t)        (or Norma's p/(lambda sqrt(t)), or a constant; see schedule)
     w_t+1  = (1 - eta_t lambda) w_t + eta_t / |A_t| sum_{i in A_t+} y_i x_i
     w_t+1 <- min(1, (1/sqrt(lambda)) / ||w_t+1||) w_t+1       (if projecting, Eq. (6))
 
@@ -82,6 +82,8 @@ BIAS_UNREGULARIZED = 2
 #: hinge on pair differences: code 0 with ``pairs``); see _subgradient
 LOSS_CODES = {"hinge": 0, "log": 1, "squared-hinge": 2, "eps-insensitive": 3, "rank": 0}
 BIAS_CODES = {"none": BIAS_NONE, "feature": BIAS_FEATURE, "unregularized": BIAS_UNREGULARIZED}
+#: the step rules the loops take (see LinearState's ``schedule``)
+SCHEDULE_CODES = {"pegasos": 0, "norma": 1, "constant": 2}
 
 #: True when the module was compiled with OpenMP (threads are available).
 OPENMP = bool(pg_have_openmp())
@@ -224,6 +226,14 @@ cdef class LinearState:
     t0 : float >= 0
         Step offset: eta_t = 1/(lambda (t + t0)), shrink 1 - 1/(t + t0)
         (0 is the paper's step; Bottou's averaged SGD uses an offset).
+    schedule : int
+        The step rule (SCHEDULE_CODES): 0 Pegasos, eta_t = 1/(lambda (t +
+        t0)); 1 Norma (paper Sec. 7.6), eta_t = eta/(lambda sqrt(t)); 2 a
+        constant eta_t = eta.  Every rule shrinks by 1 - eta_t lambda; when
+        that factor is <= 0 (eta_t lambda >= 1) it is taken as 0: the step
+        replaces w_t by eta_t/|A_t| times the sub-gradient sum of the batch.
+    eta : float > 0
+        p of Norma, or the constant step (unused by schedule 0).
 
     Attributes
     ----------
@@ -251,7 +261,8 @@ cdef class LinearState:
     cdef readonly int64_t n_refold
     cdef int64_t* viol2
     cdef readonly int loss
-    cdef readonly double epsilon, radius2, t0
+    cdef readonly double epsilon, radius2, t0, eta
+    cdef readonly int schedule
     cdef readonly bint pairs
     cdef readonly Py_ssize_t n_classes, size
     cdef int32_t* viol_r
@@ -282,8 +293,13 @@ cdef class LinearState:
 
     def __cinit__(self, Py_ssize_t n_features, double lam, bint projection=False,
                   int64_t avg_start=0, int bias_mode=0, int loss=0, double epsilon=0.0,
-                  radius2=None, bint pairs=False, Py_ssize_t n_classes=1, double t0=0.0):
+                  radius2=None, bint pairs=False, Py_ssize_t n_classes=1, double t0=0.0,
+                  int schedule=0, double eta=0.0):
+        if schedule not in (0, 1, 2) or (schedule != 0 and not eta > 0.0):
+            raise ValueError(f"schedule {schedule} needs a positive eta, got {eta!r}")
         self.t0 = t0
+        self.schedule = schedule
+        self.eta = eta
         self.loss = loss
         self.epsilon = epsilon
         self.radius2 = 1.0 / lam if radius2 is None else radius2
@@ -848,7 +864,7 @@ cdef class LinearState:
         cdef Py_ssize_t pos = 0, bsz, r, r0, r1, nv, slot, nf = self.n_features, dim = self.dim
         cdef Py_ssize_t lo, hi
         cdef int jt
-        cdef double a_m, b_m, A_m, a_new, A_new, rho, c, d, s, g, gw, x, old, dotv, xx, total
+        cdef double a_m, b_m, A_m, a_new, A_new, rho, c, d, s, g, gw, x, old, dotv, xx, total, eta_t
         cdef double eps = self.epsilon
         cdef int loss = self.loss, bias_mode = self.bias_mode
         cdef double* v = self.v
@@ -883,10 +899,10 @@ cdef class LinearState:
             A_m = self.A
             bsz = k if pos + k <= n_order else n_order - pos
             # the scale and running-sum factor after _begin_step(t), and eta_t / |A_t|
-            rho = _shrink_factor(t, self.t0)
+            rho = self._rho_eta(t, &eta_t)
             a_new = a_m * rho if rho > 0.0 else 1.0
             A_new = A_m + a_m if (u != NULL and t >= self.avg_start) else A_m
-            c = _step_size(self.lam, t, self.t0) / bsz
+            c = eta_t / bsz
             # ---- A: margins at w_t; this thread's violators, in order, from its first position
             r0 = (bsz * tid) // nthr
             r1 = (bsz * (tid + 1)) // nthr
@@ -1000,21 +1016,39 @@ cdef class LinearState:
                 return
             pos += bsz
 
+    cdef inline double _rho_eta(self, int64_t t, double* eta) noexcept nogil:
+        """The step rule at iteration t: sets eta[0] = eta_t and returns the
+        shrink factor 1 - eta_t lambda (Pegasos: 1 - 1/(t + t0), exactly 0
+        at t = 1 when t0 = 0; Norma: eta_t = p/(lambda sqrt(t)); constant:
+        eta_t = eta)."""
+        cdef double e
+        if self.schedule == 0:
+            eta[0] = _step_size(self.lam, t, self.t0)
+            return _shrink_factor(t, self.t0)
+        if self.schedule == 1:
+            e = self.eta / (self.lam * sqrt(<double> t))
+        else:
+            e = self.eta
+        eta[0] = e
+        return 1.0 - e * self.lam
+
     cdef inline double _begin_step(self, int64_t t) noexcept nogil:
         """Iteration t, after the scores: w_t enters the running sum, then
-        w <- (1 - eta_t lambda) w = (1 - 1/t) w.  Returns eta_t = 1/(lambda t)."""
-        cdef double rho
+        w <- (1 - eta_t lambda) w (= (1 - 1/t) w for Pegasos); a factor <= 0
+        sets w to 0 (the step's add then makes w_t+1 the new gradient term).
+        Returns eta_t."""
+        cdef double rho, eta
         if self.u != NULL and t >= self.avg_start:
             self.A += self.a
             self.b_sum += self.b
             self.n_avg += 1
-        rho = _shrink_factor(t, self.t0)   # = 1 - eta_t lambda; exactly 0 at t = 1 when t0 = 0
+        rho = self._rho_eta(t, &eta)
         if rho <= 0.0:
             self._zero()
         else:
             self.a *= rho
             self.sqnorm *= rho * rho
-        return _step_size(self.lam, t, self.t0)
+        return eta
 
     cdef inline void _end_step(self, int64_t t) noexcept nogil:
         """Iteration t, after the sparse adds: projection onto the ball of
@@ -1153,7 +1187,7 @@ cdef class LinearState:
             ``avg_start``, ``n_refold`` : int; and the settings the state
             is only valid with: ``n_features``, ``dim``, ``n_classes``,
             ``bias_mode``, ``loss``, ``pairs``, ``lam``, ``t0``,
-            ``epsilon``, ``radius2``, ``projection``.
+            ``epsilon``, ``radius2``, ``projection``, ``schedule``, ``eta``.
         """
         return {
             "v": np.array(self.v_mv[:self.size], dtype=np.float64),
@@ -1165,6 +1199,7 @@ cdef class LinearState:
             "n_features": int(self.n_features), "dim": int(self.dim), "n_classes": int(self.n_classes),
             "bias_mode": int(self.bias_mode), "loss": int(self.loss), "pairs": bool(self.pairs),
             "lam": float(self.lam), "t0": float(self.t0), "epsilon": float(self.epsilon),
+            "schedule": int(self.schedule), "eta": float(self.eta),
             "radius2": float(self.radius2), "projection": bool(self.projection),
         }
 
@@ -1172,7 +1207,8 @@ cdef class LinearState:
         """Continue from ``state`` (a dict of :meth:`get_state`).
 
         The state must come from a run with the same problem: n_features,
-        n_classes, bias_mode, loss, pairs, lambda, t0, epsilon, projection and
+        n_classes, bias_mode, loss, pairs, lambda, t0, epsilon, projection, the
+        step rule (schedule and eta; a state without them is Pegasos') and
         whether it averages (avg_start 0 or not) are checked.  avg_start
         is restored too (the average goes on over the iterates w_t with t >=
         the saved avg_start); the radius of the projection is this object's.
@@ -1198,6 +1234,9 @@ cdef class LinearState:
             for key, mine in same.items():
                 if state[key] != mine:
                     raise ValueError(f"the saved state has {key} = {state[key]!r}, this run {mine!r}")
+            for key, mine, old in (("schedule", self.schedule, 0), ("eta", self.eta, 0.0)):
+                if state.get(key, old) != mine:      # states saved before the step rules: Pegasos
+                    raise ValueError(f"the saved state has {key} = {state.get(key, old)!r}, this run {mine!r}")
         except KeyError as e:
             raise ValueError(f"the saved state lacks {e.args[0]!r}") from None
         except TypeError as e:

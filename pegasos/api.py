@@ -333,11 +333,12 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
 
 # settings that must be the model's when resuming; the second group may change with restart_schedule
 _RESUME_FIXED = ("loss", "bias", "kernel", "epsilon", "multiclass")
-_RESUME_SCHEDULE = ("lam", "batch_size", "projection", "averaging", "step_offset", "class_weight")
-_WORDS = {"lam": "lambda", "batch_size": "batch size k", "step_offset": "step offset t0",
+_RESUME_SCHEDULE = ("lam", "batch_size", "projection", "averaging", "step_offset", "schedule", "eta", "class_weight")
+_WORDS = {"lam": "lambda", "batch_size": "batch size k", "step_offset": "step offset t0", "schedule": "step rule",
+          "eta": "step eta",
           "class_weight": "class weights", "bias": "bias", "epsilon": "epsilon"}
 _RESUME_TAKEN = ("lam", "batch_size", "sampling", "projection", "average", "average_from", "seed", "step_offset",
-                 "class_weight", "loss", "epsilon", "bias")
+                 "schedule", "eta", "class_weight", "loss", "epsilon", "bias")
 
 
 def _given(options, keywords):
@@ -348,7 +349,8 @@ def _given(options, keywords):
     default = TrainOptions()
     out = set(keywords)
     for field in ("lam", "iterations", "epochs", "batch_size", "sampling", "projection", "average",
-                  "average_from", "step_offset", "eta0", "seed", "loss", "epsilon", "bias", "class_weight",
+                  "average_from", "step_offset", "eta0", "schedule", "eta", "seed", "loss", "epsilon", "bias",
+                  "class_weight",
                   "multiclass", "kernel", "gamma", "degree", "coef0", "budget", "shuffle_buffer", "cost"):
         if getattr(options, field) != getattr(default, field):
             out.add(field)
@@ -456,13 +458,14 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if run.task != "binary":
         labels = None
     recalibrated = False
-    if restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank":
+    if restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank" \
+            and run.schedule == "pegasos":
         # a new schedule (often for a new lambda) gets its own step offset, as a first run would
         t0 = autotune.step_offset_for(ex, run, labels)
         run = run.replace(step_offset=t0, eta0=None)
         recalibrated = True
     if restart:
-        if run.t0 == 0:
+        if run.t0 == 0 and run.schedule == "pegasos":
             raise ParameterError(f"{options.name('restart_schedule')}: with step offset t0 = 0 the first step "
                                  "(1 - 1/t) w = 0 forgets the starting weights; give "
                                  f"{options.name('step_offset')} or {options.name('eta0')}")

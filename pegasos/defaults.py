@@ -6,5 +6,6 @@ DEFAULT_EPOCHS = 10       # passes over the data when neither T nor epochs is gi
 DEFAULT_SEED = 1          # runs are reproducible unless a seed is chosen
 DEFAULT_SHUFFLE_BUFFER = 100_000   # examples held by `train --stream` without --cache
 
-SAMPLINGS = ("uniform", "permutation", "sequential")
+SAMPLINGS = ("uniform", "permutation", "shuffle-once", "sequential")
+SCHEDULES = ("pegasos", "norma", "constant")
 BIAS_MODES = ("none", "feature", "unregularized")

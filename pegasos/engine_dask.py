@@ -549,6 +549,9 @@ def _shard_options(options):
     if options.sampling not in ("uniform", "permutation"):
         raise ParameterError(f"{options.name('sampling')}: training on shards draws i.i.d. (uniform) batches; "
                              f"got {options.sampling}")
+    if options.schedule != "pegasos":
+        raise ParameterError(f"{options.name('schedule')} {options.schedule}: training on shards uses the Pegasos "
+                             f"step (drop {options.name('schedule')} or use --engine local without shards)")
     changes = {"sampling": "uniform"}
     if options.step_is_automatic:
         changes["step_offset"] = 0.0

@@ -379,7 +379,8 @@ def new_state(n_features, options, plan, radius2, n_classes=1):
     return _core.LinearState(n_features, float(options.lam), plan.projection, plan.avg_start,
                              _core.BIAS_CODES[options.bias], _core.LOSS_CODES[loss],
                              float(options.epsilon) if n_classes == 1 else 0.0, radius2, loss == "rank" and
-                             n_classes == 1, n_classes, float(plan.t0))
+                             n_classes == 1, n_classes, float(plan.t0), _core.SCHEDULE_CODES[plan.schedule],
+                             float(plan.eta))
 
 
 def start_state(w, b, n_features, options, plan, radius2):

@@ -51,9 +51,9 @@ HEADER_KEYS = (
 )
 # written after those only when they apply (absent: binary task, no class weights)
 OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
-                 "step_offset", "shuffle_buffer", "step_offset_rule", "eta0", "epochs", "epochs_trained", "stopping",
-                 "certified_gap",
-                 "early_stop", "early_stop_metric", "best_iteration", "best_validation", "warm_start")
+                 "step_offset", "schedule", "eta", "shuffle_buffer", "step_offset_rule", "eta0", "epochs",
+                 "epochs_trained", "stopping", "certified_gap", "early_stop", "early_stop_metric", "best_iteration",
+                 "best_validation", "warm_start")
 # training on shards (pegasos.engine_dask): the engine, the shard count, the rounds between model averages
 OPTIONAL_KEYS += ("engine", "shards", "sync_every", "guarantee")
 TASKS = ("binary", "regression", "ranking", "multiclass")
@@ -777,7 +777,8 @@ RESUME_END = "end_resume_state"
 _RESUME_INTS = ("t", "n_avg", "avg_start", "n_refold", "n_features", "dim", "n_classes", "bias_mode", "loss")
 _RESUME_FLOATS = ("a", "sqnorm", "b", "A", "b_sum", "lam", "t0", "epsilon", "radius2")
 _RESUME_FLAGS = ("pairs", "projection")
-_SAMPLINGS = ("uniform", "permutation", "sequential")
+_SAMPLINGS = ("uniform", "permutation", "shuffle-once", "sequential")
+_FIXED_ORDERS = ("sequential", "shuffle-once")    # one order for every epoch: no generator state per unit
 MAX_COUNTER = 2**63 - 1
 
 
@@ -808,6 +809,8 @@ def resume_lines(state):
     lines += [f"{key} {int(state[key])}" for key in _RESUME_INTS]
     lines += [f"{key} {float(state[key])!r}" for key in _RESUME_FLOATS]
     lines += [f"{key} {int(bool(state[key]))}" for key in _RESUME_FLAGS]
+    if int(state.get("schedule", 0)):          # written for Norma and the constant step only
+        lines += [f"schedule {int(state['schedule'])}", f"eta {float(state['eta'])!r}"]
     orders = state.get("orders")
     if orders is None:
         lines += ["order -", "rng -", "unit_rng -"]
@@ -895,6 +898,14 @@ def read_resume(path, lines, i, n_features):
     for key in _RESUME_FLAGS:
         text, line = field(key)
         state[key] = bool(_bounded_int(text, path, line, key, 0, 1))
+    state["schedule"], state["eta"] = 0, 0.0          # sections without these lines: the Pegasos step
+    if i < len(lines) and lines[i].startswith("schedule "):
+        text, line = field("schedule")
+        state["schedule"] = _bounded_int(text, path, line, "schedule", 1, 2)
+        text, line = field("eta")
+        state["eta"] = check_float(text, path, line, "resume state: eta")
+        if not state["eta"] > 0:
+            raise ModelFormatError(path, f"resume state: eta {text!r} is not positive", line)
     extra = 1 if state["bias_mode"] == 1 else 0
     if state["n_features"] != n_features or state["dim"] != n_features + extra or state["n_classes"] != 1:
         raise ModelFormatError(path, f"resume state: n_features {state['n_features']}, dim {state['dim']}, n_classes "
@@ -920,8 +931,11 @@ def read_resume(path, lines, i, n_features):
         if rng is None:
             raise ModelFormatError(path, "resume state: an order needs its rng", line - 1)
         orders.update(rng=rng, unit_rng=unit_rng)
-        if orders["unit_done"] and orders["sampling"] != "sequential" and unit_rng is None:
+        if orders["unit_done"] and orders["sampling"] not in _FIXED_ORDERS and unit_rng is None:
             raise ModelFormatError(path, "resume state: a cut unit of the order needs its unit_rng", line)
+        if orders["sampling"] == "shuffle-once" and unit_rng is None:
+            raise ModelFormatError(path, "resume state: a shuffle-once order needs the unit_rng it was drawn "
+                                         "from", line)
     state["orders"] = orders
     dim = state["dim"]
     for key in ("v", "u"):

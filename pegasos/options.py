@@ -23,7 +23,7 @@ import math
 import numbers
 from dataclasses import dataclass, fields, replace
 
-from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS
+from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS, SCHEDULES
 from .errors import ParameterError
 
 #: the losses and the task each one trains (paper Sec. 5)
@@ -40,6 +40,7 @@ CLI_NAMES = {
     "sampling": "--sampling", "projection": "--projection", "average": "--average",
     "average_from": "--average-from", "bias": "--bias", "seed": "--seed", "loss": "--loss",
     "epsilon": "-p/--epsilon", "class_weight": "-w/-j", "step_offset": "--t0", "eta0": "--eta0",
+    "schedule": "--schedule", "eta": "--eta",
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
     "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
@@ -76,6 +77,13 @@ def iterations_for(m, k, epochs, sampling):
     return max(1, math.ceil(epochs * math.ceil(m / k) - 1e-9))
 
 
+def norma_p(T):
+    """Norma's step factor p = 0.5 (2 + 0.5 T^(-1/2))^(1/2) for a run of T
+    iterations (Kivinen et al.'s Thm 4, as used in the paper's Sec. 7.6):
+    0.7159 at T = 100, 0.7071 as T grows."""
+    return 0.5 * math.sqrt(2.0 + 0.5 / math.sqrt(T))
+
+
 def _is_int(value):
     return not isinstance(value, bool) and isinstance(value, numbers.Integral)
 
@@ -104,6 +112,10 @@ class RunPlan:
         Step offset: eta_t = 1/(lambda (t + t0)).
     projection : bool
         Whether each step is projected onto the ball of Eq. (6).
+    schedule : str
+        The step rule ("pegasos", "norma" or "constant").
+    eta : float
+        Norma's p or the constant step (0.0 for "pegasos").
     """
 
     m: int
@@ -113,6 +125,8 @@ class RunPlan:
     average_from: float
     t0: float
     projection: bool
+    schedule: str = "pegasos"
+    eta: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -131,9 +145,11 @@ class TrainOptions:
         neither is given, ``DEFAULT_EPOCHS``.
     batch_size : int >= 1
         k, the mini-batch size of Fig. 2 (the sub-gradient averages Eq. (8)).
-    sampling : {"uniform", "permutation", "sequential"} or None
+    sampling : {"uniform", "permutation", "shuffle-once", "sequential"} or None
         i.i.d. draws (the analysed case), a new random order each epoch
-        (Sec. 7.5), or file order; None: the preset's.
+        (Sec. 7.5), one random order drawn from the seed at the start and
+        reused every epoch (Sec. 7.5's third variant), or file order; None:
+        the preset's.
     projection : bool
         Project onto the ball of radius 1/sqrt(lambda) after each step (Eq. (6)).
     average : bool or None
@@ -147,6 +163,18 @@ class TrainOptions:
         from the data (preset "auto", see :mod:`pegasos.autotune`).
     eta0 : float > 0 or None
         First step size instead of t0: t0 = 1/(lambda eta0).
+    schedule : {"pegasos", "norma", "constant"}
+        The step rule (every rule shrinks by 1 - eta_t lambda, then adds
+        eta_t/k times the sub-gradient sum): "pegasos", eta_t = 1/(lambda (t +
+        t0)) (Fig. 1); "norma", eta_t = p/(lambda sqrt(t)) with the projection
+        of Eq. (6) always on (Sec. 7.6); "constant", eta_t = eta (Zhang 2004,
+        Sec. 7.6).  When eta_t lambda >= 1 the shrink factor is taken as 0:
+        the step sets w to eta_t/k times the sub-gradient sum of the batch.
+        t0 and eta0, and the automatic step offset and number of epochs of
+        the "auto" preset, are for "pegasos" only.
+    eta : float > 0 or None
+        Norma's p (default :func:`norma_p` of T) or the constant step
+        (required for "constant"); not for "pegasos".
     seed : int >= 0
         Seed of the PCG64 generator that draws the examples.
     tol : float > 0
@@ -245,6 +273,8 @@ class TrainOptions:
     average_from: float = None
     step_offset: float = None
     eta0: float = None
+    schedule: str = "pegasos"
+    eta: float = None
     tol: float = DEFAULT_TOL
     tol_gap: float = None
     preset: str = "auto"
@@ -315,13 +345,16 @@ class TrainOptions:
 
     @property
     def step_is_automatic(self):
-        """Whether :func:`pegasos.fit` chooses t0 from the data (no t0 or eta0 given, preset "auto")."""
-        return self.step_offset is None and self.eta0 is None
+        """Whether :func:`pegasos.fit` chooses t0 from the data (no t0 or eta0 given, preset "auto",
+        the Pegasos step rule)."""
+        return self.step_offset is None and self.eta0 is None and self.schedule == "pegasos"
 
     @property
     def length_is_automatic(self):
-        """Whether :func:`pegasos.fit` chooses the number of epochs (neither T nor epochs given, preset "auto")."""
-        return self.preset == "auto" and self.iterations is None and self.epochs is None
+        """Whether :func:`pegasos.fit` chooses the number of epochs (neither T nor epochs given, preset "auto",
+        the Pegasos step rule)."""
+        return (self.preset == "auto" and self.iterations is None and self.epochs is None
+                and self.schedule == "pegasos")
 
     # ------------------------------------------------------------ naming --
     def name(self, field):
@@ -411,6 +444,7 @@ class TrainOptions:
                 raise ParameterError(f"give either {self.name('step_offset')} or {self.name('eta0')}, not both")
             if not (_is_real(self.eta0) and math.isfinite(self.eta0) and self.eta0 > 0):
                 self._fail("eta0", f"the first step size must be positive, got {self.eta0!r}")
+        self._validate_schedule()
         self._validate_classes()
         self._validate_kernel()
         self._validate_streaming()
@@ -443,6 +477,27 @@ class TrainOptions:
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
 
+    def _validate_schedule(self):
+        if self.schedule not in SCHEDULES:
+            self._fail("schedule", f"the step rule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
+        if self.eta is not None and not (_is_real(self.eta) and math.isfinite(self.eta) and self.eta > 0):
+            self._fail("eta", f"the step must be a positive number, got {self.eta!r}")
+        if self.schedule == "pegasos":
+            if self.eta is not None:
+                raise ParameterError(f"{self.name('eta')} sets the step of {self.name('schedule')} norma or "
+                                     f"constant; the Pegasos step 1/(lambda (t + t0)) takes {self.name('eta0')} "
+                                     f"or {self.name('step_offset')}")
+            return
+        if self.schedule == "constant" and self.eta is None:
+            raise ParameterError(f"{self.name('schedule')} constant needs the step: give {self.name('eta')} E")
+        if self.eta0 is not None or self.step_offset:
+            given = self.name("eta0") if self.eta0 is not None else self.name("step_offset")
+            raise ParameterError(f"{given} offsets the Pegasos step; {self.name('schedule')} {self.schedule} "
+                                 f"takes {self.name('eta')} instead")
+        if self.kernel != "linear":
+            raise ParameterError(f"{self.name('schedule')} {self.schedule}: kernels use the Pegasos step of Fig. 3 "
+                                 f"(drop {self.name('schedule')})")
+
     def _validate_checks(self):
         if not _is_int(self.trace_points) or not 0 <= self.trace_points <= MAX_TRACE_POINTS:
             self._fail("trace_points", f"the check points per decade must be an integer in 0..{MAX_TRACE_POINTS}, "
@@ -454,6 +509,9 @@ class TrainOptions:
                 raise ParameterError(f"{self.name('early_stop')} replaces the automatic number of epochs by a "
                                      f"fixed budget: give {self.name('iterations')} or {self.name('epochs')}")
         if self.early_stop_metric is not None:
+            if self.early_stop is None:
+                raise ParameterError(f"{self.name('early_stop_metric')} chooses what {self.name('early_stop')} "
+                                     f"watches: give {self.name('early_stop')} too")
             if self.early_stop_metric not in EARLY_STOP_METRICS:
                 self._fail("early_stop_metric", f"the metric must be one of {', '.join(EARLY_STOP_METRICS)}, "
                                                 f"got {self.early_stop_metric!r}")
@@ -586,9 +644,14 @@ class TrainOptions:
         avg_start = 0 if average_from is None else max(1, math.ceil(average_from * T))
         # the squared hinge's gradient grows with the margin violation; the projection
         # onto a ball that holds w* keeps it bounded (the condition of Sec. 5)
-        projection = bool(self.projection) or self.loss == "squared-hinge"
+        projection = bool(self.projection) or self.loss == "squared-hinge" or self.schedule == "norma"
+        eta = 0.0
+        if self.schedule == "norma":
+            eta = float(self.eta) if self.eta is not None else norma_p(T)
+        elif self.schedule == "constant":
+            eta = float(self.eta)
         return RunPlan(m=int(m), T=T, k=k, avg_start=avg_start, average_from=average_from, t0=self.t0,
-                       projection=projection)
+                       projection=projection, schedule=self.schedule, eta=eta)
 
     # ------------------------------------------------------ model header --
     def header(self, plan, sampling=None, examples=None):
@@ -620,6 +683,9 @@ class TrainOptions:
             info["epsilon"] = repr(float(self.epsilon))
         if plan.t0:
             info["step_offset"] = repr(float(plan.t0))
+        if plan.schedule != "pegasos":
+            info["schedule"] = plan.schedule
+            info["eta"] = repr(float(plan.eta))
         if self.class_weight:
             info["class_weights"] = ",".join(f"{fmt_label(float(k))}:{float(v)!r}"
                                              for k, v in sorted(self.class_weight.items()))
@@ -697,6 +763,8 @@ HEADER_FIELDS = (
     ("average_from", "average_from", float),
     ("seed", "seed", int),
     ("step_offset", "step_offset", float),
+    ("schedule", "schedule", str),
+    ("eta", "eta", float),
     ("class_weights", "class_weight", _class_weights),
     ("shuffle_buffer", "shuffle_buffer", int),
     ("loss", "loss", str),

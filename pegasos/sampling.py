@@ -4,7 +4,9 @@ The solvers take an explicit order of example indices; these classes draw it
 from one PCG64 generator per run, block by block, so a seed gives one model:
 
 - :class:`Orders`: i.i.d. draws with replacement ("uniform"), a new random
-  permutation every epoch ("permutation"), or file order ("sequential");
+  permutation every epoch ("permutation"), one random permutation drawn at
+  the start and reused every epoch ("shuffle-once", the third variant of
+  Sec. 7.5), or file order ("sequential");
 - :class:`PairOrders`: pairs of examples with the same query id and different
   labels, drawn uniformly (the rank loss).
 """
@@ -24,7 +26,9 @@ class Orders:
 
     The random orders are drawn in units: a permutation of the m examples
     per epoch ("permutation"), ``BLOCK_SAMPLES // k`` batches of i.i.d. draws
-    ("uniform"), one pass in file order ("sequential").  A run that stops
+    ("uniform"), one pass in file order ("sequential") or in the order of
+    the one permutation drawn from the seed when the object is made
+    ("shuffle-once": the generator is not used after it).  A run that stops
     inside a unit can be continued exactly: :meth:`get_state` records the
     generator state before the unit was drawn and the batches of it already
     run, and :meth:`set_state` makes the next :meth:`blocks` draw the same
@@ -42,8 +46,19 @@ class Orders:
             raise ParameterError("order holds an index outside 0..m-1")
         self.pos = 0
         self.seq = np.arange(m, dtype=np.int64) if sampling == "sequential" else None
+        self.fixed = sampling in ("sequential", "shuffle-once")     # the same order every epoch
+        self.perm_rng = None        # shuffle-once: the generator state the permutation was drawn from
+        if sampling == "shuffle-once" and self.explicit is None:
+            self._shuffle(self.rng.bit_generator.state)
         self.unit_rng = None        # generator state before the current unit was drawn
         self.unit_done = 0          # batches of the current unit already run (0: none pending)
+
+    def _shuffle(self, state):
+        """Draw the shuffle-once permutation from the generator state ``state`` (and leave
+        ``self.rng`` where that draw ends)."""
+        self.rng.bit_generator.state = state
+        self.perm_rng = state
+        self.seq = self.rng.permutation(self.m).astype(np.int64, copy=False)
 
     def unit_batches(self):
         """Batches in one unit of the order (an epoch, or one draw of uniform indices)."""
@@ -55,6 +70,8 @@ class Orders:
         """The first ``batches`` batches of a new unit.  A shorter draw of i.i.d. indices is the
         start of the full one (numpy fills an array in order), so only a unit that is run to its
         end needs its whole draw, and then the generator is where the full draw leaves it."""
+        if self.fixed:
+            return self.seq
         self.unit_rng = self.rng.bit_generator.state
         if self.sampling == "uniform":
             return self.rng.integers(0, self.m, size=batches * self.k, dtype=np.int64)
@@ -68,14 +85,17 @@ class Orders:
         Keys: ``sampling``, ``m``, ``k``, ``rng`` (``bit_generator.state``
         after the last draw), ``unit_done`` (batches of the last unit run;
         0 when it was run to its end) and ``unit_rng`` (the state before that
-        unit was drawn, None when ``unit_done`` is 0).
+        unit was drawn, None when ``unit_done`` is 0; for "shuffle-once" always
+        the state its permutation was drawn from).
         """
         if self.explicit is not None:
             return None
         pending = 0 < self.unit_done < self.unit_batches()
+        unit_rng = self.unit_rng if pending and not self.fixed else None
+        if self.sampling == "shuffle-once":
+            unit_rng = self.perm_rng
         return {"sampling": self.sampling, "m": int(self.m), "k": int(self.k), "rng": self.rng.bit_generator.state,
-                "unit_done": int(self.unit_done) if pending else 0,
-                "unit_rng": self.unit_rng if pending and self.sampling != "sequential" else None}
+                "unit_done": int(self.unit_done) if pending else 0, "unit_rng": unit_rng}
 
     def set_state(self, state, *, generator=True):
         """Continue the order of :meth:`get_state`'s dict ``state``.
@@ -83,7 +103,9 @@ class Orders:
         The generator goes on from the saved one (unless ``generator`` is
         False: the seed's stream is kept).  A unit cut by the end of the saved
         run is finished first when it still applies: the same sampling, the
-        same m and k; otherwise the next run starts a new unit.
+        same m and k; otherwise the next run starts a new unit.  A
+        "shuffle-once" order of the same m goes on with the saved permutation
+        (drawn again from the saved ``unit_rng``).
 
         Raises
         ------
@@ -91,14 +113,18 @@ class Orders:
             A generator state numpy cannot use, a negative ``unit_done``.
         """
         try:
+            same = state.get("sampling") == self.sampling and int(state.get("m", -1)) == self.m
+            if self.sampling == "shuffle-once" and same and state.get("unit_rng") is not None:
+                probe = np.random.PCG64()
+                probe.state = state["unit_rng"]              # checked before it replaces the generator's
+                self._shuffle(state["unit_rng"])
             if generator:
                 self.rng.bit_generator.state = state["rng"]
             done = int(state.get("unit_done", 0))
             if done < 0:
                 raise ValueError(f"unit_done {done} is negative")
-            if (done and state.get("sampling") == self.sampling and int(state.get("m", -1)) == self.m
-                    and int(state.get("k", -1)) == self.k and done < self.unit_batches()):
-                if self.sampling != "sequential":
+            if done and same and int(state.get("k", -1)) == self.k and done < self.unit_batches():
+                if not self.fixed:
                     probe = np.random.PCG64()
                     probe.state = state["unit_rng"]          # checked before it replaces the generator's
                     self.unit_rng = state["unit_rng"]
@@ -144,7 +170,7 @@ class Orders:
             n = min(T - done, unit - skip)
             if skip:
                 # finish the unit a saved run stopped in: draw it again from the state before it
-                if self.sampling != "sequential":
+                if not self.fixed:
                     self.rng.bit_generator.state = self.unit_rng
                 order = self._draw_unit(skip + n)[skip * k:]
             else:

@@ -117,6 +117,11 @@ KERNEL_EPOCHS = 10       # ... of a kernel classifier (pegasos.train's default) 
 AUTO_ETA0 = 0.1          # first step of step_offset="auto"
 
 
+def _shown(value):
+    """A label or number for a message: 1.0 and 'a', not np.float64(1.0) and np.str_('a')."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _as_csr(X):
     """A validated X (dense or scipy sparse) as a CSR matrix with sorted indices."""
     import scipy.sparse as sp
@@ -409,7 +414,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         classes, y_index = np.unique(y, return_inverse=True)
         K = classes.size
         if K < 2:
-            raise ParameterError(f"the labels hold one class ({classes[0]!r} only); a classifier needs at least "
+            raise ParameterError(f"the labels hold one class ({_shown(classes[0])} only); a classifier needs at least "
                                  "two classes")
         values = self._label_values(classes)
         y_num = values[y_index]
@@ -499,7 +504,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         bad = (y_index >= 2) | (classes[np.minimum(y_index, 1)] != y)
         if np.any(bad):
             i = int(np.argmax(bad))
-            raise ParameterError(f"label {y[i]!r} (example {i + 1}) is not one of the classes "
+            raise ParameterError(f"label {_shown(y[i])} (example {i + 1}) is not one of the classes "
                                  f"{classes.tolist()!r}")
         values = self._label_values(classes)
         sw = _sample_weight(sample_weight, X.shape[0])
@@ -541,9 +546,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         for label, weight in cw.items():
             hit = [i for i, c in enumerate(classes.tolist()) if c == label]
             if len(hit) != 1:
-                raise ParameterError(f"class_weight names label {label!r}, which is not among the classes")
+                raise ParameterError(f"class_weight names label {_shown(label)}, which is not among the classes")
             if not isinstance(weight, numbers.Real) or not (math.isfinite(weight) and weight > 0):
-                raise ParameterError(f"the class_weight of label {label!r} must be a positive number, got {weight!r}")
+                raise ParameterError(f"the class_weight of label {_shown(label)} must be a positive number, got {_shown(weight)}")
             out[float(values[hit[0]])] = float(weight)
         return out
 

@@ -92,7 +92,7 @@ def primal_objective(X, y, lam, w, b=0.0, bias="none"):
 
 def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_starts=(),
                     record=False, loss="hinge", epsilon=0.0, sample_weight=None, pairs=False,
-                    radius2=None, t0=0.0):
+                    radius2=None, t0=0.0, schedule="pegasos", eta=None):
     """Mini-batch Pegasos, paper Fig. 2 (Fig. 1 when every |A_t| = 1), dense.
 
     For t = 1..T, with eta_t = 1/(lam t) and w_1 = 0:
@@ -136,6 +136,8 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
         batch a (k, 2) array of example pairs (ranking), and the projection
         radius is sqrt(``radius2``) (default 1/lam).  ``t0`` offsets the step:
         eta_t = 1/(lam (t + t0)) and the shrink is 1 - 1/(t + t0).
+        ``schedule`` "norma" or "constant" with ``eta``: the other step rules
+        of Sec. 7.6 (see :func:`step_rule`).
 
     Returns
     -------
@@ -145,10 +147,12 @@ def pegasos_outputs(X, y, lam, batches, projection=False, bias="none", average_s
         ``"iterates"`` and ``"v"``.  w has shape (n,); with
         ``bias="feature"`` the constant feature's weight is returned as b.
     """
-    if loss != "hinge" or sample_weight is not None or pairs or radius2 is not None or t0:
+    if (loss != "hinge" or sample_weight is not None or pairs or radius2 is not None or t0
+            or schedule != "pegasos"):
         return pegasos_general_outputs(X, y, lam, batches, loss=loss, epsilon=epsilon,
                                        sample_weight=sample_weight, pairs=pairs, projection=projection,
-                                       radius2=radius2, bias=bias, average_starts=average_starts, t0=t0)
+                                       radius2=radius2, bias=bias, average_starts=average_starts, t0=t0,
+                                       schedule=schedule, eta=eta)
     X = to_dense(X)
     y = np.asarray(y, dtype=np.float64)
     m, n = X.shape
@@ -318,8 +322,31 @@ def objective(X, y, lam, w, loss="hinge", epsilon=0.0, sample_weight=None, pairs
     return 0.5 * lam * float(w @ w) + float(losses.mean())
 
 
+def step_rule(schedule, lam, t, t0=0.0, eta=None):
+    """(eta_t, shrink factor) of iteration t for a step rule, as written in
+    the paper and its Sec. 7.6:
+
+    * "pegasos": eta_t = 1/(lam (t + t0)), shrink 1 - 1/(t + t0) (Eq. (5));
+    * "norma": eta_t = p/(lam sqrt(t)) with p = ``eta`` (Kivinen et al.);
+    * "constant": eta_t = ``eta`` (Zhang 2004);
+
+    for the last two the shrink is 1 - eta_t lam, taken as 0 when that is
+    negative (the step then sets w_t+1 to the new gradient term alone).
+    """
+    if schedule == "pegasos":
+        return 1.0 / (lam * (t + t0)), 1.0 - 1.0 / (t + t0)
+    step = eta / (lam * math.sqrt(t)) if schedule == "norma" else eta
+    return step, max(0.0, 1.0 - step * lam)
+
+
+def norma_p(T):
+    """Norma's p = 0.5 (2 + 0.5 T^(-1/2))^(1/2) (paper Sec. 7.6, notes Sec. 4.8)."""
+    return 0.5 * (2.0 + 0.5 * T ** -0.5) ** 0.5
+
+
 def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sample_weight=None, pairs=False,
-                            projection=False, radius2=None, bias="none", average_starts=(), t0=0.0):
+                            projection=False, radius2=None, bias="none", average_starts=(), t0=0.0,
+                            schedule="pegasos", eta=None):
     """Pegasos with another loss (paper Sec. 5), dense; same conventions and
     outputs as :func:`pegasos_outputs` (no ``record``).
 
@@ -365,11 +392,11 @@ def pegasos_general_outputs(X, y, lam, batches, loss="hinge", epsilon=0.0, sampl
             g = c[A] * minus_loss_derivative(loss, z, y[A], epsilon)
             size = A.size
         averages.add(t, w, b)
-        eta = 1.0 / (lam * (t + t0))
+        eta_t, shrink = step_rule(schedule, lam, t, t0, eta)
         v = (g[:, None] * rows).sum(axis=0) / size
-        w = (1.0 - 1.0 / (t + t0)) * w + eta * v
+        w = shrink * w + eta_t * v
         if bias == "unregularized":
-            b = b + eta * g.sum() / size
+            b = b + eta_t * g.sum() / size
         if projection:
             norm = math.sqrt(float(w @ w))
             if norm > radius:

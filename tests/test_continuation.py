@@ -261,3 +261,17 @@ def test_train_tol_gap_on_the_command_line(tmp_path):
     assert header["stopping"].startswith("tol_gap=0.001") and float(header["certified_gap"]) <= 0.001
     r = run_pegasos("train", "-q", "-l", "1e-2", "--tol-gap", "0.001", "--epochs", "2", data, model)
     assert r.returncode != 0 and "--tol-gap" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("settings", [{"schedule": "norma", "eta": 0.5}, {"schedule": "constant", "eta": 0.01},
+                                      {"sampling": "shuffle-once"}])
+def test_step_rules_and_shuffle_once_lengthen_as_runs_from_scratch(heart, settings):
+    """The other step rules of Sec. 7.6 (no step offset) and one shuffle for the whole run."""
+    options = TrainOptions(lam=1e-3, seed=6, **settings).validate()
+    run = LinearRun(heart, options)
+    lengths = [270, 540, 1080, 1350]
+    for i, T in enumerate(lengths):
+        got = run.advance(T, lengths[i + 1] if i + 1 < len(lengths) else None)
+        want = fit_linear(heart, options.replace(iterations=T))
+        assert got.to_text() == want.to_text()
+        same_state(got.solver_state, want.solver_state)
