@@ -24,7 +24,7 @@ from .trace import Monitor
 
 
 def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=None, validation=None,
-        **settings):
+        engine=None, **settings):
     """Train a model with Pegasos.
 
     Parameters
@@ -76,6 +76,13 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
         Columns beyond the training data's are ignored, as in predict; an
         :class:`pegasos.io.SVMLightData` should be read with the training
         file's index base.
+    engine : pegasos.engine_dask.DaskEngine or None
+        Train on this Dask cluster: ``data`` is then shard files (a file, a
+        glob, a directory or ``@list.txt``) read on the workers, and the run
+        is exact mini-batch Pegasos over the union of the shards
+        (:func:`pegasos.engine_dask.fit_shards`, which also offers model
+        averaging and checkpoints); the model is the one of the local shard
+        engine, bit for bit.
     **settings
         TrainOptions fields that replace those of ``options``
         (``fit((X, y), lam=1e-4, epochs=5)``).
@@ -115,6 +122,15 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
     elif settings:
         options = options.replace(**settings)
     options.validate()
+    if engine is not None:
+        from .engine_dask import fit_shards
+
+        if not isinstance(data, (str, os.PathLike)):
+            raise ParameterError("with an engine, data are shard files read on the workers (a file name, a glob, "
+                                 "a directory or @list.txt), not arrays")
+        if init is not None or trace is not None or validation is not None:
+            raise ParameterError("training on shards takes no init, trace or validation")
+        return fit_shards(os.fspath(data), options, progress=progress, on_plan=on_plan, cluster=engine)
     checks = None
     if trace is not None or validation is not None or options.early_stop is not None:
         if options.early_stop is not None and validation is None:

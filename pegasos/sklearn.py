@@ -53,6 +53,15 @@ bias : "none", "feature" or "unregularized"
     "none": no intercept (the paper's problem, the default of
     ``pegasos.train``); "unregularized": Sec. 6's heuristic.  Kernels take
     "none" only; the ranker has no intercept.
+engine : pegasos.engine_dask.DaskEngine or None, default None
+    Linear classifiers (one-vs-rest for more than two classes) and the
+    regressor: train on this Dask cluster.  X is cut into one contiguous row block per worker, sent to the
+    workers, and the run is exact mini-batch Pegasos over the union of the
+    blocks (:func:`pegasos.engine_dask.fit_shards`; uniform i.i.d. batches,
+    so ``sampling`` does not apply): the model is the one of the local shard
+    engine on the same blocks, bit for bit, and depends on the number of
+    workers only through the blocks.  No ``sample_weight``.  ``clone``
+    shares the cluster.
 step_offset : "auto" or float >= 0, default "auto"
     t0 of the step eta_t = 1/(lambda (t + t0)) (``pegasos train --t0``); 0
     is the paper's step.  "auto" is t0 = 1/(0.1 lambda), i.e. a first step
@@ -230,6 +239,21 @@ class _PegasosBase(BaseEstimator):
             out["step_offset"] = t0
         return out
 
+    def _fit_on_engine(self, X, y, sw, **problem):
+        """The linear model trained on ``self.engine``: X's row blocks, one per worker, as shards."""
+        from .engine_dask import EngineSettings, array_shards, fit_shards
+        from .options import TrainOptions
+
+        if sw is not None:
+            raise ParameterError("sample_weight is not available with engine")
+        common = self._common()
+        common.pop("sampling")
+        options = TrainOptions(n_threads=self.n_threads, **problem, **common)
+        client = getattr(self.engine, "client", self.engine)
+        shards = array_shards(X, y, max(1, min(len(client.scheduler_info()["workers"]), X.shape[0])))
+        return fit_shards(shards, options, EngineSettings(engine="dask", zero_based=True, n_features=X.shape[1]),
+                          cluster=self.engine)
+
     def _partial_common(self):
         """The keyword arguments of pegasos.train for one partial_fit pass: one
         sequential epoch, averaging that does not need T (see the module docstring)."""
@@ -354,7 +378,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
                  budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1,
                  sampling="permutation", projection=False, average=False, average_from=0.5, bias="auto",
                  step_offset="auto",
-                 class_weight=None, random_state=1, n_threads=1):
+                 class_weight=None, random_state=1, n_threads=1, engine=None):
+        self.engine = engine
         self.loss = loss
         self.multiclass = multiclass
         self.kernel = kernel
@@ -425,7 +450,13 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
         if self.multiclass not in ("ovr", "crammer-singer"):
             raise ParameterError(f"multiclass must be ovr or crammer-singer, got {self.multiclass!r}")
-        if self.kernel is not None:
+        if self.engine is not None:
+            if self.kernel is not None or (K > 2 and self.multiclass != "ovr"):
+                raise ParameterError("engine trains linear classifiers, one-vs-rest for more than two classes "
+                                     "(no kernel, no crammer-singer)")
+            self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
+                                              class_weight=class_weight)
+        elif self.kernel is not None:
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
             self.model_ = trainers.train(X, y_num, loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
@@ -777,7 +808,8 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
 
     def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1,
                  sampling="permutation", projection=False, average=False, average_from=0.5, bias="feature",
-                 step_offset="auto", random_state=1, n_threads=1):
+                 step_offset="auto", random_state=1, n_threads=1, engine=None):
+        self.engine = engine
         self.epsilon = epsilon
         self.lam = lam
         self.iterations = iterations
@@ -806,8 +838,12 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         sw = _sample_weight(sample_weight, X.shape[0])
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, numbers.Real):
             raise ParameterError(f"epsilon must be a number >= 0, got {self.epsilon!r}")
-        self.model_ = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
-                            n_threads=self.n_threads, sample_weight=sw, **self._common())
+        if self.engine is not None:
+            self.model_ = self._fit_on_engine(X, y, sw, loss="eps-insensitive", epsilon=float(self.epsilon),
+                                              bias=self.bias)
+        else:
+            self.model_ = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
+                                n_threads=self.n_threads, sample_weight=sw, **self._common())
         self._set_fitted()
         self._keep_state()
         return self
