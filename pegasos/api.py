@@ -87,9 +87,11 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
     Automatic choices (``options.preset == "auto"``, the default): for a
     linear binary classifier or regression, an unset step offset is
     calibrated on a sample (:func:`pegasos.autotune.calibrate_step_offset`)
-    and, when neither T nor epochs is given, the epochs double until the
+    and, when neither T nor epochs is given, the epochs of one run double until the
     training objective stops improving by more than ``options.tol``
-    (:func:`pegasos.autotune.train_until_converged`); the model header records
+    (:func:`pegasos.autotune.train_until_converged`), or until the certified
+    duality gap is at most ``options.tol_gap``
+    (:func:`pegasos.autotune.train_until_certified`); the model header records
     the t0 and T used (and how they were chosen), so its settings retrain it.
 
     Returns
@@ -319,28 +321,29 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)
     options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
-    settings = dict(lam=options.lam, batch_size=options.batch_size, projection=options.projection,
-                    bias=options.bias, loss=options.loss, epsilon=options.epsilon, n_threads=options.n_threads,
-                    n_features=ex.n_features, sample_weight=ex.sample_weight)
-    if labels is not None:
-        settings["labels"] = labels
-    X = ex.chunk
-    step_offset = options.step_offset if not options.step_is_automatic else None
+    if options.tol_gap is not None:
+        if monitor is not None:
+            _refuse_checks(options, f"{options.name('tol_gap')}")
+        if on_plan is not None:
+            on_plan(None)
+        return autotune.train_until_certified(ex, options, labels=labels, progress=progress)
     if options.length_is_automatic:
         if on_plan is not None:
             on_plan(None)
-        model, _, _ = autotune.train_until_converged(
-            X, ex.y, options.lam, tol=options.tol, seed=options.seed, step_offset=step_offset,
-            average_from=options.average_from, sampling=options.sampling, class_weight=options.class_weight,
-            progress=progress, **({} if monitor is None else {"monitor": monitor}),
-            **{k: v for k, v in settings.items() if k != "lam"})
-        if model.info.get("step_offset_rule") == "given" and not step_offset:
+        model, epochs, _ = autotune.train_until_converged(ex, options, labels=labels, progress=progress)
+        if monitor is not None:
+            # the checks follow the chosen length's run, trained once more under the monitor: the same model
+            t0 = float(model.info.get("step_offset", 0.0))
+            watched = fit_linear(ex, options.replace(step_offset=t0, eta0=None, epochs=epochs), labels=labels,
+                                 progress=progress, monitor=monitor)
+            for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping"):
+                if key in model.info:
+                    watched.info[key] = model.info[key]
+            model = watched
+        if model.info.get("step_offset_rule") == "given" and not options.t0:
             model.info.pop("step_offset_rule")
         return model
-    t0 = autotune.calibrate_step_offset(X, ex.y, options.lam, loss=options.loss, class_weight=options.class_weight,
-                                        seed=options.seed, average_from=options.average_from,
-                                        sampling=options.sampling,
-                                        **{k: v for k, v in settings.items() if k not in ("lam", "loss", "n_threads")})
+    t0 = autotune.step_offset_for(ex, options, labels)
     model = fit_linear(ex, options.replace(step_offset=t0), labels=labels, progress=progress, on_plan=on_plan,
                        monitor=monitor)
     model.info["step_offset_rule"] = "calibrated"
@@ -477,11 +480,7 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank" \
             and run.schedule == "pegasos":
         # a new schedule (often for a new lambda) gets its own step offset, as a first run would
-        t0 = autotune.calibrate_step_offset(
-            ex.chunk, ex.y, run.lam, loss=run.loss, class_weight=run.class_weight, seed=run.seed,
-            average_from=run.average_from, sampling=run.sampling, n_features=ex.n_features,
-            batch_size=min(run.batch_size, ex.m), bias=run.bias, projection=run.projection, epsilon=run.epsilon,
-            sample_weight=ex.sample_weight, **({"labels": labels} if labels is not None else {}))
+        t0 = autotune.step_offset_for(ex, run, labels)
         run = run.replace(step_offset=t0, eta0=None)
         recalibrated = True
     if restart:

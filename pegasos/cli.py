@@ -404,12 +404,16 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
                                                "-v): print the folds' metrics, write no model.")
 @click.option("--json", "as_json", is_flag=True, cls=_SectionOption, section="Input and output",
               help="Print the summary and the options as one JSON object on stdout (not with MODEL -).")
+@click.option("--tol-gap", "tol_gap", type=float, metavar="EPS", cls=_SectionOption,
+              section="Solver (paper Fig. 1 and 2)",
+              help="Instead of --tol: double the epochs until the certified relative duality gap (P - D)/P of "
+                   "the model is <= EPS (hinge or squared hinge, binary or one-vs-rest).")
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
           trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
           checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
-          cv_folds=None, as_json=False, **settings):
+          cv_folds=None, as_json=False, tol_gap=None, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -452,7 +456,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                              "(drop --paper)")
     options = TrainOptions(n_threads=jobs, shuffle_buffer=shuffle_buffer, preset="paper" if paper else "auto",
                            class_weight=_class_weights(class_weights, None, None), spelling="cli",
-                           restart_schedule=restart_schedule, resume_state=resume_state,
+                           restart_schedule=restart_schedule, resume_state=resume_state, tol_gap=tol_gap,
                            given=_given_on_command_line() if init_model is not None else None,
                            **{k: settings[k] for k in _OPTION_PARAMS}).validate()
     if cost_matrix is not None and options.multiclass != "crammer-singer":
@@ -548,10 +552,19 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
             summary += " | " + _gap_summary(result, d)
         click.echo(summary, err=to_stdout)
     stopping = getattr(result, "info", {}).get("stopping", "")
-    if not quiet and stopping.endswith("epoch cap"):
+    if not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
+        click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
+                   f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap; give "
+                   "--epochs or -T to train longer", err=True)
+    elif not quiet and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
                    "before the objective settled (--tol); give --epochs or -T to train longer, --report-gap to "
                    "see how far from the optimum the model is", err=True)
+    elif not quiet and stopping.endswith("work cap"):
+        click.echo(f"pegasos: note: the automatic length stopped at {result.info.get('epochs')} epochs, where the "
+                   "last doubling improved the objective by at most 1% and the next would train more than 2^24 "
+                   "iterations (--tol not reached); give --epochs or -T to train longer, --report-gap to see how "
+                   "far from the optimum the model is", err=True)
 
 
 def _is_shard_spec(data):
@@ -647,15 +660,22 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
 
 def _gap_summary(result, d):
     """The summary's certified-gap part (pegasos.certificate), or why there is none."""
-    from .certificate import duality_gap
+    from .certificate import auto_gap_passes, duality_gap
     from .errors import ParameterError
 
     try:
-        g = duality_gap(result, d.chunk, d.y, passes=20)
+        g = duality_gap(result, d.chunk, d.y, passes=auto_gap_passes(d.chunk), until_stalled=True)
     except ParameterError as e:
         return f"no certified gap ({e})"
     return (f"certified: f - f* <= {g['gap']:.3g} ({100 * g['rel_gap']:.3g}% of f; dual bound {g['dual']:.6g}, "
-            f"{g['seconds']:.2f} s)")
+            f"{g['passes']} passes{_still_shrinking(g, 'pegasos objective --gap-passes')}, {g['seconds']:.2f} s)")
+
+
+def _still_shrinking(r, command="--gap-passes"):
+    """A hint when the passes run until the gap stops shrinking ended at their bound."""
+    if r.get("stalled", True):
+        return ""
+    return f"; the gap was still shrinking: more passes with {command} N"
 
 
 class _TrainingBar:
@@ -1124,7 +1144,9 @@ def _other_eval_text(r):
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
                    "(linear hinge / squared hinge models, binary or one-vs-rest; DATA is loaded into memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
-              help="Passes of dual coordinate ascent for --gap (default 20; each costs one pass over DATA).")
+              help="Passes of dual coordinate ascent for --gap (each costs one pass over DATA) [default: doubling "
+                   "the passes until a doubling closes less than a tenth of the gap (and less than the one before), "
+                   "at most 1000 and 2^28 coefficient updates].")
 @click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
@@ -1148,9 +1170,10 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     if gap and sample is not None:
         raise ParameterError("--gap needs the whole of DATA: it cannot be combined with --sample")
     if gap:
-        from .certificate import DEFAULT_GAP_PASSES, check_passes
+        from .certificate import check_passes
 
-        gap_passes = check_passes(DEFAULT_GAP_PASSES if gap_passes is None else gap_passes, "--gap-passes")
+        if gap_passes is not None:
+            gap_passes = check_passes(gap_passes, "--gap-passes")
         return _objective_gap(data, model, lam, as_json, quiet, gap_passes)
     mdl = _load(model, data)
     if sample is not None and getattr(mdl, "task", "binary") != "binary":
@@ -1189,7 +1212,7 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
 
 def _objective_gap(data, model, lam, as_json, quiet, passes):
     """``objective --gap``: the primal, the dual bound and the gap, as text or JSON."""
-    from .certificate import check_gap_model, duality_gap
+    from .certificate import auto_gap_passes, check_gap_model, duality_gap
     from .io import read_svmlight
 
     mdl = _load(model, data)
@@ -1200,7 +1223,10 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         d = read_svmlight(data, zero_based=mdl.info.get("index_base", "1") == "0", progress=_update(bar))
     finally:
         _close(bar)
-    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam)
+    if passes is None:
+        r = duality_gap(mdl, d.X, d.y, passes=auto_gap_passes(d.X), lam=lam, until_stalled=True)
+    else:
+        r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam)
     if as_json:
         click.echo(json.dumps(r, indent=2))
         return
@@ -1209,7 +1235,8 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         f"lambda       {r['lambda']!r}\n"
         f"loss         {r['loss']} (bias {r['bias_mode']})\n"
         f"objective    {r['primal']:.10g}   (primal, the model's)\n"
-        f"dual bound   {r['dual']:.10g}   (f* >= this, after {r['passes']} passes)\n"
+        f"dual bound   {r['dual']:.10g}   (f* >= this, after {r['passes']} passes"
+        f"{_still_shrinking(r)})\n"
         f"gap          {r['gap']:.4g}   (objective - f* <= gap)\n"
         f"relative gap {r['rel_gap']:.4g}\n"
         f"seconds      {r['seconds']:.3f}"
@@ -1288,11 +1315,11 @@ def _train_record(result, d, options, t_read, t_train, cache_note, no_objective,
 
 
 def _gap_record(result, d):
-    from .certificate import duality_gap
+    from .certificate import auto_gap_passes, duality_gap
     from .errors import ParameterError
 
     try:
-        return duality_gap(result, d.chunk, d.y, passes=20)
+        return duality_gap(result, d.chunk, d.y, passes=auto_gap_passes(d.chunk), until_stalled=True)
     except ParameterError as e:
         return {"error": str(e)}
 

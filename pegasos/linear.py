@@ -32,7 +32,7 @@ from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
 
 __all__ = ["LinearModel", "BinaryLabels", "LOSSES", "TASK_OF_LOSS", "example_losses", "fit_linear", "solve",
-           "new_state", "start_state", "grow_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus"]
+           "new_state", "start_state", "LinearRun", "restart_average", "grow_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus"]
 
 
 @dataclass
@@ -576,3 +576,149 @@ def projection_radius2(loss, lam, f0, sample_weight=None):
     if loss in ("hinge", "rank") and sample_weight is None:
         return 1.0 / lam
     return max(2.0 * f0 / lam, 1e-300)
+
+
+class LinearRun:
+    """One linear Pegasos run that can be lengthened: T1 iterations, then on to T2 > T1, ...
+
+    ``advance(T)`` returns the model :func:`fit_linear` returns for
+    ``options`` with T iterations, bit for bit, while the iterations
+    t <= the previous T are not run again: the compiled state and the
+    generator of the order go on.  What changes with T is the suffix average
+    (the mean of w_t for t >= ceil(F T), F = ``options.average_from``): it
+    restarts at that iteration.  When the next length is known (``next_T``),
+    the average of the next run starting at or before T is kept from its
+    first iterate on: the iterations from ceil(F next_T) to T run on a copy
+    as well (one iteration when the lengths double), so the model at T and
+    the state that goes on are each the one of a run from scratch.  So a
+    doubling schedule E, 2E, 4E, ... costs its last E epochs, not 2E - 1.
+
+    Parameters
+    ----------
+    ex : pegasos.examples.Examples
+    options : pegasos.options.TrainOptions
+        Validated, binary classification or regression (``iterations`` and
+        ``epochs`` are ignored: each ``advance`` gives T).
+    labels : BinaryLabels, optional
+        As :func:`fit_linear`.
+    progress : callable(int) or None
+        Called with the iterations done after each block (each iteration once).
+    start : (w, b) or None
+        As :func:`fit_linear`: the first iterate.
+    seed : int, numpy SeedSequence or None
+        Seed of the order's generator instead of ``options.seed`` (one-vs-rest
+        gives each class its own stream).
+
+    Raises
+    ------
+    ParameterError
+        The rank loss (it samples pairs), k > m, or any error of :func:`fit_linear`.
+    """
+
+    def __init__(self, ex, options, *, labels=None, progress=None, start=None, seed=None):
+        task = options.task
+        if task == "ranking":
+            raise ParameterError("a lengthened run samples examples, which the rank loss (pairs) does not")
+        if task == "binary":
+            self.labels = labels if labels is not None else BinaryLabels.from_values(ex.y)
+            self.y_run = self.labels.encode(ex.y)
+            self.sample_weight = _combine(sample_weights(ex.y, options.class_weight), ex.sample_weight)
+        else:
+            if not np.all(np.isfinite(ex.y)):
+                i = int(np.argmin(np.isfinite(ex.y)))
+                raise ExampleError(f"target {ex.y[i]} (example {i + 1}) is not finite", i,
+                                   f"target {ex.y[i]} is not finite")
+            self.labels, self.y_run, self.sample_weight = None, ex.y, ex.sample_weight
+        self.ex, self.options, self.progress = ex, options, progress
+        plan = self._plan(1)
+        self.orders = Orders(ex.m, plan.k, options.sampling, options.seed if seed is None else seed, None)
+        f0 = objective_at_zero(options.loss, self.y_run, options.epsilon, self.sample_weight)
+        self.radius2 = projection_radius2(options.loss, options.lam, f0, self.sample_weight)
+        self.state = None if start is None else start_state(start[0], start[1], ex.n_features, options, plan,
+                                                            self.radius2)
+        self.t = 0
+
+    def _plan(self, T):
+        return self.options.replace(iterations=int(T), epochs=None).plan(self.ex.m)
+
+    def _blocks(self, n, k):
+        ex = self.ex
+        return [(ex.indptr, ex.indices, ex.data, self.y_run, self.sample_weight, block, count)
+                for block, count in self.orders.blocks(n, k)]
+
+    def _solve(self, n, plan, state, progress):
+        blocks = ((self.ex.indptr, self.ex.indices, self.ex.data, self.y_run, self.sample_weight, block, count)
+                  for block, count in self.orders.blocks(n, plan.k))
+        return solve(blocks, self.ex.n_features, self.options, plan, self.radius2, progress=progress,
+                     load_from=(self.ex.indices, self.ex.m), state=state, return_state=True)
+
+    def advance(self, T, next_T=None):
+        """Go on to T iterations in all; the model of a run of T from scratch.
+
+        Parameters
+        ----------
+        T : int > the iterations done so far
+        next_T : int > T or None
+            The length the run will be advanced to next, if known (see the class).
+
+        Returns
+        -------
+        LinearModel
+            Equal to ``fit_linear(ex, options.replace(iterations=T))``.
+
+        Raises
+        ------
+        ParameterError
+            T not beyond the iterations done, a suffix average that would have
+            to start at an iteration already run (give ``next_T`` in the
+            call before), divergence.
+        """
+        T = int(T)
+        if T <= self.t:
+            raise ParameterError(f"the run has done {self.t} iterations; it can only go on to more, not {T}")
+        opts = self.options
+        plan = self._plan(T)
+        state = self.state
+        if state is None:
+            state = new_state(self.ex.n_features, opts, plan, self.radius2).get_state()
+        if plan.avg_start and plan.avg_start != state["avg_start"]:
+            if plan.avg_start <= self.t:
+                raise ParameterError(f"the average of a run of {T} iterations starts at iteration {plan.avg_start}, "
+                                     f"already run ({self.t}): give next_T when advancing to {self.t}")
+            state = restart_average(state, plan.avg_start)
+        split = None
+        if plan.avg_start and next_T is not None:
+            s = self._plan(next_T).avg_start - 1
+            if self.t <= s < T:
+                split = s
+        if split is None:
+            w, b, state = self._solve(T - self.t, plan, state, self.progress)
+            end = state
+        else:
+            if split > self.t:
+                _, _, state = self._solve(split - self.t, plan, state, self.progress)
+            tail = self._blocks(T - split, plan.k)
+            w, b, end = solve(iter(tail), self.ex.n_features, opts, plan, self.radius2,
+                              load_from=(self.ex.indices, self.ex.m), state=state, return_state=True)
+            _, _, state = solve(iter(tail), self.ex.n_features, opts, plan, self.radius2, progress=self.progress,
+                                load_from=(self.ex.indices, self.ex.m), state=restart_average(state, split + 1),
+                                return_state=True)
+        self.state, self.t = state, T
+        end["sampling"] = opts.sampling
+        end["rng"] = self.orders.rng.bit_generator.state
+        end["orders"] = self.orders.get_state()
+        info = opts.header(plan, examples=self.ex.m)
+        if opts.task != "binary":
+            info["task"] = opts.task
+        return LinearModel(w=w, bias=b, labels=self.labels, lam=float(opts.lam), bias_mode=opts.bias, info=info,
+                           loss=opts.loss, epsilon=float(opts.epsilon) if opts.loss == "eps-insensitive" else None,
+                           solver_state=end)
+
+
+def restart_average(state, avg_start):
+    """The solver state ``state`` (a ``get_state`` dict) with its running
+    average emptied and starting at iteration ``avg_start`` (> t): the state
+    a run whose average starts there has before that iteration."""
+    u = state.get("u")
+    return dict(state, avg_start=int(avg_start), n_avg=0, A=0.0, b_sum=0.0,
+                u=None if u is None else np.zeros_like(np.asarray(u)))

@@ -16,6 +16,7 @@ The predicted class is the one with the largest decision value (the first in
 label order on ties).
 """
 
+import dataclasses
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +28,8 @@ from .errors import DataError, ExampleError, ParameterError
 from .data import csr_arrays
 from .labels import sample_weights
 from .data import check_weight_memory
-from .linear import new_state, objective_at_zero, projection_radius2, solve
+from .labels import BinaryLabels
+from .linear import LinearRun, new_state, objective_at_zero, projection_radius2, solve
 from .model import linear_model_text, save_model
 from .options import MULTICLASS_METHODS as METHODS
 from .options import fmt_label
@@ -288,3 +290,91 @@ def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None
     return MulticlassModel(W=np.ascontiguousarray(W, dtype=np.float64), biases=biases.astype(np.float64),
                            classes=classes, class_texts=list(class_texts), lam=float(options.lam), method=method,
                            loss=options.loss, bias_mode=options.bias, info=info, cost=cost)
+
+
+class OvrRun:
+    """One-vs-rest runs that can be lengthened: one :class:`pegasos.linear.LinearRun` per class.
+
+    ``advance(T)`` returns the model ``fit_multiclass(ex, options)`` gives
+    with T iterations per class, bit for bit (each class keeps its own
+    random stream, spawned from the seed), while every class goes on from
+    where the previous length left it.
+
+    Parameters
+    ----------
+    ex : pegasos.examples.Examples
+        m examples whose labels take two or more values.
+    options : pegasos.options.TrainOptions
+        Validated, ``multiclass`` "ovr" (or None) and a classification loss;
+        ``iterations`` and ``epochs`` are ignored.
+    class_texts, progress :
+        As :func:`fit_multiclass`.
+
+    Raises
+    ------
+    ParameterError
+        Fewer than two classes, a loss that does not classify, k > m.
+    """
+
+    def __init__(self, ex, options, *, class_texts=None, progress=None):
+        classes = np.unique(ex.y)
+        K = classes.size
+        if K < 2:
+            raise ParameterError(f"multiclass training needs at least two classes, got {K}")
+        if options.loss not in ("hinge", "log", "squared-hinge"):
+            raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), "
+                                 f"not {options.loss}")
+        check_weight_memory(ex.n_features, K)
+        sample_weight = sample_weights(ex.y, options.class_weight)
+        if ex.sample_weight is not None:
+            sample_weight = ex.sample_weight if sample_weight is None else sample_weight * ex.sample_weight
+        yc = np.searchsorted(classes, ex.y)
+        seeds = np.random.SeedSequence(options.seed).spawn(K)
+        binary = options.replace(n_threads=1, class_weight=None, multiclass=None)
+        self.stop = threading.Event()
+        self.progress = progress
+        signs = BinaryLabels.from_values(np.array([-1.0, 1.0]))
+        self.runs = []
+        for c in range(K):
+            ex_c = dataclasses.replace(ex, y=np.where(yc == c, 1.0, -1.0), sample_weight=sample_weight, source=None)
+            self.runs.append(LinearRun(ex_c, binary, labels=signs, progress=self._report, seed=seeds[c]))
+        self.ex, self.options, self.classes = ex, options, classes
+        self.class_texts = [fmt_label(v) for v in classes] if class_texts is None else list(class_texts)
+
+    def _report(self, n):
+        if self.stop.is_set():
+            raise _Stopped()
+        if self.progress is not None:
+            self.progress(n)
+
+    def advance(self, T, next_T=None):
+        """Every class on to T iterations (see :meth:`pegasos.linear.LinearRun.advance`).
+
+        Returns
+        -------
+        MulticlassModel
+            Equal to ``fit_multiclass(ex, options.replace(iterations=T))``.
+        """
+        n_jobs = int(self.options.n_threads)
+        if n_jobs == 1:
+            fits = [run.advance(T, next_T) for run in self.runs]
+        else:
+            pool = ThreadPoolExecutor(max_workers=n_jobs)
+            futures = []
+            try:
+                futures = [pool.submit(run.advance, T, next_T) for run in self.runs]
+                fits = [f.result() for f in futures]
+            except BaseException:
+                self.stop.set()
+                for f in futures:
+                    f.cancel()
+                raise
+            finally:
+                pool.shutdown(wait=True)
+        plan = self.options.replace(iterations=int(T), epochs=None).plan(self.ex.m)
+        W = np.vstack([fit.w for fit in fits])
+        biases = np.array([fit.bias for fit in fits], dtype=np.float64)
+        return MulticlassModel(W=np.ascontiguousarray(W, dtype=np.float64), biases=biases, classes=self.classes,
+                               class_texts=list(self.class_texts), lam=float(self.options.lam), method="ovr",
+                               loss=self.options.loss, bias_mode=self.options.bias, info=self.options.header(plan),
+                               cost=None)

@@ -44,7 +44,7 @@ CLI_NAMES = {
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
     "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
-    "tol": "--tol", "preset": "--paper", "max_classes": "--max-classes",
+    "tol": "--tol", "tol_gap": "--tol-gap", "preset": "--paper", "max_classes": "--max-classes",
     "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
     "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",
     "restart_schedule": "--restart-schedule", "resume_state": "--resume-state",
@@ -181,6 +181,12 @@ class TrainOptions:
         Stopping rule of the automatic number of epochs: stop when doubling
         the epochs improves the training objective by less than this
         fraction (:func:`pegasos.autotune.train_until_converged`).
+    tol_gap : float in (0, 1) or None
+        Instead of ``tol``: lengthen the run (doubling the epochs) until the
+        certified relative duality gap (:func:`pegasos.duality_gap`) of the
+        model is at most this (:func:`pegasos.autotune.train_until_certified`);
+        the hinge or squared hinge, no bias or ``bias="feature"``, binary or
+        one-vs-rest, neither T nor epochs given.
     preset : {"auto", "paper"}
         What unset settings become: "auto" (permutation sampling, suffix
         averaging, t0 and epochs from the data) or "paper" (Fig. 1 as run
@@ -270,6 +276,7 @@ class TrainOptions:
     schedule: str = "pegasos"
     eta: float = None
     tol: float = DEFAULT_TOL
+    tol_gap: float = None
     preset: str = "auto"
     max_classes: int = DEFAULT_MAX_CLASSES
     seed: int = DEFAULT_SEED
@@ -430,6 +437,8 @@ class TrainOptions:
             self._fail("max_classes", f"the class bound must be an integer >= 2, got {self.max_classes!r}")
         if not (_is_real(self.tol) and math.isfinite(self.tol) and self.tol > 0):
             self._fail("tol", f"the stopping tolerance must be a positive number, got {self.tol!r}")
+        if self.tol_gap is not None:
+            self._validate_tol_gap()
         if self.eta0 is not None:
             if self.step_offset:
                 raise ParameterError(f"give either {self.name('step_offset')} or {self.name('eta0')}, not both")
@@ -452,6 +461,21 @@ class TrainOptions:
             raise ParameterError(f"{self.name('resume_state')}: the resume section is written for linear binary "
                                  "classifiers and regression trained in memory or from a cache")
         return self
+
+    def _validate_tol_gap(self):
+        if not (_is_real(self.tol_gap) and 0 < self.tol_gap < 1):
+            self._fail("tol_gap", f"the certified relative gap must be a number in (0, 1), got {self.tol_gap!r}")
+        if not self.length_is_automatic:
+            given = self.name("iterations") if self.iterations is not None else self.name("epochs")
+            raise ParameterError(f"{self.name('tol_gap')} chooses the length itself: drop {given}"
+                                 + (f" and {self.name('preset')}" if self.preset != "auto" else ""))
+        if self.loss not in ("hinge", "squared-hinge") or self.bias == "unregularized" or self.kernel != "linear" \
+                or self.multiclass == "crammer-singer" or self.shuffle_buffer is not None:
+            raise ParameterError(f"{self.name('tol_gap')} needs the certificate of the duality gap: linear models "
+                                 "trained in memory with the hinge or squared hinge loss, no bias or a feature "
+                                 "bias, binary or one-vs-rest")
+        if self.early_stop is not None:
+            raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
 
     def _validate_schedule(self):
         if self.schedule not in SCHEDULES:

@@ -18,6 +18,7 @@ import numpy as np
 from .errors import ExampleError, ParameterError
 
 BLOCK_SAMPLES = 1 << 20      # example indices drawn per block in uniform sampling
+GROUP_SAMPLES = 1 << 16      # permutation sampling of small m: whole epochs drawn together up to this many indices
 
 
 class Orders:
@@ -154,6 +155,18 @@ class Orders:
                 continue
             unit = self.unit_batches()
             skip = self.unit_done if 0 < self.unit_done < unit else 0
+            if (not skip and self.sampling == "permutation" and m % k == 0 and 2 * m <= GROUP_SAMPLES
+                    and T - done >= 2 * unit):
+                # several whole epochs in one draw: numpy's permuted() shuffles each row as permutation()
+                # does, in turn, so these are the permutations of one draw per epoch, and the batches
+                # (m/k of k each) do not cross an epoch's end (an epoch costs a Python step otherwise:
+                # 16384 epochs of 4 examples took 0.2 s to draw one by one, 0.6 ms together)
+                g = min((T - done) // unit, GROUP_SAMPLES // m)
+                order = self.rng.permuted(np.tile(np.arange(m, dtype=np.int64), (g, 1)), axis=1).reshape(-1)
+                self.unit_done = unit
+                yield order, g * unit
+                done += g * unit
+                continue
             n = min(T - done, unit - skip)
             if skip:
                 # finish the unit a saved run stopped in: draw it again from the state before it

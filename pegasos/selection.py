@@ -244,26 +244,14 @@ def _fit_from(train, options, start):
     The step offset: as given (t0 or eta0), else calibrated at this lambda
     (:func:`pegasos.autotune.calibrate_step_offset`, as :func:`pegasos.fit`
     does); the epochs: as given, else the doubling rule of
-    :func:`pegasos.autotune.train_until_converged`, every run of it from ``start``.
+    :func:`pegasos.autotune.train_until_converged`, its run from ``start``.
     """
     labels = BinaryLabels.from_values(train.y) if options.task == "binary" else None
-    settings = dict(batch_size=options.batch_size, projection=options.projection, bias=options.bias,
-                    epsilon=options.epsilon, n_features=train.n_features, sample_weight=train.sample_weight)
-    if labels is not None:
-        settings["labels"] = labels
-    t0 = None if options.step_is_automatic else options.plan(train.m).t0
-    if t0 is None and not options.length_is_automatic:
-        t0 = autotune.calibrate_step_offset(train.chunk, train.y, options.lam, loss=options.loss,
-                                            class_weight=options.class_weight, seed=options.seed,
-                                            average_from=options.average_from, sampling=options.sampling,
-                                            **settings)
-    if not options.length_is_automatic:
-        model = fit_linear(train, options.replace(step_offset=t0, eta0=None), labels=labels, start=start)
+    if options.length_is_automatic:
+        model, _, _ = autotune.train_until_converged(train, options, labels=labels, start=start)
     else:
-        model, _, _ = autotune.train_until_converged(
-            train.chunk, train.y, options.lam, tol=options.tol, seed=options.seed, step_offset=t0,
-            average_from=options.average_from, sampling=options.sampling, class_weight=options.class_weight,
-            loss=options.loss, n_threads=options.n_threads, start=start, **settings)
+        t0 = autotune.step_offset_for(train, options, labels) if options.step_is_automatic else options.plan(train.m).t0
+        model = fit_linear(train, options.replace(step_offset=t0, eta0=None), labels=labels, start=start)
     model.info["warm_start"] = "previous lambda"
     return model
 
