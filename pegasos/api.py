@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from . import autotune
+from .data import compact_columns
 from .errors import DataError, ExampleError, ParameterError
 from .examples import as_examples
 from .labels import BinaryLabels
@@ -310,9 +311,54 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
             from .trace import Monitor
 
             monitor = Monitor(options, trace, arrays)
+    columns = None
+    if monitor is None and options.task in ("binary", "regression"):
+        ex, columns = _on_used_columns(ex)
     model = _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor)
+    if columns is not None:
+        model = _on_all_columns(model, columns[0], columns[1])
     if monitor is not None and checks[0] is not None:
         checks[0].select_run(int(model.info["iterations"]))
+    return model
+
+
+def _on_used_columns(ex):
+    """``ex`` on the columns it uses, renumbered, when they are fewer than half of its n_features
+    (hashed or sparse ids with a huge largest index): every dense pass of the run (averaging, the
+    objective, copies of the state) is then O(used columns), not O(n_features).  A weight whose
+    feature no example has stays exactly 0 under every step, so the run on the used columns is the
+    run in the full dimension restricted to them.  Returns (examples, None) when that does not pay,
+    else (examples, (columns, n_features))."""
+    if ex.nnz >= ex.n_features // 2:
+        return ex, None
+    columns, compact = compact_columns(ex.indices)
+    if columns.shape[0] >= ex.n_features // 2:
+        return ex, None
+    used = max(int(columns.shape[0]), 1)
+    return dataclasses.replace(ex, indices=compact, n_features=used), (columns, ex.n_features)
+
+
+def _on_all_columns(model, columns, n_features):
+    """The model of a run on the used ``columns`` (:func:`_on_used_columns`) in all ``n_features``:
+    its weights, and the vectors of its solver state, put back at their columns."""
+    w = np.zeros(n_features, dtype=np.float64)
+    w[columns] = model.w[:columns.shape[0]]
+    model.w = w
+    state = getattr(model, "solver_state", None)
+    if state is not None:
+        used = int(state["n_features"])
+        extra = int(state["dim"]) - used                 # 1 with the constant-feature bias
+        out = dict(state, n_features=int(n_features), dim=int(n_features + extra))
+        for key in ("v", "u"):
+            vec = state.get(key)
+            if vec is None:
+                continue
+            vec = np.asarray(vec, dtype=np.float64)
+            full = np.zeros(n_features + extra, dtype=np.float64)
+            full[columns] = vec[:columns.shape[0]]
+            full[n_features:] = vec[used:]
+            out[key] = full
+        model.solver_state = out
     return model
 
 
