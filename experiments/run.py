@@ -269,7 +269,8 @@ def peer_points(d, f_star, size, log):
             model = train(prob, param)
             seconds = time.perf_counter() - start
             w, _ = model.get_decfun()
-            w = np.zeros(d.X.shape[1]) if not w else np.r_[np.asarray(w, float), np.zeros(max(0, d.X.shape[1] - len(w)))][:d.X.shape[1]]
+            n = d.X.shape[1]
+            w = np.r_[np.asarray(w, float), np.zeros(max(0, n - len(w)))][:n] if w else np.zeros(n)
             if model.get_labels()[0] == -1:     # LIBLINEAR's first label is its positive class
                 w = -w
             points.append(dict(method="LIBLINEAR (dual CD)", setting=f"-e {eps:g}", seconds=seconds,
@@ -454,6 +455,7 @@ def exp_kernel(r):
         records.append(dict(kind="dataset", dataset=name, m=m, m_full=m_full, test_m=Xt.shape[0], gamma=gamma,
                             lam=lam))
         spent = 0.0
+        pegasos.fit((X, y), lam=lam, iterations=10, kernel="rbf", gamma=gamma, preset="paper")     # warm-up
         for T in size["kernel_T"]:
             if spent > KERNEL_SECONDS[r.size_name]:
                 records.append(dict(kind="cut", dataset=name, T=T, reason=f"training time so far {spent:.0f} s"))
