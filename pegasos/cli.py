@@ -203,7 +203,7 @@ _solver_options = _options(
     (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples).")),
     (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: until "
                                           "doubling the epochs improves the objective by less than --tol "
-                                          f"(linear binary and regression), else {DEFAULT_EPOCHS}].")),
+                                          f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
     (("--tol",), dict(type=float, default=0.002, show_default=True,
                       help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True, help="Mini-batch size k.")),
@@ -221,8 +221,8 @@ _solver_options = _options(
                                help="Output the mean of the iterates from iteration ceil(F*T) on (e.g. 0.5).")),
     (("--t0", "step_offset"), dict(type=float, metavar="T0", help="Step offset: eta_t = 1/(lambda (t + T0)); 0 is "
                                                                   "the paper's 1/(lambda t) [default: calibrated on "
-                                                                  "a sample of DATA for linear binary and "
-                                                                  "regression models, else 0].")),
+                                                                  "a sample of DATA for linear binary, "
+                                                                  "regression and multiclass models, else 0].")),
     (("--eta0",), dict(type=float, metavar="ETA0", help="First step size; sets T0 = 1/(lambda ETA0).")),
     (("--schedule",), dict(type=click.Choice(SCHEDULES), default="pegasos", show_default=True,
                            help="Step rule: pegasos 1/(lambda (t + T0)); norma p/(lambda sqrt(t)) with "
@@ -464,6 +464,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                              f"got {trace_budget!r}")
     if trace_sample is not None and (trace_file is None or trace_sample < 1):
         raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
+    _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model)
+    if (checkpoint_every is not None or sync_every != "1") and not (
+            engine != "local" or split is not None or scheduler is not None or local_workers is not None
+            or resume is not None or (data != "-" and _is_shard_spec(data))):
+        raise ParameterError(f"{'--checkpoint-every' if checkpoint_every is not None else '--sync-every'} is an "
+                             "option of training on shards: give DATA as a glob, a directory or @list.txt, "
+                             "--split N, or --engine dask")
     shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None
                  or resume is not None or checkpoint_every is not None or sync_every != "1")
     from .engine_dask import is_shard_spec
@@ -529,6 +536,36 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
                    "before the objective settled (--tol); give --epochs or -T to train longer, --report-gap to "
                    "see how far from the optimum the model is", err=True)
+
+
+def _is_shard_spec(data):
+    from .engine_dask import is_shard_spec
+
+    return is_shard_spec(data)
+
+
+def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):
+    """One-line errors for options given on the command line that the run would ignore
+    (their siblings, --gamma with a linear model say, are refused the same way)."""
+    from click.core import ParameterSource
+
+    from .errors import ParameterError
+
+    ctx = click.get_current_context()
+
+    def given(name):
+        return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+    if given("epsilon") and options.loss != "eps-insensitive" and init_model is None:   # --init: the model's loss
+        raise ParameterError(f"-p/--epsilon is the width of the eps-insensitive loss: it applies to --loss "
+                             f"eps-insensitive, not {options.loss}")
+    if given("cache_mb") and options.kernel == "linear":
+        raise ParameterError("--cache-mb sizes the cache of kernel rows: it applies with --kernel poly, rbf or "
+                             "sigmoid (the file cache of --stream is --cache FILE)")
+    if given("trace_points") and trace_file is None and validation_file is None:
+        raise ParameterError("--trace-points sets the checks of --trace FILE or --validation FILE: give one")
+    if given("trace_budget") and trace_file is None:
+        raise ParameterError("--trace-budget bounds the checks of --trace FILE: give it")
 
 
 def _given_on_command_line():

@@ -110,7 +110,8 @@ class BinaryLabels:
             third = labels[2]
             seen = " and ".join(f"{l.text!r} on line {l.line}" for l in labels[:2])
             hint = (" (SVMlight's label 0 marks unlabelled examples for transduction, "
-                    "which pegasos does not support; --multiclass ovr treats 0 as a class)") if third.value == 0 else ""
+                    "which pegasos does not support; --multiclass ovr treats 0 as a class)") \
+                if any(l.value == 0 for l in labels[:3]) else ""
             raise DataError(data.path, f"label {third.text!r} is a third class, after {seen}; "
                                        f"binary training needs exactly two classes{hint}",
                             line=third.line)

@@ -485,6 +485,9 @@ class TrainOptions:
                 raise ParameterError(f"{self.name('early_stop')} replaces the automatic number of epochs by a "
                                      f"fixed budget: give {self.name('iterations')} or {self.name('epochs')}")
         if self.early_stop_metric is not None:
+            if self.early_stop is None:
+                raise ParameterError(f"{self.name('early_stop_metric')} chooses what {self.name('early_stop')} "
+                                     f"watches: give {self.name('early_stop')} too")
             if self.early_stop_metric not in EARLY_STOP_METRICS:
                 self._fail("early_stop_metric", f"the metric must be one of {', '.join(EARLY_STOP_METRICS)}, "
                                                 f"got {self.early_stop_metric!r}")

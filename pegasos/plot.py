@@ -90,7 +90,8 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
     Returns
     -------
     matplotlib.figure.Figure
-        Two axes: ``axes[0]`` y = "(f - f*) / f*" (log), ``axes[1]`` y =
+        Two axes: ``axes[0]`` y = "(f - f*) / f*" (log; its title says how
+        many points lie at or below f* and are not drawn), ``axes[1]`` y =
         "validation error" (or "training error"); the legend below them
         (``fig.legends[0]``).
 
@@ -98,7 +99,8 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
     ------
     ParameterError
         An unknown x, no trace, a trace without points or objectives, an
-        optimum that is not a positive number.
+        optimum that is not a positive number, or one that no objective of a
+        trace is above.
     PegasosError
         matplotlib is not installed.
     """
@@ -136,16 +138,28 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
         err_key, err_label = "train_error", "training mse" if regression else "training error"
     labels = labels or legend_labels([h for h, _ in loaded], names)
 
-    plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, dpi=dpi)
+    curves, below = [], 0
     for (header, rows), label in zip(loaded, labels):
         pts = [(r[column], (r["objective"] - optimum) / abs(optimum)) for r in rows
                if r.get(column) is not None and r.get("objective") is not None]
+        below += sum(1 for a, b in pts if a > 0 and b <= 0)
         pts = [(a, b) for a, b in pts if a > 0 and b > 0]        # log axes
-        line, = left.plot([a for a, _ in pts], [b for _, b in pts], label=label, linewidth=1.4)
+        if not pts:
+            lowest = min(r["objective"] for r in rows if r.get("objective") is not None)
+            raise ParameterError(f"{label}: no objective of the trace is above --optimum {optimum:.10g} (the "
+                                 f"lowest is {lowest:.10g}), so there is no suboptimality to draw: f* must be "
+                                 "below the objectives")
         err = [(r[column], r[err_key]) for r in rows if r.get(column) is not None and r.get(err_key) is not None
                and r[column] > 0]
-        right.plot([a for a, _ in err], [b for _, b in err], label=label, linewidth=1.4, color=line.get_color())
+        curves.append((label, pts, err))
+
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, dpi=dpi)
+    for label, pts, err in curves:
+        line, = left.plot([a for a, _ in pts], [b for _, b in pts], label=label, linewidth=1.4, marker=".",
+                          markersize=4)
+        right.plot([a for a, _ in err], [b for _, b in err], label=label, linewidth=1.4, color=line.get_color(),
+                   marker=".", markersize=4)
     left.set_yscale("log")
     for ax in (left, right):
         ax.set_xscale("log")
@@ -153,7 +167,8 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
         ax.grid(True, which="major", alpha=0.3)
     left.set_ylabel("(f - f*) / f*")
     right.set_ylabel(err_label)
-    left.set_title(f"primal suboptimality (f* = {optimum:.6g})", fontsize=10)
+    note = f"; {below} point{'s' if below > 1 else ''} at or below f* not drawn" if below else ""
+    left.set_title(f"primal suboptimality (f* = {optimum:.6g}{note})", fontsize=10)
     right.set_title(err_label, fontsize=10)
     handles, texts = left.get_legend_handles_labels()
     rows = math.ceil(len(texts) / 2)

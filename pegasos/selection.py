@@ -472,7 +472,8 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
     if task == "binary" and options.loss != "log":
         known = tuple(n for n in known if n != "log_loss")     # eval reports it for log-loss models only
     if metric not in known:
-        raise ParameterError(f"unknown metric {metric!r} for a {task} model; one of: {', '.join(known)}")
+        option = "--metric" if options.spelling == "cli" else "metric="
+        raise ParameterError(f"{option}: unknown metric {metric!r} for a {task} model; one of: {', '.join(known)}")
     names = tuple(names) + (() if metric in names else (metric,))
     warm = bool(warm_start) and gammas is None and warm_startable(options, task)
     lams = sorted(lambdas, reverse=True) if warm else sorted(lambdas)

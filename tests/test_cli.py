@@ -432,6 +432,8 @@ BAD_TRAIN = [
     # -1/0/+1 is SVMlight's transduction, not three classes (labels 1/2/3 train one-vs-rest)
     ("transductive", "CASE-05.transductive.svm", (), 3, ("'0'",)),
     ("transductive_later", "+1 1:1\n-1 2:1\n\n# c\n+1 3:1\n0 1:1\n", (), 6, ("'0'",)),
+    # the hint too when 0 comes before the third label (it depended on the order of the lines)
+    ("transductive_zero_first", "1 1:1\n0 1:-1\n-1 1:-2\n", (), 3, ("'-1'", "SVMlight's label 0", "--multiclass ovr")),
 ]
 
 

@@ -8,7 +8,7 @@ import pytest
 import pegasos
 
 import small_data
-from conftest import ok, run_pegasos
+from conftest import ok, one_error, run_pegasos
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +65,30 @@ def test_compare_and_fail_if_worse(files):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 2 and "accuracy" in lines[0] and "worse than" in lines[0] and "hinge_loss" in lines[1]
     ok(run_pegasos("eval", data, good, "--compare", good, "--fail-if-worse", "accuracy"))   # equal: not worse
+
+
+@pytest.mark.parametrize("opts, fragment", [
+    (["-p", "0.5"], "-p/--epsilon is the width of the eps-insensitive loss"),
+    (["--cache-mb", "10"], "--cache-mb sizes the cache of kernel rows"),
+    (["--trace-points", "5"], "--trace-points sets the checks of --trace FILE or --validation FILE"),
+    (["--trace-budget", "0.2"], "--trace-budget bounds the checks of --trace FILE"),
+    (["--early-stop-metric", "objective"], "--early-stop-metric chooses what --early-stop watches"),
+    (["--checkpoint-every", "100"], "--checkpoint-every is an option of training on shards"),
+    (["--sync-every", "5"], "--sync-every is an option of training on shards"),
+])
+def test_options_the_run_would_ignore_are_refused(tmp_path, opts, fragment):
+    """These were accepted and ignored (or, for --checkpoint-every/--sync-every on one plain file, switched
+    silently to the shard trainer with the paper's settings), while their siblings (--gamma, --budget) were
+    refused."""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7 / 7:.3f} 2:{i % 5 / 5:.2f}\n" for i in range(40)))
+    one_error(run_pegasos("train", *opts, data, tmp_path / "m.model"), fragment)
+    assert not (tmp_path / "m.model").exists()
+
+
+def test_the_options_are_taken_where_they_apply(tmp_path):
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{i % 3 - 1 + 0.5} 1:{i % 7 / 7:.3f} 2:{i % 5 / 5:.2f}\n" for i in range(40)))
+    ok(run_pegasos("train", "-q", "--loss", "eps-insensitive", "-p", "0.2", data, tmp_path / "r.model"))
+    ok(run_pegasos("train", "-q", "--loss", "eps-insensitive", "--epochs", "2", "--trace", tmp_path / "t.csv",
+                   "--trace-points", "3", "--trace-budget", "0", data, tmp_path / "t.model"))

@@ -105,3 +105,29 @@ def test_without_matplotlib_a_one_line_hint(monkeypatch, traces):
         plot.plot_traces(list(traces))
     with pytest.raises(ParameterError, match="--x"):
         plot.plot_traces(list(traces), x="hours")
+
+
+def test_an_optimum_above_every_objective_is_refused_not_drawn_empty(tmp_path, traces):
+    """With --optimum above all objectives of a trace the left panel had no point and the command exited 0."""
+    from pegasos.plot import plot_traces
+
+    with pytest.raises(ParameterError, match="no objective of the trace is above --optimum 5 "):
+        plot_traces(list(traces), optimum=5.0)
+    out = tmp_path / "f.png"
+    one_error(run_pegasos("plot", traces[0], "-o", out, "--optimum", "5"), "--optimum 5 ", "lowest is 0.351")
+    assert not out.exists()
+    plot_traces(list(traces), optimum=0.3505)         # below the lowest objective: drawn
+
+
+def test_points_at_or_below_the_optimum_are_counted_in_the_title_and_one_point_shows(traces):
+    """Points under --optimum were dropped silently, and a trace left with one point drew no line."""
+    from pegasos.plot import plot_traces
+
+    fig = plot_traces([traces[0]], optimum=0.36)        # objectives 0.35 + 1/t: t >= 100 lie below
+    left = fig.axes[0]
+    assert "4 points at or below f* not drawn" in left.get_title()
+    assert list(left.get_lines()[0].get_xdata()) == [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3]
+    assert left.get_lines()[0].get_marker() == "."
+    fig = plot_traces([traces[0]], optimum=1.0)          # only t = 1 (1.35) is above
+    assert len(fig.axes[0].get_lines()[0].get_xdata()) == 1 and "9 points" in fig.axes[0].get_title()
+    assert "not drawn" not in plot_traces([traces[0]], optimum=0.35).axes[0].get_title()

@@ -115,4 +115,4 @@ def test_cli_search_writes_the_model_of_train_at_the_best_lambda(tmp_path):
     out = ok(run_pegasos("search", path, "-l", "1e-3,1e-1", "--validation", valid, "--epochs", "5"))
     assert "validation on" in out and "± 0.0000" in out
     error_line(run_pegasos("search", path, "-l", "1:0.1"), "-l/--lambda", "0 < lo < hi", status=1)
-    error_line(run_pegasos("search", path, "-l", "0.1", "--metric", "nope"), "unknown metric 'nope'", status=1)
+    error_line(run_pegasos("search", path, "-l", "0.1", "--metric", "nope"), "--metric: unknown metric 'nope'", status=1)
