@@ -295,7 +295,8 @@ def peer_points(d, f_star, size, log):
             points.append(dict(method="scikit-learn SGDClassifier", setting=f"{epochs} epochs", seconds=seconds,
                                subopt=objective(d.X, d.y, d.lam, w) - f_star, test_error=error(Xv, yv, w)))
         for tol in (1e-1, 1e-2, 1e-3, 1e-4):
-            clf = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False, tol=tol, max_iter=20000)
+            clf = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False, tol=tol, max_iter=20000,
+                            random_state=1)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 start = time.perf_counter()
@@ -643,6 +644,17 @@ def exp_beyond(r):
     return records
 
 
+def publish_png(src, dst):
+    """Copy a figure as a 256-colour PNG (a third of the size; the plots have few colours)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        shutil.copy(src, dst)
+        return
+    with Image.open(src) as im:
+        im.convert("RGB").quantize(colors=256).save(dst, optimize=True)
+
+
 EXPERIMENTS = {"linear": exp_linear, "kernel": exp_kernel, "lambda": exp_lambda, "batch": exp_batch,
                "sampling": exp_sampling, "rules": exp_rules, "beyond": exp_beyond}
 
@@ -679,7 +691,7 @@ def main(argv=None):
         figures = HERE / "figures"
         figures.mkdir(exist_ok=True)
         for png in sorted(out.glob("*.png")):
-            shutil.copy(png, figures / png.name)
+            publish_png(png, figures / png.name)
         report.build(out, figure_dir="figures", target=HERE / "REPORT.md")
         log(f"published: {HERE / 'REPORT.md'} and {figures}")
     return 0
