@@ -650,7 +650,7 @@ def section_kernel(res, figure):
             if hit:
                 faster = hit["seconds"] < lib["seconds"]
                 s += (f"; Pegasos reached epsilon in {hit['seconds'] / lib['seconds']:.2g}x LIBSVM's training time ("
-                      + ("faster, " if faster else "slower, ") + ("as" if (faster == (name == "Adult")) else "unlike")
+                      + ("faster, " if faster else "slower, ") + ("as in" if (faster == (name == "Adult")) else "unlike")
                       + " the paper, where Pegasos beats the SMO-type solver SVM-Light only on Adult)")
         svc = peers.get("scikit-learn SVC")
         if lib and svc and lib["seconds"] > 2 * svc["seconds"]:
@@ -710,13 +710,15 @@ def section_batch(res, figure):
 def section_sampling(res, figure):
     lines = ["## Fig. 8: sampling without replacement (Sec. 7.5)", ""]
     finals = res.get("finals") or {}
-    rows = [[ds, _g(f["uniform"]["median"]), _g(f["permutation"]["median"]), _g(f["shuffle-once"]["median"])]
-            for ds, f in finals.items()]
+    lams = {r["dataset"]: r["lam"] for r in res["records"] if r["kind"] == "dataset"}
+    rows = [[ds, f"{lams.get(ds, float('nan')):g}", _g(f["uniform"]["median"]), _g(f["permutation"]["median"]),
+             _g(f["shuffle-once"]["median"])] for ds, f in finals.items()]
     note = res["records"][0].get("note") if res["records"] else None
     lines.append("Pegasos (paper setting but for the sampling)" + (f" ({note})" if note else "") +
                  ": the level of the suboptimality over the second half of the epochs (geometric mean at the epoch "
                  "ends, median over the seeds; the last iterate jumps from epoch to epoch):")
-    lines += ["", _md_table(["data", "i.i.d.", "new permutation each epoch", "one permutation (shuffle-once)"], rows),
+    lines += ["", _md_table(["data", "lambda", "i.i.d.", "new permutation each epoch",
+                             "one permutation (shuffle-once)"], rows),
               ""]
     for ds, f in finals.items():
         u, p, s = f["uniform"]["median"], f["permutation"]["median"], f["shuffle-once"]["median"]
