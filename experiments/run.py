@@ -52,7 +52,7 @@ README_OPTIMA = {
     ("reuters/reuters.trn.bz2", 1e-4): 0.0422014018,
 }
 
-#: what each mode runs; the full sizes are bounded to about 40 minutes on two busy cores (the kernel sets are
+#: what each mode runs; the full run took 19 minutes on two busy cores, the quick one 4-5 (the kernel sets are
 #: subsampled to 4000 examples and T to 30000; the paper's Adult has 32562, Reuters 7770)
 SIZES = {
     "quick": dict(seeds=(1, 2, 3), linear_epochs=6, synthetic_rows=(20000, 10000), kernel_m=1200,
