@@ -1,18 +1,35 @@
-"""Per-round cost of training on shards: Dask (2 local worker processes) against the
-local shard engine and the plain compiled loop, on a9a cut into 2 shards (--split 2).
+"""Training, cross-validation and lambda search on a Dask cluster: per-round cost,
+time to 1% of f*, search speed-up, and a model of larger clusters.
 
-    .venv/bin/python benchmarks/bench_dask.py [--rounds 300] [--out benchmarks/RESULTS_dask.md]
+    .venv/bin/python benchmarks/bench_dask.py [--part rounds|a9a|search|model|all] [--repeats 3]
 
-For k = 1, 64, 1024 it runs R rounds of exact mini-batch Pegasos (--sync-every 1)
-and one averaging run (--sync-every 100, k = 64), timing every round from the
-progress callback (cluster start and shard reading excluded), and reports the
-median and p90 round, rounds/s, and the plain loop's seconds per iteration
-(pegasos.fit on the whole file, uniform sampling, same k). Run it once: it
-takes a few minutes on a loaded 2-core machine.
+Parts (each writes benchmarks/results_dask/PART.md; RESULTS_dask.md is put together from them):
+
+* rounds: exact rounds (``--sync-every 1``) on a 2-worker LocalCluster with processes, for
+  d = 1e3..1e6 features and k = 1..4096, on synthetic shards (2 x 5000 rows, 20 values each,
+  written under /tmp); every round timed from the progress callback (first round dropped):
+  median and p10-p90 ms per round, rounds/s, and the local shard engine's ms per round (the
+  same draws and compiled step in one process: the per-round work without the cluster).
+* a9a: a9a cut into 4 shards (``--split 4``), lambda = 1e-4, no bias (f* = 0.3517618027 from
+  the data README), the automatic t0 (calibrated on a sample of the shards): the smallest number
+  of epochs of a doubling grid whose model is within 1% of f*, found with the local shard engine
+  (which gives the Dask model bit for bit, in both modes), then that run timed on Dask
+  (cluster start excluded); against the in-memory ``pegasos.fit`` (default settings, and k = 256).
+* search: ``pegasos search a9a`` (13 lambdas x 5 folds, warm starts) with ``--jobs 1``,
+  ``--jobs 2`` and ``--engine dask --local-workers 2`` (cluster start included), the outputs
+  compared; median of ``--repeats`` runs.
+* model: time to 1% on 8, 64 and 512 workers for 100 GB of data, from the numbers above
+  (assumptions written with it).
+
+The machine is shared: the 1-minute load average is written beside every number.
 """
 
 import argparse
+import json
+import math
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,106 +37,218 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import data_dir, machine_info, markdown_table  # noqa: E402
 
+HERE = Path(__file__).resolve().parent
+PARTS = HERE / "results_dask"
+F_STAR = 0.3517618027          # a9a, lambda = 1e-4, no bias (shared data README)
+
+
+def load1():
+    return f"{os.getloadavg()[0]:.1f}"
+
 
 def timed_rounds(run):
-    """Call run(progress) and return the seconds of each progress step after the first."""
+    """Call run(progress); the seconds per iteration of each progress step after the first."""
     stamps = []
 
     def progress(n):
         stamps.append((time.perf_counter(), n))
 
     run(progress)
-    out = []
-    for (t0, _), (t1, n) in zip(stamps, stamps[1:]):
-        out.append((t1 - t0) / n)
-    return out
+    return [(t1 - t0) / n for (t0, _), (t1, n) in zip(stamps, stamps[1:])]
 
 
-def summary(per_round):
-    per_round = sorted(per_round)
-    med = statistics.median(per_round)
-    p90 = per_round[int(0.9 * (len(per_round) - 1))]
-    return med, p90, 1.0 / med
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=300)
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "RESULTS_dask.md"))
-    args = parser.parse_args()
-
+def cluster2():
     import distributed
+
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                    dashboard_address=None)
+
+
+# ------------------------------------------------------------------ rounds --
+
+def write_shards(folder, d, rows=5000, nnz=20, seed=0):
     import numpy as np
 
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=d)
+    for j in range(2):
+        path = folder / f"part{j}.svm"
+        if path.exists():
+            continue
+        lines = []
+        for _ in range(rows):
+            cols = np.sort(rng.choice(d, nnz, replace=False))
+            vals = rng.normal(size=nnz) / math.sqrt(nnz)
+            y = 1 if float(vals @ w[cols]) > 0 else -1
+            lines.append(f"{y} " + " ".join(f"{c + 1}:{v:.4g}" for c, v in zip(cols, vals)))
+        path.write_text("\n".join(lines) + "\n")
+
+
+def part_rounds(args):
+    from pegasos import TrainOptions
+    from pegasos.engine_dask import EngineSettings, fit_shards
+
+    cluster = cluster2()
+    rows = []
+    try:
+        dask = EngineSettings(engine="dask", scheduler=cluster.scheduler_address)
+        for d in (1_000, 10_000, 100_000, 1_000_000):
+            folder = Path("/tmp/pegasos-bench-dask") / f"d{d}"
+            write_shards(folder, d)
+            for k in (1, 16, 256, 4096):
+                opts = TrainOptions(lam=1e-4, iterations=args.rounds, batch_size=k, seed=1, step_offset=1e4,
+                                    n_threads=1)
+                local = timed_rounds(lambda p: fit_shards(str(folder), opts, progress=p))
+                before = load1()
+                remote = timed_rounds(lambda p: fit_shards(str(folder), opts, dask, progress=p))
+                med = statistics.median(remote)
+                rows.append([f"{d:.0e}", k, f"{med * 1e3:.1f}", f"{pct(remote, 0.1) * 1e3:.1f}-"
+                             f"{pct(remote, 0.9) * 1e3:.1f}", f"{1 / med:.0f}",
+                             f"{statistics.median(local) * 1e3:.2f}", f"{before}/{load1()}"])
+                print(rows[-1], flush=True)
+    finally:
+        cluster.close()
+    table = markdown_table(["d", "k", "Dask ms/round (median)", "p10-p90 ms", "rounds/s",
+                            "local shard engine ms/round", "load before/after"], rows)
+    return (f"## Exact rounds on a 2-worker LocalCluster (processes)\n\n"
+            f"Synthetic shards: 2 files of 5000 rows, 20 values per row at random columns of d; "
+            f"{args.rounds} rounds per cell (the first dropped), lambda = 1e-4, t0 = 1e4.\n\n{table}\n")
+
+
+# --------------------------------------------------------------------- a9a --
+
+def part_a9a(args):
     import pegasos
     from pegasos import TrainOptions
     from pegasos.engine_dask import EngineSettings, fit_shards
 
-    a9a = data_dir() / "a9a" / "a9a"
-    info = machine_info()
-    d = pegasos.read_svmlight(str(a9a))
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None)
+    a9a = str(data_dir() / "a9a" / "a9a")
+    d = pegasos.read_svmlight(a9a)
+
+    def gap(model):
+        return pegasos.objective(model, d.X, d.y)["objective"] / F_STAR - 1
+
     rows = []
+    base = TrainOptions(lam=1e-4, bias="none", seed=1, n_threads=1)
+    t = time.perf_counter()
+    m = pegasos.fit(d, base)
+    rows.append(["in memory, pegasos.fit defaults (permutation, t0 calibrated, epochs by the doubling rule)",
+                 m.info.get("epochs", "-"), "-", f"{time.perf_counter() - t:.2f}", f"{100 * gap(m):.2f}", load1()])
+    print(rows[-1], flush=True)
+    grid = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64)
+
+    def first_within(run):
+        """(epochs, model) of the first grid point within 1% of f*, else of the last point."""
+        for e in grid:
+            model = run(e)
+            if gap(model) <= 0.01:
+                break
+        return e, model
+
+    k = 256
+    e, m = first_within(lambda e: pegasos.fit(d, base.replace(epochs=e, batch_size=k, sampling="uniform")))
+    t = time.perf_counter()
+    pegasos.fit(d, base.replace(epochs=e, batch_size=k, sampling="uniform"))
+    rows.append([f"in memory, k = {k}, uniform, t0 calibrated", e, round(e * d.n_examples / k),
+                 f"{time.perf_counter() - t:.2f}", f"{100 * gap(m):.2f}", load1()])
+    print(rows[-1], flush=True)
+    modes = [("exact (--sync-every 1)", 1, 64), ("exact (--sync-every 1)", 1, 256),
+             ("averaging (--sync-every 10)", 10, 64), ("averaging (--sync-every epoch)", "epoch", 64)]
+    cluster = cluster2()
     try:
-        dask = EngineSettings(engine="dask", scheduler=cluster.scheduler_address)
-        for k in (1, 64, 1024):
-            opts = TrainOptions(lam=1e-4, iterations=args.rounds, batch_size=k, seed=1, step_offset=1e4,
-                                average_from=0.5, n_threads=1)
+        for name, sync, kk in modes:
+            opts = base.replace(batch_size=kk)
+            local = EngineSettings(sync_every=sync)
+            e, m = first_within(lambda e: fit_shards(a9a, opts.replace(epochs=e), local, split=4))
             t = time.perf_counter()
-            plain = pegasos.fit((d.X, d.y), opts.replace(sampling="uniform", iterations=max(args.rounds, 20000 // k)))
-            plain_s = (time.perf_counter() - t) / max(args.rounds, 20000 // k)
-            local = summary(timed_rounds(lambda p: fit_shards(str(a9a), opts, split=2, progress=p)))
-            models = {}
-
-            def run_dask(p):
-                models["dask"] = fit_shards(str(a9a), opts, dask, split=2, progress=p)
-
-            remote = summary(timed_rounds(run_dask))
-            same = np.array_equal(models["dask"].w, fit_shards(str(a9a), opts, split=2).w)
-            rows.append([k, f"{plain_s * 1e3:.3f}", f"{local[0] * 1e3:.3f}", f"{remote[0] * 1e3:.1f}",
-                         f"{remote[1] * 1e3:.1f}", f"{remote[2]:.0f}", f"{local[2]:.0f}", "yes" if same else "NO"])
-            print(rows[-1], flush=True)
-            del plain
-        opts = TrainOptions(lam=1e-4, iterations=100 * 30, batch_size=64, seed=1, step_offset=1e4,
-                            average_from=0.5)
-        avg = EngineSettings(engine="dask", scheduler=cluster.scheduler_address, sync_every=100)
-        avg_rounds = timed_rounds(lambda p: fit_shards(str(a9a), opts, avg, split=2, progress=p))
-        avg_s = summary([x * 100 for x in avg_rounds])
+            fit_shards(a9a, opts.replace(epochs=e), local, split=4)
+            local_s = time.perf_counter() - t
+            dask = EngineSettings(engine="dask", scheduler=cluster.scheduler_address, sync_every=sync)
+            before = load1()
+            t = time.perf_counter()
+            md = fit_shards(a9a, opts.replace(epochs=e), dask, split=4)
+            dask_s = time.perf_counter() - t
+            same = (md.w == m.w).all()
+            rounds = m.info["iterations"] if sync == 1 else \
+                math.ceil(int(m.info["iterations"]) / (math.ceil(d.n_examples / kk) if sync == "epoch" else sync))
+            rows.append([f"shards, {name}, k = {kk}: local shard engine", e, rounds, f"{local_s:.2f}",
+                         f"{100 * gap(m):.2f}", before])
+            rows.append([f"shards, {name}, k = {kk}: Dask, 2 worker processes (model == local: "
+                         f"{'yes' if same else 'NO'})", e, rounds, f"{dask_s:.2f}", f"{100 * gap(md):.2f}",
+                         f"{before}/{load1()}"])
+            print(rows[-2:], flush=True)
     finally:
         cluster.close()
-    end_load = machine_info()["load"]
-    text = f"""# Training on shards: Dask against local (`benchmarks/bench_dask.py`)
+    table = markdown_table(["run", "epochs to 1% of f*", "rounds (averages)", "seconds", "above f* %", "load"],
+                           rows)
+    return (f"## Time to 1% of f* on a9a in 4 shards (lambda = 1e-4, no bias)\n\n"
+            f"Epochs: the first of {', '.join(map(str, grid))} whose model is within 1% of f* = {F_STAR} "
+            f"(seed 1; the last when none is); seconds: one run of that length (Dask: reading the shards and starting the actors "
+            f"included, cluster start excluded).\n\n{table}\n")
 
-- date: {info['date']}
-- git commit: {info['commit']}
-- CPU: {info['cpu']}, {info['cores']} cores; Python {info['python']}, dask/distributed {distributed.__version__}
-- load average (1, 5, 15 min) at start: {info['load']}; at the end: {end_load} (the machine is shared: the
-  driver, both workers and other work compete for 2 cores)
-- data: a9a (32561 examples, 123 features, 14 values per row), `--split 2` (two byte ranges of the one file);
-  lambda = 1e-4, t0 = 1e4, {args.rounds} rounds of exact mini-batch Pegasos (`--sync-every 1`) per k.
 
-Per round (= one iteration of Fig. 2 with batch k): the plain compiled loop (`pegasos.fit`, uniform sampling,
-one process), the local shard engine (`--engine local`: the same draws and the same compiled step in one
-process), and Dask with 2 local worker processes (`--engine dask --local-workers 2`: one actor call per worker
-per round, the violators' rows broadcast). Times exclude cluster start (about 2-3 s) and reading the shards;
-the plain loop's column is the whole `fit` divided by its T (max(R, 20000/k)), setup included.
+# ------------------------------------------------------------------ search --
 
-{markdown_table(["k", "plain loop ms/iteration", "local shards ms/round", "Dask ms/round (median)",
-                 "Dask p90 ms", "Dask rounds/s", "local shard rounds/s", "Dask model == local"], rows)}
+def part_search(args):
+    a9a = str(data_dir() / "a9a" / "a9a")
+    exe = str(Path(sys.executable).with_name("pegasos"))
+    runs = {"local, --jobs 1": [], "local, --jobs 2": ["--jobs", "2"],
+            "Dask, --local-workers 2 (start included)": ["--engine", "dask", "--local-workers", "2"]}
+    rows, outputs = [], {}
+    for name, extra in runs.items():
+        times, loads = [], []
+        for _ in range(args.repeats):
+            loads.append(load1())
+            t = time.perf_counter()
+            r = subprocess.run([exe, "search", "--json"] + extra + [a9a], capture_output=True, text=True,
+                               check=True)
+            times.append(time.perf_counter() - t)
+            out = json.loads(r.stdout)
+            for row in out["rows"]:
+                row.pop("seconds")
+            out.pop("data", None)
+            out["options"].pop("n_threads")       # --jobs 2 trains each fold with one thread, as it says
+            outputs[name] = out
+        rows.append([name, f"{statistics.median(times):.1f}", f"{min(times):.1f}-{max(times):.1f}",
+                     ", ".join(loads)])
+        print(rows[-1], flush=True)
+    base = float(rows[0][1])
+    for r in rows:
+        r.insert(2, f"{base / float(r[1]):.2f}")
+    same = all(o == outputs["local, --jobs 1"] for o in outputs.values())
+    table = markdown_table(["pegasos search a9a (13 lambdas 1e-7..1e-1, 5 folds)", "median s", "speed-up",
+                            "min-max s", "load at each start"], rows)
+    return (f"## `pegasos search`: local against Dask\n\n{args.repeats} runs each; every number of the "
+            f"`--json` outputs (training times and the threads per fold aside) identical: "
+            f"{'yes' if same else 'NO'}.\n\n{table}\n")
 
-Averaging mode (`--sync-every 100`, k = 64, 30 averages): {avg_s[0]:.3f} s per average of 100 local steps
-per shard (p90 {avg_s[1]:.3f} s), i.e. {100 / avg_s[0]:.0f} local steps/s per shard including the exchange of
-the dense w (123 features).
 
-Reading: a Dask round costs tens of milliseconds here (one actor round trip per worker on a loaded 2-core
-machine; the design note measured a 4-7 ms floor on an idle one) whatever k is, against well under a
-millisecond for a local step on a9a, so on data that fit one machine the local engine is always faster; the Dask engine is for shards
-that do not fit one machine (or are read in parallel where they are stored), with k in the hundreds or more,
-or averaging mode, so that each round carries enough work.
-"""
-    Path(args.out).write_text(text)
-    print(text)
+# ------------------------------------------------------------------- main --
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", default="all", choices=["rounds", "a9a", "search", "all", "report"])
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    PARTS.mkdir(exist_ok=True)
+    todo = ["rounds", "a9a", "search"] if args.part == "all" else ([] if args.part == "report" else [args.part])
+    for part in todo:
+        info = machine_info()
+        text = {"rounds": part_rounds, "a9a": part_a9a, "search": part_search}[part](args)
+        import distributed
+
+        text += (f"\n(date {info['date']}, commit {info['commit']}, {info['cpu']}, {info['cores']} cores, "
+                 f"Python {info['python']}, distributed {distributed.__version__}; load average at start "
+                 f"{info['load']}, at the end {machine_info()['load']})\n")
+        (PARTS / f"{part}.md").write_text(text)
+        print(text, flush=True)
 
 
 if __name__ == "__main__":

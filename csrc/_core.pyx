@@ -29,6 +29,11 @@ Large mini-batches (PARALLEL_MIN_BATCH, PARALLEL_MIN_VALUES) can run on a team o
 the threads and v is updated by feature ranges, with the operations of the
 serial loop in its order, so the iterates are bit-identical for any N.  The
 Crammer-Singer loop (``run_multiclass``) and ranking pairs stay serial.
+
+The order of the next examples is known, so the loops of ``run`` prefetch
+the rows (and optionally the weights) of the examples a few entries ahead
+(:func:`prefetch_distances`): a random order then waits less for memory on
+sets larger than the caches.  The hints change no value.
 """
 
 from libc.math cimport exp, sqrt
@@ -64,6 +69,31 @@ cdef extern from *:
     int pg_thread_num() noexcept nogil
     int pg_num_threads() noexcept nogil
     void pg_barrier() noexcept nogil
+
+# Software prefetch: a hint to the processor to start loading a cache line
+# that will be read (or written) soon; it changes no value.  Without GCC or
+# Clang builtins the hints compile to nothing.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__GNUC__) || defined(__clang__)
+    #define PG_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
+    #define PG_PREFETCH_W(p) __builtin_prefetch((const void *)(p), 1, 3)
+    #else
+    #define PG_PREFETCH(p) ((void)(p))
+    #define PG_PREFETCH_W(p) ((void)(p))
+    #endif
+    static inline void pg_prefetch(const void *p) { PG_PREFETCH(p); }
+    static inline void pg_prefetch_w(const void *p) { PG_PREFETCH_W(p); }
+    /* every 64-byte line of [p, p + n) */
+    static inline void pg_prefetch_range(const void *p, size_t n) {
+        uintptr_t c = (uintptr_t)p & ~(uintptr_t)63, e = (uintptr_t)p + n;
+        for (; c < e; c += 64) PG_PREFETCH((const void *)c);
+    }
+    """
+    void pg_prefetch(const void* p) noexcept nogil
+    void pg_prefetch_w(const void* p) noexcept nogil
+    void pg_prefetch_range(const void* p, size_t n) noexcept nogil
 
 import math
 
@@ -114,6 +144,52 @@ ADAPT = True
 ADAPT_CHUNK_EXAMPLES = 16384
 ADAPT_PROBE = 20.0
 ADAPT_SLACK = 2.0
+
+# Prefetch distances of the loops (see prefetch_distances): the entries of
+# the order that far ahead of the example being scored get their row's
+# pointers and label (2 PF_ROWS ahead), their index and value arrays
+# (PF_ROWS ahead) and the weights v_j, u_j of their features (PF_WEIGHTS
+# ahead) requested from memory, so that the random rows of a permutation
+# arrive while earlier examples are computed.  0 turns prefetching off.
+# Measured on the 1M x 50k synthetic set (benchmarks/bench_prefetch.py,
+# RESULTS.md "Prefetching the rows of a random order"): 16 to 24 rows ahead
+# is best at k = 1; prefetching the weights too is slower there (v and u,
+# 0.8 MB, stay in the 1 MB L2 cache; the hints only cost instructions).
+cdef Py_ssize_t PF_ROWS = 16
+cdef Py_ssize_t PF_WEIGHTS = 0
+
+
+def prefetch_distances(rows=None, weights=None):
+    """The prefetch distances of the training loops, optionally set first.
+
+    Parameters
+    ----------
+    rows : int >= 0 or None
+        Order entries ahead whose index and value arrays are prefetched (the
+        row pointers and labels: twice as far); 0 turns prefetching off.
+    weights : int >= 0 or None
+        Order entries ahead whose weights v_j (and running-sum corrections
+        u_j) are prefetched; at most ``rows`` (their indices must be there).
+
+    Returns
+    -------
+    (rows, weights) : the distances now in force.  Prefetching only moves
+    data into the caches earlier, so no setting changes a result.
+
+    Raises
+    ------
+    ValueError
+        A negative distance, or ``weights`` > ``rows`` > 0.
+    """
+    global PF_ROWS, PF_WEIGHTS
+    r = PF_ROWS if rows is None else int(rows)
+    w = PF_WEIGHTS if weights is None else int(weights)
+    if r < 0 or w < 0:
+        raise ValueError("prefetch distances must be >= 0")
+    if r and w > r:
+        raise ValueError("the weights' prefetch distance must be at most the rows'")
+    PF_ROWS, PF_WEIGHTS = r, (w if r else 0)
+    return PF_ROWS, PF_WEIGHTS
 
 
 cdef inline double _seconds() noexcept nogil:
@@ -620,6 +696,41 @@ cdef class LinearState:
         else:
             self.p_since = 0.0
 
+    cdef inline void _prefetch(self, const int64_t* indptr, const int32_t* indices, const floating* data,
+                               const double* y, const int64_t* order, Py_ssize_t e,
+                               Py_ssize_t n_ahead) noexcept nogil:
+        """Prefetch for the examples after entry ``e`` of ``order`` (``n_ahead``
+        entries valid): row pointers and label 2 PF_ROWS ahead, the row's
+        index and value arrays PF_ROWS ahead, the weights of its features
+        PF_WEIGHTS ahead.  Writes nothing; reads only entries of ``order`` (all
+        of them valid example indices, as run() requires), the row pointers
+        and, for the weights, the column indices of those rows."""
+        cdef Py_ssize_t q, d = PF_ROWS
+        cdef int64_t i, j, j0, j1
+        if d <= 0:
+            return
+        q = e + 2 * d
+        if q < n_ahead:
+            i = order[q]
+            pg_prefetch(&indptr[i])
+            pg_prefetch(&indptr[i + 1])
+            pg_prefetch(&y[i])
+        q = e + d
+        if q < n_ahead:
+            i = order[q]
+            j0 = indptr[i]
+            j1 = indptr[i + 1]
+            if j1 > j0:
+                pg_prefetch_range(&indices[j0], sizeof(int32_t) * (j1 - j0))
+                pg_prefetch_range(&data[j0], sizeof(floating) * (j1 - j0))
+        q = e + PF_WEIGHTS
+        if PF_WEIGHTS > 0 and q < n_ahead:
+            i = order[q]
+            for j in range(indptr[i], indptr[i + 1]):
+                pg_prefetch_w(&self.v[indices[j]])
+                if self.u != NULL:
+                    pg_prefetch_w(&self.u[indices[j]])
+
     cdef inline double _score(self, const int64_t* indptr, const int32_t* indices, const floating* data,
                               int64_t i, Py_ssize_t off=0) noexcept nogil:
         """<w, x_i> + b with w = a v (the constant feature included); off
@@ -660,17 +771,20 @@ cdef class LinearState:
 
     cdef Py_ssize_t _collect(self, const int64_t* indptr, const int32_t* indices,
                              const floating* data, const double* y, const double* sw, const int64_t* order,
-                             Py_ssize_t bsz) noexcept nogil:
+                             Py_ssize_t bsz, Py_ssize_t n_ahead) noexcept nogil:
         """Scores at w_t of the batch ``order[0 : bsz * step]``; keep the examples
         with a non-zero sub-gradient g = -dloss/dz (paper Sec. 5: only the loss's
         sub-gradient changes) in viol / viol2 / viol_y (g times the weight), in
-        batch order.  Returns their number."""
+        batch order.  Returns their number.  The examples of ``order[: n_ahead]``
+        after each scored one are prefetched (_prefetch)."""
         cdef Py_ssize_t r, nv = 0, step = 2 if self.pairs else 1
         cdef int64_t i, i2
         cdef double z, yy, g, wgt
         for r in range(bsz):
             i = order[r * step]
+            self._prefetch(indptr, indices, data, y, order, r * step, n_ahead)
             if self.pairs:
+                self._prefetch(indptr, indices, data, y, order, r * step + 1, n_ahead)
                 # ranking: the example is x_a - x_b with label sign(y_a - y_b)
                 i2 = order[r * step + 1]
                 z = self._score(indptr, indices, data, i) - self._score(indptr, indices, data, i2)
@@ -720,7 +834,7 @@ cdef class LinearState:
             bsz = k
             if pos + bsz * step > n_order:
                 bsz = (n_order - pos) // step
-            nv = self._collect(indptr, indices, data, y, sw, order + pos, bsz)
+            nv = self._collect(indptr, indices, data, y, sw, order + pos, bsz, n_order - pos)
             pos += bsz * step
             self._update(indptr, indices, data, self.viol, self.viol2 if self.pairs else NULL,
                          self.viol_y, nv, bsz, t)
@@ -786,7 +900,7 @@ cdef class LinearState:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         with nogil:
             nv = self._collect(&indptr[0], &indices[0] if indices.shape[0] else NULL,
-                               &data[0] if data.shape[0] else NULL, &y[0], swp, &rows[0], n)
+                               &data[0] if data.shape[0] else NULL, &y[0], swp, &rows[0], n, n)
         viol = np.empty(nv, dtype=np.int64)
         g = np.empty(nv, dtype=np.float64)
         vv = viol
@@ -909,6 +1023,8 @@ cdef class LinearState:
             cnt = 0
             for r in range(r0, r1):
                 i = order[pos + r]
+                # the entries ahead may be another thread's: the caches they land in are shared
+                self._prefetch(indptr, indices, data, y, order + pos, r, n_order - pos)
                 s = 0.0
                 for j in range(indptr[i], indptr[i + 1]):
                     s += v[indices[j]] * data[j]

@@ -617,6 +617,56 @@ cdef class Parser:
         self.rows_total += self.n_rows - before
         return self.n_rows - before
 
+    def absorb(self, Parser other):
+        """Append the rows ``other`` parsed since its last :meth:`take` to
+        this parser's rows (in that order), then free ``other``'s buffers.
+
+        When this parser's buffers were reserved for all the rows (see
+        :meth:`reserve`), joining the pieces of a file parsed by several
+        threads copies and first-touches only the later pieces, not the
+        whole result; otherwise they grow with ``realloc`` (which, measured,
+        leaves the grown part on small pages: reserve instead).
+        ``n_features`` becomes the larger of the two; line numbers, labels
+        seen and errors stay each parser's own.
+
+        Raises
+        ------
+        ValueError
+            The parsers store values of different types.
+        MemoryError
+            The buffers cannot grow (both parsers are then unchanged).
+        """
+        cdef Py_ssize_t n = other.n_rows, z = other.nnz, j
+        cdef size_t vs = sizeof(float) if self.float32 else sizeof(double)
+        cdef int64_t off = self.nnz
+        if other.float32 != self.float32:
+            raise ValueError("cannot join parsers of float32 and float64 values")
+        if self.cap_rows < self.n_rows + n:
+            if self._grow_rows_to(self.n_rows + n) < 0:
+                raise MemoryError()
+        if self.cap_nnz < self.nnz + z:
+            if self._grow_nnz(self.nnz + z) < 0:
+                raise MemoryError()
+        if n:
+            memcpy(self.labels + self.n_rows, other.labels, sizeof(double) * n)
+            memcpy(self.qids + self.n_rows, other.qids, sizeof(int64_t) * n)
+            for j in range(n):
+                self.indptr[self.n_rows + 1 + j] = other.indptr[j + 1] + off
+        if z:
+            memcpy(self.indices + self.nnz, other.indices, sizeof(int32_t) * z)
+            memcpy((<char*> self.data) + vs * self.nnz, other.data, vs * z)
+        self.n_rows += n
+        self.nnz += z
+        if other.n_features > self.n_features:
+            self.n_features = other.n_features
+        free(other.labels)
+        free(other.qids)
+        free(other.indptr)
+        free(other.indices)
+        free(other.data)
+        other.nnz_total += z
+        other._reset()
+
     def take(self):
         """Return ``(labels, indptr, indices, data, qids)`` for the rows parsed
         since the last call, as NumPy arrays that own their memory (no copy).

@@ -15,16 +15,13 @@ import numpy as np
 from . import autotune
 from .errors import DataError, ExampleError, ParameterError
 from .examples import as_examples
-from .kernel import fit_kernel
 from .labels import BinaryLabels
 from .linear import fit_linear
-from .multiclass import fit_multiclass
 from .options import TrainOptions
-from .trace import Monitor
 
 
 def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=None, validation=None,
-        **settings):
+        engine=None, **settings):
     """Train a model with Pegasos.
 
     Parameters
@@ -76,6 +73,13 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
         Columns beyond the training data's are ignored, as in predict; an
         :class:`pegasos.io.SVMLightData` should be read with the training
         file's index base.
+    engine : pegasos.engine_dask.DaskEngine or None
+        Train on this Dask cluster: ``data`` is then shard files (a file, a
+        glob, a directory or ``@list.txt``) read on the workers, and the run
+        is exact mini-batch Pegasos over the union of the shards
+        (:func:`pegasos.engine_dask.fit_shards`, which also offers model
+        averaging and checkpoints); the model is the one of the local shard
+        engine, bit for bit.
     **settings
         TrainOptions fields that replace those of ``options``
         (``fit((X, y), lam=1e-4, epochs=5)``).
@@ -113,6 +117,15 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
     elif settings:
         options = options.replace(**settings)
     options.validate()
+    if engine is not None:
+        from .engine_dask import fit_shards
+
+        if not isinstance(data, (str, os.PathLike)):
+            raise ParameterError("with an engine, data are shard files read on the workers (a file name, a glob, "
+                                 "a directory or @list.txt), not arrays")
+        if init is not None or trace is not None or validation is not None:
+            raise ParameterError("training on shards takes no init, trace or validation")
+        return fit_shards(os.fspath(data), options, progress=progress, on_plan=on_plan, cluster=engine)
     checks = None
     if trace is not None or validation is not None or options.early_stop is not None:
         if options.early_stop is not None and validation is None:
@@ -182,6 +195,8 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             else:
                 if checks is not None:
                     _refuse_checks(options, "kernels")
+                from .kernel import fit_kernel
+
                 model = fit_kernel(ex, options, labels=labels, progress=progress, on_plan=on_plan)
     else:
         if source is not None and ex.m == 0:
@@ -212,6 +227,8 @@ def _fit_multiclass(ex, options, n_labels, progress, on_plan):
         if on_plan is not None:
             on_plan(None)
         return autotune.fit_multiclass_auto(ex, options, class_texts=class_texts, progress=progress)
+    from .multiclass import fit_multiclass
+
     return fit_multiclass(ex, options, class_texts=class_texts, progress=progress, on_plan=on_plan)
 
 
@@ -288,6 +305,8 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
             labels = BinaryLabels.from_values(ex.y)
         arrays = None if validation is None else _validation_arrays(validation, options, labels)
         if trace is not None or options.early_stop is not None:      # else nothing would use the checks
+            from .trace import Monitor
+
             monitor = Monitor(options, trace, arrays)
     model = _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor)
     if monitor is not None and checks[0] is not None:

@@ -22,6 +22,14 @@ from .defaults import (BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED,
 DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
 
 
+def _is_shard_spec(data):
+    """engine_dask.is_shard_spec, imported only for a DATA that is not a regular file
+    (the shard engine's module is not needed, nor its import time paid, for one file)."""
+    from .engine_dask import is_shard_spec
+
+    return is_shard_spec(data)
+
+
 def _errors_to_click(fn):
     """Report library errors as ``Error: message`` (exit 1), never a traceback."""
 
@@ -363,6 +371,16 @@ _shard_options = _options(
                                                      "options): the same final model as an uninterrupted run.")),
 )
 
+_cluster_options = _options(
+    "Cluster",
+    (("--engine",), dict(type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                         help="local: this machine (--jobs processes); dask: every fold a task on a Dask cluster, "
+                              "DATA read by the workers (pip install 'pegasos[dask]'); the same numbers.")),
+    (("--scheduler",), dict(metavar="ADDRESS", help="Dask scheduler to use (tcp://HOST:PORT).")),
+    (("--local-workers",), dict(type=int, metavar="N", help="Start a local Dask cluster of N worker processes.")),
+)
+
+
 #: train's command-line parameters that are TrainOptions fields of the same name
 _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
@@ -473,9 +491,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                              "--split N, or --engine dask")
     shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None
                  or resume is not None or checkpoint_every is not None or sync_every != "1")
-    from .engine_dask import is_shard_spec
-
-    if shard_run or (data != "-" and is_shard_spec(data)):
+    if shard_run or (data != "-" and not os.path.isfile(data) and _is_shard_spec(data)):
         if (stream or cache_file is not None or report_gap or cost_matrix is not None or cost_factor is not None
                 or trace_file is not None or validation_file is not None or init_model is not None or as_json
                 or resume_state):
@@ -610,6 +626,8 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
     settings = EngineSettings(engine=engine, scheduler=scheduler, local_workers=local_workers, sync_every=sync_every,
                               checkpoint_every=checkpoint_every, checkpoint=checkpoint, resume=resume,
                               zero_based=True if zero_based else None, dtype=dtype).validate()
+    if engine == "dask":
+        _quiet_dask()
     progress = _Progress(quiet)
     bar = _TrainingBar(progress)
     t1 = time.perf_counter()
@@ -1327,32 +1345,93 @@ def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weigh
     return _options_of_data(options, d, class_weights, cost_factor, cost_matrix), d
 
 
+def _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype, engine, scheduler,
+                      local_workers, streaming):
+    """The DaskEngine of cv or search --engine dask, and DATA as the file its workers read (or None, None)."""
+    from .errors import ParameterError
+
+    if engine == "local":
+        if scheduler is not None or local_workers is not None:
+            raise ParameterError("--scheduler and --local-workers need --engine dask")
+        return None, None
+    from .engine_dask import DaskEngine, EngineSettings
+    from .selection import DataFile
+
+    if streaming:
+        raise ParameterError("cross-validation holds the folds in memory: --stream and --shuffle-buffer do not "
+                             "apply")
+    for given, name in ((cache_file, "--cache"), (cost_factor, "-j"), (cost_matrix, "--cost-matrix")):
+        if given is not None:
+            raise ParameterError(f"--engine dask: the workers read DATA, {name} does not apply (it needs DATA "
+                                 "on this machine)")
+    if fold_jobs != 1:
+        raise ParameterError("--jobs runs folds in local processes; with --engine dask the workers run them")
+    if data == "-" or not os.path.isfile(data):
+        raise ParameterError(f"--engine dask: DATA must be a file the workers can read (shared filesystem), "
+                             f"got {data}")
+    EngineSettings(engine="dask", scheduler=scheduler, local_workers=local_workers).validate()
+    _quiet_dask()
+    return (DaskEngine(scheduler=scheduler, local_workers=local_workers),
+            DataFile(os.path.abspath(data), zero_based=bool(zero_based), dtype=str(dtype)))
+
+
+def _quiet_dask():
+    """Keep Dask's own log lines (a worker's failed task, a lost worker: ours is the one Error line) off
+    stderr: its logging configuration, read when distributed is first imported, inherited by the
+    workers of --local-workers.  A DASK_LOGGING the user set wins."""
+    quiet = {name: "critical" for name in ("distributed", "distributed.client", "distributed.nanny",
+                                           "distributed.scheduler", "distributed.worker")}
+    os.environ.setdefault("DASK_LOGGING", repr(quiet))
+
+
+def _remote_options(paper, threads, class_weights, settings):
+    from .options import TrainOptions
+
+    return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
+                        class_weight=_class_weights(class_weights, None, None), spelling="cli",
+                        **{k: settings[k] for k in _OPTION_PARAMS if k in settings}).validate()
+
+
 def _fold_text(task):
     return {"binary": "stratified by class", "multiclass": "stratified by class", "ranking": "whole queries",
             "regression": "shuffled"}[task]
 
 
 def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_factor, class_weights, stream,
-                shuffle_buffer, cache_file, zero_based, dtype, quiet, settings):
+                shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine="local", scheduler=None,
+                local_workers=None):
     from .selection import cross_validate
 
-    options, d = _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weights, stream,
-                                  shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
-    r = cross_validate(d, options, folds=folds, jobs=jobs)
+    cluster, source = _selection_engine(data, cache_file, cost_factor, cost_matrix, jobs, zero_based, dtype, engine,
+                                        scheduler, local_workers, stream or shuffle_buffer is not None)
+    if cluster is None:
+        options, d = _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weights, stream,
+                                      shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
+        r = cross_validate(d, options, folds=folds, jobs=jobs)
+        path = d.path
+    else:
+        options = _remote_options(paper, threads, class_weights, settings)
+        with cluster:
+            r = cross_validate(source, options, folds=folds, engine=cluster)
+        path = data
     if as_json:
-        r["data"] = d.path
+        r["data"] = path
         r["options"] = _options_record(options)
         click.echo(json.dumps(r, indent=2))
         return
     names = r["metrics"]
-    rows = [f"{r['folds']}-fold cross-validation on {d.path}: m={r['examples']} ({r['task']}; folds "
+    rows = [f"{r['folds']}-fold cross-validation on {path}: m={r['examples']} ({r['task']}; folds "
             f"{_fold_text(r['task'])}, seed {r['seed']})",
             f"{'fold':>4} {'train':>8} {'test':>8} " + " ".join(f"{n:>10}" for n in names) + f" {'seconds':>8}"]
     for f in r["per_fold"]:
         rows.append(f"{f['fold']:>4} {f['train_examples']:>8} {f['test_examples']:>8} "
                     + " ".join(f"{_fmt(f[n]):>10}" for n in names) + f" {f['seconds']:>8.2f}")
+    def undefined(n):     # folds where a metric is undefined (F1 without positives, say) are left out
+        missing = sum(1 for f in r["per_fold"] if f.get(n) is None)
+        return f" ({len(r['per_fold']) - missing} of {len(r['per_fold'])} folds)" if missing else ""
+
     rows.append("mean ± sd: " + " | ".join(
-        f"{n} {_fmt(r['mean'][n])} ± {_fmt(r['sd'][n])}" for n in names))
+        f"{n} {_fmt(r['mean'][n])} ± {_fmt(r['sd'][n])}{undefined(n)}" for n in names))
     click.echo("\n".join(rows))
 
 
@@ -1365,9 +1444,10 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
 @click.option("--json", "as_json", is_flag=True, help="Print the folds' metrics, means and sds as one JSON object.")
 @_without("jobs", "no_objective", "report_gap", *_ONE_RUN_ONLY)
 @_model_options
+@_cluster_options
 @_errors_to_click
 def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream,
-       shuffle_buffer, cache_file, zero_based, dtype, quiet, **settings):
+       shuffle_buffer, cache_file, zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
     """K-fold cross-validation of pegasos train (every train option applies) on DATA.
 
     Prints each fold's metrics on its held-out examples and their mean ± sd
@@ -1375,7 +1455,8 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
     regression: MSE, R^2; ranking: NDCG@10).  The folds are drawn with --seed.
     """
     _cv_command(data, folds, fold_jobs, as_json, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
-                class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
+                class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine,
+                scheduler, local_workers)
 
 
 @main.command(cls=_SectionedCommand)
@@ -1400,10 +1481,11 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
 @click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
 @_without("jobs", "no_objective", "report_gap", "lam", "gamma", *_ONE_RUN_ONLY)
 @_model_options
+@_cluster_options
 @_errors_to_click
 def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, validation, metric, no_warm_start,
            fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer, cache_file,
-           zero_based, dtype, quiet, **settings):
+           zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
     """Choose lambda (and the kernel's gamma) by cross-validation on DATA or on a --validation FILE.
 
     Prints one row per grid point (metric mean ± sd over the folds, mean
@@ -1426,25 +1508,46 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         model = "/dev/stdout" if model == "-" else model
         check_writable(model)
         check_distinct_files(model, "MODEL", (("DATA", data), ("--validation", validation)))
-    options, d = _selection_setup(data, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor, class_weights,
-                                  stream, shuffle_buffer, cache_file, zero_based, dtype, quiet,
-                                  dict(settings, lam=lambdas[0], gamma=None if gammas is None else gammas[0]))
-    holdout = None
-    if validation is not None:
-        from .io import read_svmlight
+    cluster, source = _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype,
+                                        engine, scheduler, local_workers, stream or shuffle_buffer is not None)
+    first = dict(settings, lam=lambdas[0], gamma=None if gammas is None else gammas[0])
+    if cluster is None:
+        options, d = _selection_setup(data, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
+                                      class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet,
+                                      first)
+        path = d.path
+        holdout = None
+        if validation is not None:
+            from .io import read_svmlight
 
-        holdout = read_svmlight(validation, zero_based=zero_based, dtype=dtype)
-    r = run_search(d, options, lambdas, gammas, folds=folds, validation=holdout, metric=metric, jobs=fold_jobs,
-                   warm_start=not no_warm_start)
-    best_model = None
+            holdout = read_svmlight(validation, zero_based=zero_based, dtype=dtype)
+        r = run_search(d, options, lambdas, gammas, folds=folds, validation=holdout, metric=metric, jobs=fold_jobs,
+                       warm_start=not no_warm_start)
+        if model is not None:
+            from .api import fit
+
+            fit(d, options.replace(**r["best"])).save(model)
+    else:
+        from .selection import DataFile, fit_task
+
+        options = _remote_options(paper, 2, class_weights, first)
+        path = data
+        holdout = None
+        if validation is not None:
+            if not os.path.isfile(validation):
+                raise ParameterError(f"--validation: {validation} is not a file")
+            holdout = DataFile(os.path.abspath(validation), source.zero_based, source.dtype)
+        with cluster:
+            r = run_search(source, options, lambdas, gammas, folds=folds, validation=holdout, metric=metric,
+                           warm_start=not no_warm_start, engine=cluster)
+            if model is not None:       # the best point trained on all of DATA, on a worker too
+                best = cluster.map(fit_task, [(source, options.replace(**r["best"]))], what="the best point's model")
+                best[0].info["train_file"] = data           # as the local command names it
+                best[0].save(model)
     if model is not None:
-        from .api import fit
-
-        best_model = fit(d, options.replace(**r["best"]))
-        best_model.save(model)
         r["model"] = model
     if as_json:
-        r["data"] = d.path
+        r["data"] = path
         r["validation"] = validation
         r["options"] = _options_record(options)
         click.echo(json.dumps(r, indent=2))
@@ -1454,7 +1557,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     name = r["metric"]
     order = "smaller" if name in LOWER_IS_BETTER else "larger"
     start = "warm starts from the largest lambda" if r["warm_start"] else "cold starts"
-    lines = [f"search on {d.path}: {how}, metric {name} ({order} is better), {start}",
+    lines = [f"search on {path}: {how}, metric {name} ({order} is better), {start}",
              f"  {'lambda':>10}" + (f" {'gamma':>10}" if gammas is not None else "")
              + f" {name + ' (mean ± sd)':>24} {'objective':>11} {'seconds':>8}"]
     for row in r["rows"]:
@@ -1463,7 +1566,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
                      + (f" {row['gamma']:>10.4g}" if gammas is not None else "")
                      + f" {_fmt(mean) + ' ± ' + _fmt(sd):>24} {row['objective']:>11.6g} {row['seconds']:>8.2f}")
     best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
-    lines.append(f"best: {best}" + (f" | model {model} (trained on all of {d.path})" if model is not None else ""))
+    lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
     click.echo("\n".join(lines), file=out)
 
 

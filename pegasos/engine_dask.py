@@ -26,7 +26,18 @@ b_j = max(1, round(k n_j / n)) on its own rows, with the global step counter,
 and the driver averages the shards' models weighted by n_j / n.  The Pegasos
 bound does not cover it (the model header says so).
 
-Dask itself is imported only by :func:`fit_shards` with ``engine="dask"``.
+One-vs-rest (more than two labels over the shards, or ``multiclass="ovr"``)
+runs the K problems "class c against the rest" in the same exact rounds:
+one call per worker and round carries all K updates and all classes use the
+same draws A_t, so the data stay sharded and a run costs T rounds, not K T.
+
+An unset t0 is calibrated as :func:`pegasos.fit` does, on a sample of the
+shards (:func:`_calibrated`).  :class:`DaskEngine` wraps a cluster for
+:func:`pegasos.fit`, :func:`pegasos.cross_validate`, :func:`pegasos.search`
+and the estimators.
+
+Dask itself is imported only when a cluster is used (``engine="dask"``, a
+:class:`DaskEngine`'s first call).
 """
 
 import glob
@@ -34,6 +45,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -43,12 +55,15 @@ from .io import line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
 from .linear import LinearModel, new_state, projection_radius2
 from .model import atomic_write
+from .multiclass import MulticlassModel
+from .options import fmt_label
 from .sampling import ShardDraws
 
 ENGINES = ("local", "dask")
 CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
 GLOB_CHARS = "*?["
 MAX_SPLIT = 100_000         # byte ranges of one file (each a shard the driver lists)
+MAX_REPORTED_CLASSES = 100_001   # label values a shard reports (more than any --max-classes)
 
 
 class ClusterError(PegasosError):
@@ -66,6 +81,32 @@ class Shard:
     @property
     def name(self):
         return self.path if self.start is None else f"{self.path}[{self.start}:{self.end}]"
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayShard:
+    """A shard held in memory (rows of a CSR matrix, zero-based columns, float labels): sent to its worker."""
+
+    name: str
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    y: np.ndarray
+
+
+def array_shards(X, y, n_shards, name="X"):
+    """``X`` (scipy CSR, shape (m, n)) and ``y`` (m,) cut into ``n_shards`` contiguous row blocks
+    of sizes differing by at most one (ArrayShard, named ``X[a:b]``)."""
+    m = X.shape[0]
+    bounds = np.linspace(0, m, int(n_shards) + 1).round().astype(np.int64)
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        block = X[int(a):int(b)]
+        out.append(ArrayShard(f"{name}[{a}:{b}]", np.asarray(block.indptr, dtype=np.int64),
+                              np.asarray(block.indices, dtype=np.int32),
+                              np.ascontiguousarray(block.data, dtype=np.float64),
+                              np.asarray(y[int(a):int(b)], dtype=np.float64)))
+    return out
 
 
 def is_shard_spec(spec):
@@ -178,11 +219,12 @@ class EngineSettings:
     dtype: str = "float64"
     processes: bool = True
 
-    def validate(self):
-        """Check the settings; raises ParameterError naming the command-line option."""
+    def validate(self, cluster=False):
+        """Check the settings (``cluster``: a cluster is given, the settings need not name one);
+        raises ParameterError naming the command-line option."""
         if self.engine not in ENGINES:
             raise ParameterError(f"--engine: one of {', '.join(ENGINES)}, got {self.engine!r}")
-        if self.engine == "dask":
+        if self.engine == "dask" and not cluster:
             if (self.scheduler is None) == (self.local_workers is None):
                 raise ParameterError("--engine dask needs --scheduler tcp://HOST:PORT or --local-workers N (one)")
             if self.local_workers is not None and not (isinstance(self.local_workers, int)
@@ -227,16 +269,29 @@ class ShardWorker:
         self.ids = list(ids)
         self.parts = []
         for shard in shards:
+            if isinstance(shard, ArrayShard):
+                values = np.unique(shard.y)
+                self.parts.append({"name": shard.name, "indptr": shard.indptr, "indices": shard.indices,
+                                   "data": shard.data, "y": shard.y,
+                                   "labels": [(float(v), f"{v:g}") for v in values[:3]], "overflow": values.size > 3})
+                continue
             if shard.start is None:
                 d = read_svmlight(shard.path, zero_based=True)
             else:
                 d = read_svmlight_range(shard.path, shard.start, shard.end, zero_based=True)
             self.parts.append({"name": shard.name, "indptr": d.chunk.indptr, "indices": d.chunk.indices,
                                "data": np.ascontiguousarray(d.chunk.data, dtype=np.float64), "y": d.chunk.labels,
-                               "labels": [(lab.value, lab.text) for lab in d.distinct_labels[:3]],
+                               "labels": [(lab.value, lab.text) for lab in d.distinct_labels],
                                "overflow": d.labels_overflow or len(d.distinct_labels) > 3})
+        for p in self.parts:
+            p["classes"] = self._classes(p, MAX_REPORTED_CLASSES)
         self.state = None
+        self.states = None
         self.shared = False
+
+    def _classes(self, p, cap):
+        values = np.unique(p["y"])
+        return values[:cap].tolist()
 
     def report(self):
         """Per shard: rows, non-zeros, smallest and largest index (-1: none), up to 3 labels, the version."""
@@ -247,21 +302,27 @@ class ShardWorker:
                         "min_index": int(ind.min()) if ind.size else -1,
                         "max_index": int(ind.max()) if ind.size else -1,
                         "labels": p["labels"], "overflow": p["overflow"],
+                        "classes": p["classes"],
                         "finite": bool(np.all(np.isfinite(p["y"]))), "version": self.version})
         return out
 
-    def setup(self, base, n_features, labels, options, plan, sizes):
-        """Shift the indices to zero-based columns, encode the labels, weigh the examples.
+    def setup(self, base, n_features, labels, options, plan, sizes, classes=None):
+        """Shift the indices to zero-based columns, encode the labels (``classes``: one
+        +1/-1 vector per one-vs-rest class), weigh the examples.
 
         Returns per shard (sum of weights, sum of the loss at w = 0) for f(0)."""
         self.options, self.plan, self.n_features = options, plan, int(n_features)
+        self.classes = classes
         self.draws = ShardDraws(sizes, plan.k, options.seed)
         sums = []
         for p in self.parts:
             if base and not p.get("shifted"):
                 p["indices"] = p["indices"] - np.int32(base)
                 p["shifted"] = True
-            if labels is not None:
+            if classes is not None:
+                p["y_cls"] = [np.where(p["y"] == c, 1.0, -1.0) for c in classes]
+                p["y_run"] = p["y_cls"][0]
+            elif labels is not None:
                 neg, pos = labels
                 p["y_run"] = np.where(p["y"] == pos, 1.0, -1.0)
             else:
@@ -282,6 +343,9 @@ class ShardWorker:
         """Create the replica (w_1 = 0, or ``state``: a ``get_state()`` dict)."""
         plan = self.plan
         self.radius2 = radius2
+        if self.classes is not None:
+            self.states = [new_state(self.n_features, self.options, plan, radius2) for _ in self.classes]
+            return 0
         self.state = new_state(self.n_features, self.options, plan, radius2)
         if state is not None:
             self.state.set_state(state)
@@ -305,6 +369,43 @@ class ShardWorker:
             rows = self.draws.rows(t, j, c)
             viol, g = self.state.collect(p["indptr"], p["indices"], p["data"], p["y_run"], rows, p["sw"])
             out.append((j,) + _rows_csr(p, viol) + (g,))
+        return out
+
+    def sample(self, rows, cls=None):
+        """Rows of this worker's shards for the step calibration: ``rows`` {shard id: row numbers}.
+        Returns a list of (shard id, indptr, indices, data, y, sample weight or None): y the +-1
+        labels (of class number ``cls`` against the rest in one-vs-rest), the targets, or
+        (``cls="labels"``) the label values as read."""
+        out = []
+        for j, p in zip(self.ids, self.parts):
+            if j not in rows:
+                continue
+            r = np.asarray(rows[j], dtype=np.int64)
+            y = p["y_run"] if cls is None else (p["y"] if cls == "labels" else p["y_cls"][cls])
+            out.append((j,) + _rows_csr(p, r) + (y[r], None if p["sw"] is None else p["sw"][r]))
+        return out
+
+    def round_ovr(self, updates, t, counts):
+        """One-vs-rest, iteration t: as :meth:`round` for every class's replica, all on the
+        same rows of A_t.  Returns per class the list :meth:`round` returns."""
+        if updates is not None:
+            for state, update in zip(self.states, updates):
+                state.apply_step(*update)
+        rows = {}
+        for j, p in zip(self.ids, self.parts):
+            c = int(counts[j])
+            if c:
+                rows[j] = self.draws.rows(t, j, c)
+        out = []
+        for c, state in enumerate(self.states):
+            if state.t != t - 1:
+                raise ClusterError(f"a worker's replica of class {c + 1} is at iteration {state.t}, not {t - 1}")
+            mine = []
+            for j, p in zip(self.ids, self.parts):
+                if j in rows:
+                    viol, g = state.collect(p["indptr"], p["indices"], p["data"], p["y_cls"][c], rows[j], p["sw"])
+                    mine.append((j,) + _rows_csr(p, viol) + (g,))
+            out.append(mine)
         return out
 
     def flush(self, update):
@@ -421,7 +522,10 @@ class _Cluster:
                               dashboard_address=None)
                 if settings.processes:
                     kwargs["host"] = "127.0.0.1"
-                self.cluster = distributed.LocalCluster(**kwargs)
+                with warnings.catch_warnings():
+                    # the scheduler's HTTP port (8787) taken by another cluster: it picks another; no line to print
+                    warnings.filterwarnings("ignore", message="Port .* is already in use")
+                    self.cluster = distributed.LocalCluster(**kwargs)
                 self.client = distributed.Client(self.cluster, direct_to_workers=True)
             else:
                 self.client = distributed.Client(settings.scheduler, direct_to_workers=True, timeout="20s")
@@ -468,6 +572,105 @@ class _Cluster:
                     pass
 
 
+class DaskEngine:
+    """A Dask cluster to run on: ``pegasos.fit(..., engine=)`` (training on
+    shard files), :func:`pegasos.cross_validate` and :func:`pegasos.search`
+    (``engine=``: folds and lambda paths as Dask tasks), and the estimators'
+    ``engine`` parameter.
+
+    ``DaskEngine(client)`` uses a ``distributed.Client`` (the caller closes
+    it); ``DaskEngine(scheduler="tcp://HOST:PORT")`` connects and
+    ``DaskEngine(local_workers=N)`` starts a ``LocalCluster`` of N worker
+    processes, both on first use and closed by :meth:`close` (or at the end
+    of a ``with`` block).  Importing this class does not import Dask.
+
+    Raises
+    ------
+    ParameterError
+        Not exactly one of client, scheduler, local_workers; Dask not installed (on first use).
+    ClusterError
+        The cluster cannot be reached, or a worker runs another pegasos version (on first use).
+    """
+
+    def __init__(self, client=None, *, scheduler=None, local_workers=None, processes=True):
+        if sum(x is not None for x in (client, scheduler, local_workers)) != 1:
+            raise ParameterError("DaskEngine needs one of a distributed.Client, scheduler= or local_workers=")
+        self._client, self._own = client, None
+        self.settings = EngineSettings(engine="dask", scheduler=scheduler, local_workers=local_workers,
+                                       processes=processes)
+        if client is None:
+            self.settings.validate()
+        self._checked = False
+
+    @property
+    def client(self):
+        """The ``distributed.Client`` (connected, and the workers' pegasos version checked, on first use)."""
+        if self._client is None:
+            self._own = _Cluster(self.settings)
+            self._client = self._own.client
+        if not self._checked:
+            wrapper = _Cluster.__new__(_Cluster)
+            wrapper.client, wrapper.cluster = self._client, None
+            wrapper.workers()
+            self._checked = True
+        return self._client
+
+    def map(self, fn, calls, what="a task"):
+        """``[fn(*args) for args in calls]``, each call a Dask task (any worker), results in order.
+
+        A PegasosError raised in a task is raised as is; any other failure
+        (a lost worker, a closed connection) is one ClusterError."""
+        client = self.client
+        try:
+            futures = [client.submit(fn, *args, pure=False) for args in calls]
+            return client.gather(futures)
+        except PegasosError:
+            raise
+        except Exception as e:            # noqa: BLE001 - any failure of the cluster ends the run with one message
+            text = str(e).splitlines()[0][:200] if str(e) else ""
+            raise ClusterError(f"{what} failed on the cluster ({type(e).__name__}{': ' + text if text else ''})") \
+                from None
+
+    def close(self):
+        """Close the client and the cluster this engine started (not a client it was given)."""
+        if self._own is not None:
+            self._own.close()
+            self._own, self._client, self._checked = None, None, False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __deepcopy__(self, memo):
+        return self                       # estimators are cloned with their parameters: share the cluster
+
+    def __reduce__(self):
+        # pickled (with a fitted estimator): where the cluster is, connected again on first use
+        settings = self.settings
+        if settings.local_workers is None and settings.scheduler is None:
+            settings = replace(settings, scheduler=self._client.scheduler.address)
+        return (_engine_from, (settings,))
+
+    def __repr__(self):
+        where = self.settings.scheduler or (f"local_workers={self.settings.local_workers}"
+                                            if self.settings.local_workers else "client")
+        return f"DaskEngine({where})"
+
+
+def _engine_from(settings):
+    """A DaskEngine for ``settings`` (scheduler or local_workers), not yet connected."""
+    if settings.local_workers is not None:
+        return DaskEngine(local_workers=settings.local_workers, processes=settings.processes)
+    return DaskEngine(scheduler=settings.scheduler)
+
+
+def as_client(engine):
+    """The distributed.Client of a DaskEngine or of a Client itself."""
+    return engine.client if isinstance(engine, DaskEngine) else engine
+
+
 def check_versions(versions, mine):
     """Raise ClusterError unless every worker (``{address: version}``) runs pegasos ``mine``."""
     if not versions:
@@ -490,16 +693,20 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
         epochs (of all n examples), k, seed, loss (hinge, log, squared-hinge,
         eps-insensitive), epsilon, bias, class weights, projection,
         averaging, t0/eta0.  Sampling is always the i.i.d. multinomial
-        allocation over shards (``--sampling uniform``); an unset t0 is 0
-        (the paper's step) and unset epochs are 10 (no calibration or
-        stopping rule: those read the data on the driver).
+        allocation over shards (``--sampling uniform``; the per-epoch
+        permutations of the local default would need a cursor per shard in
+        the plan and checkpoints, and are not the sampling of the analysis).
+        An unset t0 is calibrated as :func:`pegasos.fit` does, on a sample
+        of 1000 examples drawn from the shards (:func:`_calibrated`); unset
+        epochs are 10 (the local doubling rule evaluates the objective on all
+        the data after every run: not done on shards).
     settings : EngineSettings
         Engine, cluster, averaging rounds, checkpoints.
     split : int or None
         Cut each file into this many byte ranges.
     progress, on_plan : as for :func:`pegasos.fit`.
-    cluster : distributed.Client or None
-        Use this client (its workers) instead of the settings' cluster.
+    cluster : DaskEngine, distributed.Client or None
+        Use this cluster (its workers) instead of the settings' one.
 
     Returns
     -------
@@ -518,7 +725,9 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
         Dask missing or failing: a worker lost (the message names the last
         checkpoint), another pegasos version on a worker.
     """
-    settings = (settings or EngineSettings()).validate()
+    if cluster is not None and settings is None:
+        settings = EngineSettings(engine="dask")
+    settings = (settings or EngineSettings()).validate(cluster=cluster is not None)
     options = _shard_options(options)
     shards = spec if isinstance(spec, list) else expand_shards(spec, split)
     own = None
@@ -529,7 +738,7 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
                 groups = own.actors(shards)
             else:
                 wrapper = _Cluster.__new__(_Cluster)
-                wrapper.client, wrapper.cluster = cluster, None
+                wrapper.client, wrapper.cluster = as_client(cluster), None
                 groups = wrapper.actors(shards)
         else:
             groups = [_LocalGroup(ShardWorker(shards, list(range(len(shards)))))]
@@ -541,9 +750,10 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
 
 def _shard_options(options):
     options.validate()
-    if options.task not in ("binary", "regression") or options.multiclass is not None:
-        raise ParameterError("training on shards supports linear binary classification and regression "
-                             f"(not {options.name('loss')} rank or {options.name('multiclass')})")
+    if options.task not in ("binary", "regression") or options.multiclass not in (None, "ovr"):
+        raise ParameterError("training on shards supports linear binary classification, one-vs-rest and "
+                             f"regression (not {options.name('loss')} rank or {options.name('multiclass')} "
+                             "crammer-singer)")
     if options.kernel != "linear" or options.shuffle_buffer is not None:
         raise ParameterError("training on shards is linear and in memory (no --kernel, no --stream)")
     if options.sampling not in ("uniform", "permutation"):
@@ -552,10 +762,7 @@ def _shard_options(options):
     if options.schedule != "pegasos":
         raise ParameterError(f"{options.name('schedule')} {options.schedule}: training on shards uses the Pegasos "
                              f"step (drop {options.name('schedule')} or use --engine local without shards)")
-    changes = {"sampling": "uniform"}
-    if options.step_is_automatic:
-        changes["step_offset"] = 0.0
-    return options.replace(**changes)
+    return options.replace(sampling="uniform")
 
 
 def _train(groups, shards, spec, options, settings, progress, on_plan):
@@ -572,13 +779,22 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     if n == 0:
         raise DataError(spec if isinstance(spec, str) else shards[0].path, "no training examples in the shards")
     base, n_features = _dimension(reports, settings)
+    classes = _ovr_classes(reports, options) if options.task == "binary" else None
+    if classes is not None:
+        return _train_ovr(groups, shards, spec, options, settings, progress, on_plan, reports, sizes, n, base,
+                          n_features, classes)
     labels = _labels(reports, options) if options.task == "binary" else None
+    pair = None if labels is None else (labels.negative, labels.positive)
+    calibrate = options.step_is_automatic
+    if calibrate:
+        _gather(groups, "setup", base, n_features, pair, options.replace(step_offset=0.0),
+                options.replace(step_offset=0.0).plan(n), sizes, what="preparing the shards")
+        options = _calibrated(groups, options, sizes, n_features)
     plan = options.plan(n)
     if on_plan is not None:
         on_plan(plan.T)
-    sums = [s for reply in _gather(groups, "setup", base, n_features,
-                                   None if labels is None else (labels.negative, labels.positive),
-                                   options, plan, sizes, what="preparing the shards") for s in reply]
+    sums = [s for reply in _gather(groups, "setup", base, n_features, pair, options, plan, sizes,
+                                   what="preparing the shards") for s in reply]
     weights = sum(s[0] for s in sums)
     if options.loss == "log":
         f0 = math.log(2.0) * weights / n
@@ -604,6 +820,7 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     else:
         _gather(groups, "start", radius2, None, what="starting the replicas")
     checkpoint = _Checkpointer(settings, fingerprint, options, plan, labels, base, n, len(shards), spec)
+    checkpoint.calibrated = calibrate
     if settings.exact:
         w, b = _run_exact(groups, driver, plan, done, shared, progress, checkpoint)
     else:
@@ -612,6 +829,138 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
         raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
     return checkpoint.model(w, b)
+
+
+def _calibrated(groups, options, sizes, n_features, classes=None):
+    """``options`` with the step offset t0 chosen as :func:`pegasos.fit` chooses it when none is given
+    (:func:`pegasos.autotune.calibrate_step_offset`), on a sample of the shards: min(n, 1000)
+    distinct examples drawn uniformly from their union (keyed by the seed), gathered on the driver
+    (a few hundred kB).  One-vs-rest calibrates once, on the sample's largest class against the rest
+    (as the in-memory one-vs-rest does on the data's).  The t0 found on the s sampled examples is
+    carried to the n of the shards as the calibration does: eta0 = eta0_s sqrt(s / n)."""
+    import scipy.sparse as sp
+
+    from .autotune import DEFAULT_SAMPLE_SIZE, calibrate_step_offset
+
+    n = int(sum(sizes))
+    s = min(DEFAULT_SAMPLE_SIZE, n)
+    rng = np.random.Generator(np.random.PCG64([int(options.seed), 3]))
+    picked = np.sort(rng.choice(n, size=s, replace=False))
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    shard_of = np.searchsorted(offsets, picked, side="right") - 1
+    rows = {int(j): picked[shard_of == j] - offsets[j] for j in np.unique(shard_of)}
+    cls = None
+    if classes is not None:             # the largest class of the sample (the first of equal ones)
+        labels = np.concatenate([q[4] for q in _sample_parts(groups, rows, "labels")])
+        cls = int(np.argmax([np.sum(labels == c) for c in classes[0]]))
+    parts = _sample_parts(groups, rows, cls)
+    indptr, indices, data, _ = _concat([q[:4] + (q[4],) for q in parts])
+    y = np.concatenate([q[4] for q in parts])
+    sw = None if parts[0][5] is None else np.concatenate([q[5] for q in parts])
+    X = sp.csr_matrix((data, indices, indptr), shape=(s, int(n_features)))
+    settings = dict(batch_size=options.batch_size, projection=options.projection, bias=options.bias,
+                    n_features=int(n_features), sample_weight=sw)
+    if options.loss == "eps-insensitive":
+        settings["epsilon"] = options.epsilon
+    else:
+        from .labels import BinaryLabels
+
+        settings["labels"] = BinaryLabels(-1.0, 1.0)
+    _, eta0_s, _ = calibrate_step_offset(X, y, options.lam, loss=options.loss, seed=options.seed,
+                                         average_from=options.average_from, sampling="uniform", details=True,
+                                         **settings)
+    return options.replace(step_offset=1.0 / (options.lam * eta0_s * math.sqrt(s / n)))
+
+
+def _sample_parts(groups, rows, cls):
+    return sorted((q for reply in _gather(groups, "sample", rows, cls, what="drawing the calibration sample")
+                   for q in reply), key=lambda q: q[0])
+
+
+def _ovr_classes(reports, options):
+    """The classes (values, texts) of a one-vs-rest run: more than two labels over all shards or
+    ``multiclass="ovr"``; None for a binary run."""
+    values = sorted({v for r in reports for v in r["classes"]})
+    if options.multiclass is None and len(values) <= 2:
+        return None
+    if len(values) < 2:
+        raise ParameterError(f"multiclass training needs at least two classes over all shards, got {len(values)}")
+    bad = [v for v in values if v != round(v)]
+    if bad:
+        raise ParameterError(f"label {bad[0]!r} is not an integer: classification needs class labels; for "
+                             f"real-valued targets use {options.name('loss')} eps-insensitive")
+    if len(values) > options.max_classes:
+        raise ParameterError(f"the shards hold {len(values)} classes, more than {options.name('max_classes')} "
+                             f"{options.max_classes}")
+    texts = {}
+    for r in reports:
+        for value, text in r["labels"]:
+            texts.setdefault(value, text)
+    return values, [texts.get(v) or fmt_label(v) for v in values]
+
+
+def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, reports, sizes, n, base, n_features,
+               classes):
+    """One-vs-rest on shards: K exact mini-batch Pegasos runs (class c against the rest) in the same
+    rounds, each round one call per worker for all K (the same A_t for every class)."""
+    if not settings.exact or settings.resume or settings.checkpoint_every:
+        raise ParameterError("one-vs-rest on shards runs exact mini-batch Pegasos (--sync-every 1), without "
+                             "--checkpoint-every and --resume")
+    if options.loss not in ("hinge", "log", "squared-hinge"):
+        raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), not {options.loss}")
+    values, texts = classes
+    if options.class_weight:
+        for label in options.class_weight:
+            if float(label) not in values:
+                raise ParameterError(f"class weight given for label {label}, which is not in the shards")
+    calibrate = options.step_is_automatic
+    if calibrate:
+        plain = options.replace(step_offset=0.0)
+        _gather(groups, "setup", base, n_features, None, plain, plain.plan(n), sizes, values,
+                what="preparing the shards")
+        options = _calibrated(groups, options, sizes, n_features, classes)
+    plan = options.plan(n)
+    if on_plan is not None:
+        on_plan(plan.T)
+    sums = [s for reply in _gather(groups, "setup", base, n_features, None, options, plan, sizes, values,
+                                   what="preparing the shards") for s in reply]
+    weights = sum(s[0] for s in sums)
+    f0 = math.log(2.0) * weights / n if options.loss == "log" else sum(s[1] for s in sums) / n
+    radius2 = projection_radius2(options.loss, options.lam, f0, None if not options.class_weight else True)
+    states = [new_state(n_features, options, plan, radius2) for _ in values]
+    shared = len(groups) == 1 and isinstance(groups[0], _LocalGroup)
+    if shared:
+        worker = groups[0].worker
+        worker.radius2, worker.states = radius2, states
+    else:
+        _gather(groups, "start", radius2, None, what="starting the replicas")
+    draws = ShardDraws(sizes, plan.k, options.seed)
+    updates = None
+    for t in range(1, plan.T + 1):
+        counts = draws.counts(t)
+        replies = _gather(groups, "round_ovr", None if shared else updates, t, counts,
+                          what=f"round {t} on the workers")
+        updates = []
+        for c, state in enumerate(states):
+            indptr, indices, data, g = _concat([q for reply in replies for q in reply[c]])
+            state.apply_step(indptr, indices, data, g, plan.k)
+            updates.append((indptr, indices, data, g, plan.k))
+        if progress is not None:
+            progress(1)
+    fits = [_output(state, plan, options.bias) for state in states]
+    W = np.vstack([w for w, _ in fits])
+    biases = np.array([b for _, b in fits], dtype=np.float64)
+    if not np.all(np.isfinite(W)) or not np.all(np.isfinite(biases)):
+        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+    info = options.header(plan, examples=n)
+    info["index_base"] = str(base)
+    info["train_file"] = spec if isinstance(spec, str) else shards[0].name
+    info.update(engine=settings.engine, shards=str(len(shards)), sync_every="1")
+    if calibrate:
+        info["step_offset_rule"] = "calibrated"
+    return MulticlassModel(W=np.ascontiguousarray(W), biases=biases, classes=np.asarray(values, dtype=np.float64),
+                           class_texts=list(texts), lam=float(options.lam), method="ovr", loss=options.loss,
+                           bias_mode=options.bias, info=info)
 
 
 def _dimension(reports, settings):
@@ -743,6 +1092,7 @@ class _Checkpointer:
         self.labels, self.base, self.n, self.n_shards, self.spec = labels, base, n, n_shards, spec
         self.sizes, self.seed, self.bias = fingerprint["sizes"], options.seed, options.bias
         self.last = None
+        self.calibrated = False
 
     def hint(self):
         if self.last is None:
@@ -757,6 +1107,8 @@ class _Checkpointer:
         info["engine"] = self.settings.engine
         info["shards"] = str(self.n_shards)
         info["sync_every"] = str(self.settings.sync_every)
+        if self.calibrated:
+            info["step_offset_rule"] = "calibrated"
         if not self.settings.exact:
             info["guarantee"] = "none: model averaging (Zinkevich et al. 2010) is not covered by the Pegasos bound"
         if self.options.task != "binary":

@@ -299,6 +299,9 @@ def _whole_lines(stream, path, block_size, on_bytes=None):
     """Yield buffers of whole lines (each ending in b'\\n') read from ``stream``
     (read ahead in a thread when it decompresses); a UTF-8 byte-order mark at
     the start of the file is skipped."""
+    if isinstance(stream, (io.BufferedReader, _Range)):
+        yield from _lines_into(stream, path, block_size, on_bytes, getattr(stream, "range_start", 0) == 0)
+        return
     ahead = _read_ahead(stream, block_size) if getattr(stream, "decompressing", False) else None
     try:
         yield from _cut_lines(ahead if ahead is not None else iter(lambda: stream.read(block_size), None),
@@ -388,6 +391,65 @@ def _cut_lines(blocks, path, on_bytes, at_start=True):
         yield memoryview(buf)[: cut + 1]
         tail = bytearray(memoryview(buf)[cut + 1:])
         line_start = offset - len(tail)
+
+
+def _lines_into(stream, path, block_size, on_bytes, at_start):
+    """:func:`_cut_lines` for a file read with ``readinto``: the same buffers of
+    whole lines, read into one reused buffer (the unfinished line moved to its
+    front), so that reading a file faults in the pages of one block instead
+    of those of every block and of a copy of each.  Each buffer yielded is
+    valid until the next one is asked for."""
+    limit = max_line_bytes()
+    buf = bytearray(max(2 * block_size, 2 * len(UTF8_BOM)))
+    keep = 0                # bytes of the unfinished line at the front of buf
+    base = 0                # byte offset in the text of buf[0]
+    while True:
+        if len(buf) - keep < block_size:
+            grown = bytearray(max(2 * len(buf), keep + block_size))   # a long line: a bigger buffer
+            grown[:keep] = memoryview(buf)[:keep]
+            buf = grown
+        try:
+            n = stream.readinto(memoryview(buf)[keep:keep + block_size])
+        except (OSError, EOFError) as e:
+            raise DataError(path, f"cannot read or decompress: {e}") from None
+        n = n or 0
+        if at_start and n:
+            while n < len(UTF8_BOM) and UTF8_BOM.startswith(bytes(buf[:n])):     # keep is 0 here
+                more = stream.readinto(memoryview(buf)[n:len(UTF8_BOM)]) or 0
+                if not more:
+                    break
+                n += more
+            at_start = False
+            if n >= len(UTF8_BOM) and bytes(buf[:len(UTF8_BOM)]) == UTF8_BOM:
+                if on_bytes is not None:
+                    on_bytes(len(UTF8_BOM))
+                n -= len(UTF8_BOM)
+                buf[:n] = bytes(buf[len(UTF8_BOM):len(UTF8_BOM) + n])
+                base = len(UTF8_BOM)
+                if not n:
+                    continue
+        if not n:
+            if keep:
+                if keep == len(buf):
+                    buf = buf[:keep] + b"\n"         # a new buffer: the last one may still be viewed
+                else:
+                    buf[keep] = 10
+                yield memoryview(buf)[:keep + 1]
+            return
+        if on_bytes is not None:
+            on_bytes(n)
+        end = keep + n
+        cut = buf.rfind(b"\n", keep, end)
+        line_end = end if cut < 0 else buf.find(b"\n", keep, end)
+        if line_end > limit:
+            _too_long(path, limit, base, bytes(buf[:keep]), bytes(buf[keep:end]))
+        if cut < 0:
+            keep = end
+            continue
+        yield memoryview(buf)[:cut + 1]
+        keep = end - cut - 1
+        buf[:keep] = bytes(buf[cut + 1:end])       # the unfinished line (a copy: the ranges may overlap)
+        base += cut + 1
 
 
 def _too_long(path, limit, line_start, tail, block):
@@ -562,6 +624,14 @@ class _Range:
         self.left -= len(data)
         return data
 
+    def readinto(self, buffer):
+        if self.left <= 0:
+            return 0
+        view = memoryview(buffer)
+        n = self.f.readinto(view[:min(len(view), self.left)]) or 0
+        self.left -= n
+        return n
+
     def close(self):
         self.f.close()
 
@@ -651,15 +721,20 @@ def _reserve(parser, path, span, density=None):
 
 def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, threads):
     """read_svmlight for a plain file: byte ranges parsed by parallel threads,
-    then the CSR pieces copied in order into the final arrays (each piece is
-    freed once copied, so the peak is the result plus one piece)."""
+    then the later pieces appended to the first one's buffers, reserved for
+    the whole file (``Parser.absorb``; each piece is freed once copied, so the
+    peak is the result plus one piece, and the first piece is neither copied
+    nor touched again)."""
     from concurrent.futures import ThreadPoolExecutor
 
     density = _density(path)
+    size = _file_size(path)
 
     def parse(rng):
         parser = _parser(zero_based, dtype)
-        _reserve(parser, path, rng[1] - rng[0], density)
+        # the first piece's buffers are reserved for the whole file: the others are appended
+        # there (untouched pages until then), without moving its arrays
+        _reserve(parser, path, size if rng[0] == 0 else rng[1] - rng[0], density)
         stream = _Range(path, *rng)
         try:
             for buf in _whole_lines(stream, path, block_size, progress):
@@ -667,14 +742,13 @@ def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, th
                     break
         finally:
             stream.close()
-        return parser, parser.take()
+        return parser
 
-    size = _file_size(path)
     with ThreadPoolExecutor(max_workers=threads) as pool:
         results = list(pool.map(parse, _line_ranges(path, size, threads)))
     lines_before = 0
     labels_seen = {}
-    for parser, _ in results:
+    for parser in results:
         if parser.error is not None:
             line, message = parser.error
             raise DataError(path, message, line + lines_before)
@@ -682,31 +756,12 @@ def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, th
             if v not in labels_seen:
                 labels_seen[v] = LabelInfo(v, line + lines_before, text)
         lines_before += parser.line_no
-    m = sum(r[1][0].shape[0] for r in results)
-    nnz = sum(r[1][2].shape[0] for r in results)
-    value_type = results[0][1][3].dtype if results else np.dtype(dtype)
-    labels = np.empty(m, dtype=np.float64)
-    qids = np.empty(m, dtype=np.int64)
-    indptr = np.empty(m + 1, dtype=np.int64)
-    indices = np.empty(nnz, dtype=np.int32)
-    data = np.empty(nnz, dtype=value_type)
-    indptr[0] = 0
-    row = pos = 0
-    n = 0
-    overflow = False
+    overflow = any(bool(parser.labels_overflow) for parser in results)
+    first = results.pop(0) if results else _parser(zero_based, dtype)
     while results:
-        parser, (lab, ptr, ind, dat, qid) = results.pop(0)
-        k, z = lab.shape[0], ind.shape[0]
-        labels[row:row + k] = lab
-        qids[row:row + k] = qid
-        indptr[row + 1:row + k + 1] = ptr[1:] + pos
-        indices[pos:pos + z] = ind
-        data[pos:pos + z] = dat
-        row += k
-        pos += z
-        n = max(n, int(parser.n_features))
-        overflow = overflow or bool(parser.labels_overflow)
-        del parser, lab, ptr, ind, dat, qid            # free the piece before the next copy
+        first.absorb(results.pop(0))           # frees the piece before the next is copied
+    labels, indptr, indices, data, qids = first.take()
+    n = int(first.n_features)
     if n_features is not None:
         n = max(n, int(n_features))
     distinct = list(labels_seen.values())

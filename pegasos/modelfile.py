@@ -9,13 +9,11 @@ it recognises the kind of a file and builds the model.
 import numpy as np
 
 from .errors import ModelFormatError
-from .kernel import parse_kernel_model
 from .labels import BinaryLabels
 from .linear import LinearModel
 from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TASKS, VERSION, check_float,
                     check_weights_fit, expect_end, header_float, read_header, read_model_bytes, read_resume,
                     read_weights)
-from .multiclass import MulticlassModel
 
 
 def load_model(path):
@@ -54,6 +52,8 @@ def load_model(path):
         raise ModelFormatError(path, f"model format version {first[1]} is not supported "
                                      f"(this pegasos reads version {VERSION})", 1)
     if len(lines) > 1 and lines[1].strip() == "kind kernel":
+        from .kernel import parse_kernel_model      # imported for kernel models only
+
         return parse_kernel_model(path, lines)
     header, i, _ = read_header(path, lines, HEADER_KEYS, OPTIONAL_KEYS, ("weights", "class"))
     task = header.get("task", "binary")
@@ -137,5 +137,7 @@ def read_multiclass(path, lines, i, header, n, base, lam, info):
             raise ModelFormatError(path, "truncated or damaged model file: expected a 'bias' line", i + 2)
         biases[c] = check_float(value.strip(), path, i + 2, "bias")
         W[c], i = read_weights(path, lines, i + 2, n, base)
+    from .multiclass import MulticlassModel         # imported for multiclass models only
+
     return MulticlassModel(W=W, biases=biases, classes=classes, class_texts=texts, lam=lam, method=method,
                            loss=header["loss"], bias_mode=header["bias_mode"], info=info, cost=cost), i

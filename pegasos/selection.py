@@ -10,11 +10,20 @@ smallest, each started from the previous lambda's weights
 (:func:`pegasos.linear.fit_linear`'s ``start``).  Folds run in parallel in
 processes (``jobs``); every fold is seeded on its own, so the numbers are the
 same for any number of processes.
+
+On a cluster (``engine``, a :class:`pegasos.engine_dask.DaskEngine`) the
+data are a file that every worker reads (:class:`DataFile`; a shared
+filesystem, or the same path on every node): one Dask task per fold, which
+reads the file (once per worker process), assigns the folds as here and runs
+the fold's whole lambda path (warm starts go along lambda within a fold, so
+a fold is the natural task).  The numbers are the ones of the local run.
 """
 
 import math
 import os
+import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -143,11 +152,84 @@ def subset(ex, rows):
 
 
 def _load(data):
+    if isinstance(data, DataFile):
+        return as_examples(data.read())
     if isinstance(data, (str, os.PathLike)):
         from .io import read_svmlight
 
         data = read_svmlight(os.fspath(data))
     return as_examples(data)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """An SVMlight file to be read where the work runs (a cluster's workers), as
+    :func:`pegasos.read_svmlight` reads it (``zero_based``, ``dtype`` "float64" or "float32")."""
+
+    path: str
+    zero_based: bool = False
+    dtype: str = "float64"
+
+    def read(self):
+        """The file's :class:`pegasos.io.SVMLightData`; the last one read in this process is kept
+        (the tasks of one search on one worker read it once) while the file is unchanged."""
+        from .io import read_svmlight
+
+        st = os.stat(self.path)
+        key = (self, st.st_size, st.st_mtime_ns)
+        with _READ_LOCK:                  # the threads of one worker process share the entry
+            if _READ_CACHE.get("key") != key:
+                data = read_svmlight(self.path, zero_based=self.zero_based, dtype=np.dtype(self.dtype))
+                _READ_CACHE.clear()
+                _READ_CACHE.update(key=key, data=data)
+            return _READ_CACHE["data"]
+
+
+_READ_CACHE = {}
+_READ_LOCK = threading.Lock()
+
+
+def _data_file(data):
+    """``data`` as a DataFile for the workers (a file name or a DataFile; arrays are refused)."""
+    if isinstance(data, DataFile):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        return DataFile(os.path.abspath(os.fspath(data)))
+    path = getattr(data, "path", None)
+    raise ParameterError("with an engine, the data are a file the workers read (a file name or "
+                         f"pegasos.selection.DataFile), not {'the data read from ' + path if path else 'arrays'}")
+
+
+def _describe_task(source, options, folds, seed, validation=False):
+    """On a worker: (task, examples) of the file, after the fold assignment's checks (without a validation set)."""
+    ex = _load(source)
+    task = _task_of(ex, options)
+    if not validation:
+        fold_assignment(ex.y, folds, seed, task, ex.qid)
+    return task, ex.m
+
+
+def _fold_task(source, fold, folds, seed, options, points, warm, metric_names):
+    """On a worker: fold ``fold``'s lambda path (as _run_path), and the fold's sizes."""
+    ex = _load(source)
+    assignment = fold_assignment(ex.y, folds, seed, _task_of(ex, options), ex.qid)
+    train = subset(ex, np.flatnonzero(assignment != fold))
+    test = subset(ex, np.flatnonzero(assignment == fold))
+    return _run_path(train, test, options, points, warm, metric_names), train.m, test.m
+
+
+def _validation_task(source, validation, options, points, warm, metric_names):
+    """On a worker: the path trained on all of ``source``, scored on ``validation``."""
+    ex, test = _load(source), _load(validation)
+    if test.n_features != ex.n_features:
+        width = max(test.n_features, ex.n_features)
+        ex, test = as_examples(ex, width), as_examples(test, width)
+    return _run_path(ex, test, options, points, warm, metric_names)
+
+
+def fit_task(source, options):
+    """On a worker: :func:`pegasos.fit` of ``options`` on the file ``source`` (a DataFile); the model."""
+    return fit(source.read(), options)
 
 
 # ------------------------------------------------------------------------------------ one fold run --
@@ -255,7 +337,7 @@ def _summary(values):
 
 # ------------------------------------------------------------------------------- cross-validation --
 
-def cross_validate(data, options=None, folds=5, seed=None, jobs=1, **settings):
+def cross_validate(data, options=None, folds=5, seed=None, jobs=1, engine=None, **settings):
     """k-fold cross-validation of :func:`pegasos.fit` with ``options``.
 
     Fold i trains ``pegasos.fit`` on the examples of the other folds (in their
@@ -275,6 +357,10 @@ def cross_validate(data, options=None, folds=5, seed=None, jobs=1, **settings):
         Folds trained at once, each in its own process
         (:class:`concurrent.futures.ProcessPoolExecutor`); the results do not
         depend on it.
+    engine : pegasos.engine_dask.DaskEngine or None
+        Run every fold as a task on this cluster instead (``jobs`` must be
+        1); ``data`` is then a file name or :class:`DataFile` read on the
+        workers.  The numbers are those of the local run (``seconds`` aside).
 
     Returns
     -------
@@ -293,23 +379,33 @@ def cross_validate(data, options=None, folds=5, seed=None, jobs=1, **settings):
     ParameterError
         Bad folds, jobs or settings (see :func:`fold_assignment`, :func:`pegasos.fit`).
     """
-    options, ex, task, assignment, seed = _prepare(data, options, folds, seed, jobs, settings)
-    metric_names = TASK_METRICS[task]
-    args = _fold_args(ex, assignment, folds, options, [{}], False, metric_names)
-    rows = [r[0] for r in _run_folds(args, jobs)]
+    if engine is not None:
+        options, source, task, m, seed = _prepare_remote(data, options, folds, seed, jobs, settings, engine)
+        metric_names = TASK_METRICS[task]
+        runs = engine.map(_fold_task, [(source, i, folds, seed, options, [{}], False, metric_names)
+                                       for i in range(int(folds))], what="cross-validation")
+        sizes = [(r[1], r[2]) for r in runs]
+        rows = [r[0][0] for r in runs]
+    else:
+        options, ex, task, assignment, seed = _prepare(data, options, folds, seed, jobs, settings)
+        m = ex.m
+        metric_names = TASK_METRICS[task]
+        args = _fold_args(ex, assignment, folds, options, [{}], False, metric_names)
+        rows = [r[0] for r in _run_folds(args, jobs)]
+        sizes = [(a[0].m, a[1].m) for a in args]
     per_fold = []
-    for i, (row, a) in enumerate(zip(rows, args)):
-        per_fold.append({"fold": i + 1, "train_examples": a[0].m, "test_examples": a[1].m,
+    for i, (row, (n_train, n_test)) in enumerate(zip(rows, sizes)):
+        per_fold.append({"fold": i + 1, "train_examples": n_train, "test_examples": n_test,
                          **{k: row[k] for k in metric_names}, "objective": row["objective"],
                          "seconds": row["seconds"]})
     mean, sd = {}, {}
     for name in metric_names:
         mean[name], sd[name] = _summary([r[name] for r in per_fold])
-    return {"task": task, "folds": int(folds), "seed": int(seed), "examples": ex.m, "metrics": list(metric_names),
+    return {"task": task, "folds": int(folds), "seed": int(seed), "examples": m, "metrics": list(metric_names),
             "per_fold": per_fold, "mean": mean, "sd": sd}
 
 
-def _prepare(data, options, folds, seed, jobs, settings):
+def _checked(options, seed, jobs, settings):
     from .options import TrainOptions
 
     if options is None:
@@ -324,9 +420,28 @@ def _prepare(data, options, folds, seed, jobs, settings):
     seed = options.seed if seed is None else seed
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ParameterError(f"the fold seed must be an integer >= 0, got {seed!r}")
+    return options, int(seed)
+
+
+def _prepare(data, options, folds, seed, jobs, settings):
+    options, seed = _checked(options, seed, jobs, settings)
     ex = _load(data)
     task = _task_of(ex, options)
-    return options, ex, task, fold_assignment(ex.y, folds, seed, task, ex.qid), int(seed)
+    return options, ex, task, fold_assignment(ex.y, folds, seed, task, ex.qid), seed
+
+
+def _prepare_remote(data, options, folds, seed, jobs, settings, engine, validation=None):
+    """(options, DataFile, task, examples, seed) of a run on ``engine``: one worker reads the file and checks the folds."""
+    options, seed = _checked(options, seed, jobs, settings)
+    if jobs != 1:
+        raise ParameterError("jobs runs folds in local processes: with an engine the cluster's workers run them "
+                             "(leave jobs at 1)")
+    if validation is None and (isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2):
+        raise ParameterError(f"the number of folds must be an integer >= 2, got {folds!r}")
+    source = _data_file(data)
+    task, m = engine.map(_describe_task, [(source, options, folds, seed, validation is not None)],
+                         what="reading the data")[0]
+    return options, source, task, m, seed
 
 
 def _fold_args(ex, assignment, folds, options, points, warm, metric_names):
@@ -386,7 +501,7 @@ def parse_grid(text, points=None, name="--lambda"):
 
 
 def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=None, *, folds=5,
-           validation=None, metric=None, seed=None, jobs=1, warm_start=True, **settings):
+           validation=None, metric=None, seed=None, jobs=1, warm_start=True, engine=None, **settings):
     """Choose lambda (and gamma, for kernels) by cross-validation or on a validation set.
 
     Every grid point (lambda, or each pair (lambda, gamma)) is scored by the
@@ -429,6 +544,12 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
     seed, jobs : as :func:`cross_validate` (jobs: folds at once in processes)
     warm_start : bool
         False runs every point from scratch with :func:`pegasos.fit`.
+    engine : pegasos.engine_dask.DaskEngine or None
+        Run on this cluster: one task per fold, which runs the fold's whole
+        grid in the order above (with a validation set, one task); ``data``
+        and ``validation`` are then file names or :class:`DataFile` read on
+        the workers, ``jobs`` must be 1.  The numbers are those of the
+        local run (``seconds`` aside).
 
     Returns
     -------
@@ -458,7 +579,11 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
         gammas = _positive_values(gammas, "gammas")
         if options.kernel == "linear":
             raise ParameterError("a gamma grid needs a kernel (poly, rbf or sigmoid)")
-    if validation is None:
+    if engine is not None:
+        options, source, task, _, seed = _prepare_remote(data, options, folds, seed, jobs, {}, engine, validation)
+        if validation is not None:
+            validation, seed = _data_file(validation), None
+    elif validation is None:
         options, ex, task, assignment, seed = _prepare(data, options, folds, seed, jobs, {})
     else:
         options.validate()
@@ -479,7 +604,13 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
     lams = sorted(lambdas, reverse=True) if warm else sorted(lambdas)
     points = [{"lam": lam} for lam in lams] if gammas is None else \
         [{"lam": lam, "gamma": g} for lam in lams for g in sorted(gammas)]
-    if validation is None:
+    if engine is not None and validation is None:
+        per_fold = [r[0] for r in engine.map(_fold_task, [(source, i, folds, seed, options, points, warm, names)
+                                                          for i in range(int(folds))], what="the search")]
+    elif engine is not None:
+        per_fold = engine.map(_validation_task, [(source, validation, options, points, warm, names)],
+                              what="the search")
+    elif validation is None:
         per_fold = _run_folds(_fold_args(ex, assignment, folds, options, points, warm, names), jobs)
     else:
         test = _load(validation)

@@ -53,6 +53,15 @@ bias : "none", "feature" or "unregularized"
     "none": no intercept (the paper's problem, the default of
     ``pegasos.train``); "unregularized": Sec. 6's heuristic.  Kernels take
     "none" only; the ranker has no intercept.
+engine : pegasos.engine_dask.DaskEngine or None, default None
+    Linear classifiers (one-vs-rest for more than two classes) and the
+    regressor: train on this Dask cluster.  X is cut into one contiguous row block per worker, sent to the
+    workers, and the run is exact mini-batch Pegasos over the union of the
+    blocks (:func:`pegasos.engine_dask.fit_shards`; uniform i.i.d. batches,
+    so ``sampling`` does not apply): the model is the one of the local shard
+    engine on the same blocks, bit for bit, and depends on the number of
+    workers only through the blocks.  No ``sample_weight``.  ``clone``
+    shares the cluster.
 step_offset : "auto" or float >= 0, default "auto"
     t0 of the step eta_t = 1/(lambda (t + t0)) (``pegasos train --t0``); 0
     is the paper's step.  "auto" is t0 = 1/(0.1 lambda), i.e. a first step
@@ -115,6 +124,11 @@ _KERNELS = ("rbf", "poly", "sigmoid")
 LINEAR_EPOCHS = 50       # default passes over the data of a linear classifier or regressor
 KERNEL_EPOCHS = 10       # ... of a kernel classifier (pegasos.train's default) and the ranker (over pairs)
 AUTO_ETA0 = 0.1          # first step of step_offset="auto"
+
+
+def _shown(value):
+    """A label or number for a message: 1.0 and 'a', not np.float64(1.0) and np.str_('a')."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _as_csr(X):
@@ -224,6 +238,21 @@ class _PegasosBase(BaseEstimator):
         else:
             out["step_offset"] = t0
         return out
+
+    def _fit_on_engine(self, X, y, sw, **problem):
+        """The linear model trained on ``self.engine``: X's row blocks, one per worker, as shards."""
+        from .engine_dask import EngineSettings, array_shards, fit_shards
+        from .options import TrainOptions
+
+        if sw is not None:
+            raise ParameterError("sample_weight is not available with engine")
+        common = self._common()
+        common.pop("sampling")
+        options = TrainOptions(n_threads=self.n_threads, **problem, **common)
+        client = getattr(self.engine, "client", self.engine)
+        shards = array_shards(X, y, max(1, min(len(client.scheduler_info()["workers"]), X.shape[0])))
+        return fit_shards(shards, options, EngineSettings(engine="dask", zero_based=True, n_features=X.shape[1]),
+                          cluster=self.engine)
 
     def _partial_common(self):
         """The keyword arguments of pegasos.train for one partial_fit pass: one
@@ -349,7 +378,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
                  budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1,
                  sampling="permutation", projection=False, average=False, average_from=0.5, bias="auto",
                  step_offset="auto",
-                 class_weight=None, random_state=1, n_threads=1):
+                 class_weight=None, random_state=1, n_threads=1, engine=None):
+        self.engine = engine
         self.loss = loss
         self.multiclass = multiclass
         self.kernel = kernel
@@ -409,7 +439,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         classes, y_index = np.unique(y, return_inverse=True)
         K = classes.size
         if K < 2:
-            raise ParameterError(f"the labels hold one class ({classes[0]!r} only); a classifier needs at least "
+            raise ParameterError(f"the labels hold one class ({_shown(classes[0])} only); a classifier needs at least "
                                  "two classes")
         values = self._label_values(classes)
         y_num = values[y_index]
@@ -420,7 +450,13 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
         if self.multiclass not in ("ovr", "crammer-singer"):
             raise ParameterError(f"multiclass must be ovr or crammer-singer, got {self.multiclass!r}")
-        if self.kernel is not None:
+        if self.engine is not None:
+            if self.kernel is not None or (K > 2 and self.multiclass != "ovr"):
+                raise ParameterError("engine trains linear classifiers, one-vs-rest for more than two classes "
+                                     "(no kernel, no crammer-singer)")
+            self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
+                                              class_weight=class_weight)
+        elif self.kernel is not None:
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
             self.model_ = trainers.train(X, y_num, loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
@@ -499,7 +535,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         bad = (y_index >= 2) | (classes[np.minimum(y_index, 1)] != y)
         if np.any(bad):
             i = int(np.argmax(bad))
-            raise ParameterError(f"label {y[i]!r} (example {i + 1}) is not one of the classes "
+            raise ParameterError(f"label {_shown(y[i])} (example {i + 1}) is not one of the classes "
                                  f"{classes.tolist()!r}")
         values = self._label_values(classes)
         sw = _sample_weight(sample_weight, X.shape[0])
@@ -541,9 +577,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         for label, weight in cw.items():
             hit = [i for i, c in enumerate(classes.tolist()) if c == label]
             if len(hit) != 1:
-                raise ParameterError(f"class_weight names label {label!r}, which is not among the classes")
+                raise ParameterError(f"class_weight names label {_shown(label)}, which is not among the classes")
             if not isinstance(weight, numbers.Real) or not (math.isfinite(weight) and weight > 0):
-                raise ParameterError(f"the class_weight of label {label!r} must be a positive number, got {weight!r}")
+                raise ParameterError(f"the class_weight of label {_shown(label)} must be a positive number, got {_shown(weight)}")
             out[float(values[hit[0]])] = float(weight)
         return out
 
@@ -772,7 +808,8 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
 
     def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1,
                  sampling="permutation", projection=False, average=False, average_from=0.5, bias="feature",
-                 step_offset="auto", random_state=1, n_threads=1):
+                 step_offset="auto", random_state=1, n_threads=1, engine=None):
+        self.engine = engine
         self.epsilon = epsilon
         self.lam = lam
         self.iterations = iterations
@@ -801,8 +838,12 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         sw = _sample_weight(sample_weight, X.shape[0])
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, numbers.Real):
             raise ParameterError(f"epsilon must be a number >= 0, got {self.epsilon!r}")
-        self.model_ = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
-                            n_threads=self.n_threads, sample_weight=sw, **self._common())
+        if self.engine is not None:
+            self.model_ = self._fit_on_engine(X, y, sw, loss="eps-insensitive", epsilon=float(self.epsilon),
+                                              bias=self.bias)
+        else:
+            self.model_ = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
+                                n_threads=self.n_threads, sample_weight=sw, **self._common())
         self._set_fitted()
         self._keep_state()
         return self

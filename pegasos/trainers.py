@@ -8,10 +8,8 @@ trainer and the automatic defaults.
 """
 
 from .examples import as_examples
-from .kernel import fit_kernel
 from .labels import BinaryLabels
 from .linear import fit_linear
-from .multiclass import fit_multiclass
 from .options import TrainOptions
 
 
@@ -104,6 +102,8 @@ def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_te
     options = TrainOptions(**{"preset": "paper", "multiclass": method, "cost": cost, "n_threads": n_jobs,
                               **settings}).validate()
     ex = as_examples((X, y, None, sample_weight), n_features)
+    from .multiclass import fit_multiclass      # imported when used: binary runs do not need it
+
     return fit_multiclass(ex, options, class_texts=class_texts, progress=progress)
 
 
@@ -130,4 +130,6 @@ def train_kernel(X, y, *, kernel="rbf", labels=None, n_features=None, order=None
     ex = as_examples((X, y), n_features)
     if labels is None:
         labels = BinaryLabels.from_values(ex.y)
+    from .kernel import fit_kernel              # imported when used: linear runs do not need it
+
     return fit_kernel(ex, options, labels=labels, progress=progress, order=order, return_state=return_state)

@@ -140,3 +140,17 @@ def test_cli_cv_text_and_train_v(tmp_path):
     r = run_pegasos("cv", path, "-v", "1")
     assert r.returncode == 2
     error_line(run_pegasos("cv", path, "--stream"), "--stream", status=1)
+
+
+def test_the_mean_line_says_how_many_folds_a_metric_is_defined_on(tmp_path):
+    """F1 and AUC are undefined on a fold without positives; the mean silently used the other folds."""
+    data = tmp_path / "tiny.svm"
+    data.write_text("1 1:1\n-1 1:-1\n1 1:0.8\n-1 1:-0.7\n1 1:0.9\n-1 1:-0.9\n1 1:0.5\n-1 2:1\n")
+    out = ok(run_pegasos("cv", "-v", "5", "--epochs", "5", data))
+    mean = out.strip().splitlines()[-1]
+    folds = [line.split() for line in out.strip().splitlines()[2:-1]]
+    n_f1 = sum(1 for f in folds if f[4] != "n/a")
+    n_auc = sum(1 for f in folds if f[5] != "n/a")
+    assert n_f1 < 5 and n_auc < 5
+    assert "f1 " in mean and f"({n_f1} of 5 folds)" in mean and f"({n_auc} of 5 folds)" in mean
+    assert "accuracy 1.0000 ± 0.0000 |" in mean            # defined on every fold: no count

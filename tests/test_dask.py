@@ -166,9 +166,14 @@ def test_unsupported_runs_are_refused(shards, tmp_path):
         EngineSettings(engine="dask").validate()
     with pytest.raises(ParameterError, match="--sync-every"):
         EngineSettings(sync_every=0).validate()
-    (tmp_path / "m.svm").write_text("1 1:1\n2 1:2\n3 2:1\n")
-    with pytest.raises(ParameterError, match="exactly two label values over all shards, got 3"):
+    (tmp_path / "m.svm").write_text("1 1:1\n2 1:2\n3.5 2:1\n")
+    with pytest.raises(ParameterError, match="3.5 is not an integer"):
         fit_shards(str(tmp_path / "m.svm"), OPTS.replace(batch_size=1, iterations=5))
+    (tmp_path / "m.svm").write_text("1 1:1\n2 1:2\n3 2:1\n")
+    with pytest.raises(ParameterError, match="without --checkpoint-every"):
+        fit_shards(str(tmp_path / "m.svm"), OPTS.replace(batch_size=1, iterations=5), EngineSettings(sync_every=3))
+    with pytest.raises(ParameterError, match="crammer-singer"):
+        fit_shards(str(tmp_path / "m.svm"), OPTS.replace(multiclass="crammer-singer"))
 
 
 def test_version_check():
@@ -403,3 +408,231 @@ def test_a_file_named_like_a_glob_is_that_file(shards, tmp_path):
     r = CliRunner().invoke(main, ["train", "-q", "-T", "20", str(odd), str(out)])
     assert r.exit_code == 0, r.output
     assert "engine" not in out.read_text()          # the ordinary in-memory training
+
+
+# ------------------------------------------------- cv, search and estimators on Dask --
+
+@pytest.fixture(scope="module")
+def engine(threads_cluster):
+    distributed = pytest.importorskip("distributed")
+    from pegasos.engine_dask import DaskEngine
+
+    with distributed.Client(threads_cluster) as client:
+        yield DaskEngine(client)
+
+
+def _without_seconds(result):
+    """A cv or search result with the training times (which differ between runs) removed."""
+    if isinstance(result, dict):
+        return {k: _without_seconds(v) for k, v in result.items() if k != "seconds"}
+    if isinstance(result, list):
+        return [_without_seconds(v) for v in result]
+    return result
+
+
+def test_cross_validate_on_dask_is_the_local_one(shards, engine):
+    from pegasos.selection import DataFile
+
+    path = str(shards / "bin" / "a.svm")
+    opts = TrainOptions(lam=1e-3, epochs=3, batch_size=4, seed=5)
+    local = pegasos.cross_validate(path, opts, folds=4)
+    remote = pegasos.cross_validate(path, opts, folds=4, engine=engine)
+    assert _without_seconds(remote) == _without_seconds(local)
+    assert len(remote["per_fold"]) == 4 and remote["examples"] == 300
+    reg = str(shards / "reg" / "a.svm")
+    ropts = opts.replace(loss="eps-insensitive", epsilon=0.1)
+    assert _without_seconds(pegasos.cross_validate(DataFile(reg), ropts, folds=3, engine=engine)) == \
+        _without_seconds(pegasos.cross_validate(reg, ropts, folds=3))
+    with pytest.raises(ParameterError, match="a file the workers read"):
+        pegasos.cross_validate(read_svmlight(path), opts, engine=engine)
+    with pytest.raises(ParameterError, match="jobs"):
+        pegasos.cross_validate(path, opts, jobs=2, engine=engine)
+    with pytest.raises(ParameterError, match="the data have 300"):          # a worker's error, as raised
+        pegasos.cross_validate(path, opts, folds=301, engine=engine)
+
+
+def test_search_on_dask_is_the_local_one(shards, engine):
+    path = str(shards / "bin" / "a.svm")
+    opts = TrainOptions(epochs=2, batch_size=8, seed=2)
+    lams = [1e-3, 1e-2, 1e-1]
+    for warm in (True, False):
+        local = pegasos.search(path, opts, lams, folds=3, warm_start=warm)
+        remote = pegasos.search(path, opts, lams, folds=3, warm_start=warm, engine=engine)
+        assert _without_seconds(remote) == _without_seconds(local) and remote["warm_start"] == warm
+    val = str(shards / "bin" / "b.svm")
+    assert _without_seconds(pegasos.search(path, opts, lams, validation=val, engine=engine)) == \
+        _without_seconds(pegasos.search(path, opts, lams, validation=read_svmlight(val)))
+
+
+def test_cli_cv_and_search_on_dask(shards, tmp_path, threads_cluster):
+    import json
+
+    path = str(shards / "bin" / "a.svm")
+    dask = ["--engine", "dask", "--scheduler", threads_cluster.scheduler_address]
+    runs = {}
+    for name, extra in (("local", []), ("dask", dask)):
+        r = CliRunner().invoke(main, ["cv", "--json", "-v", "3", "--epochs", "2"] + extra + [path])
+        assert r.exit_code == 0, r.output
+        runs["cv", name] = _without_seconds(json.loads(r.output))
+        out = tmp_path / f"{name}.model"
+        r = CliRunner().invoke(main, ["search", "--json", "-l", "1e-3:1e-1", "--points", "3", "-v", "3"] + extra
+                               + [path, str(out)])
+        assert r.exit_code == 0, r.output
+        runs["search", name] = {k: v for k, v in _without_seconds(json.loads(r.output)).items() if k != "model"}
+    assert runs["cv", "local"] == runs["cv", "dask"] and runs["search", "local"] == runs["search", "dask"]
+    assert (tmp_path / "local.model").read_bytes() == (tmp_path / "dask.model").read_bytes()
+    for extra, words in ((["--jobs", "2"], "--jobs"), (["--cache", str(tmp_path / "c")], "--cache"),
+                         (["-j", "2"], "-j")):
+        r = CliRunner().invoke(main, ["cv"] + dask + extra + [path])
+        assert r.exit_code == 1 and words in r.output and "Traceback" not in r.output, r.output
+    r = CliRunner().invoke(main, ["cv", "--local-workers", "2", path])
+    assert r.exit_code == 1 and "need --engine dask" in r.output
+
+
+def test_fit_and_estimators_with_an_engine(shards, engine):
+    from sklearn.base import clone
+
+    from pegasos.engine_dask import array_shards
+    from pegasos.sklearn import PegasosClassifier, PegasosRegressor
+
+    folder = str(shards / "bin")
+    assert np.array_equal(pegasos.fit(folder, OPTS, engine=engine).w, fit_shards(folder, OPTS).w)
+    with pytest.raises(ParameterError, match="not arrays"):
+        pegasos.fit((np.eye(3), np.array([1.0, -1.0, 1.0])), OPTS, engine=engine)
+    X, y, _ = _concat(sorted((shards / "bin").glob("*.svm")))
+    labels = np.where(y > 0, "spam", "ham")
+    est = PegasosClassifier(engine=engine, batch_size=8, epochs=4, random_state=3).fit(X, labels)
+    assert list(est.classes_) == ["ham", "spam"] and clone(est).engine is engine
+    # the same run in this process: two row blocks (two workers), class "ham" -> 0, "spam" -> 1
+    common = {k: v for k, v in est._common().items() if k != "sampling"}
+    ref = fit_shards(array_shards(X, (y > 0).astype(np.float64), 2), TrainOptions(bias="feature", **common),
+                     EngineSettings(zero_based=True, n_features=X.shape[1]))
+    assert np.array_equal(est.coef_.ravel(), ref.w) and est.intercept_[0] == ref.bias
+    assert est.score(X, labels) > 0.8
+    with pytest.raises(ParameterError, match="sample_weight"):
+        est.fit(X, labels, sample_weight=np.ones(X.shape[0]))
+    Xr, yr, _ = _concat(sorted((shards / "reg").glob("*.svm")))
+    reg = PegasosRegressor(engine=engine, batch_size=4, epochs=5).fit(Xr, yr)
+    assert reg.score(Xr, yr) > 0.5
+
+
+def test_estimator_with_an_engine_trains_one_vs_rest(classes3, engine):
+    from pegasos.engine_dask import array_shards
+    from pegasos.sklearn import PegasosClassifier
+
+    X, y, _ = _concat(sorted(classes3.glob("*.svm")))
+    est = PegasosClassifier(engine=engine, batch_size=8, iterations=60).fit(X, y)
+    common = {k: v for k, v in est._common().items() if k != "sampling"}
+    ref = fit_shards(array_shards(X, y, 2), TrainOptions(bias="feature", **common),
+                     EngineSettings(zero_based=True, n_features=X.shape[1]))
+    assert list(est.classes_) == [2.0, 5.0, 9.0] and np.array_equal(est.coef_, ref.W)
+    assert np.array_equal(est.predict(X), ref.predict(X))
+    with pytest.raises(ParameterError, match="crammer-singer"):
+        PegasosClassifier(engine=engine, multiclass="crammer-singer").fit(X, y)
+
+
+# ------------------------------------------------------------ one-vs-rest on shards --
+
+@pytest.fixture(scope="module")
+def classes3(tmp_path_factory):
+    """Two shards (130 and 70 examples) of a 3-class problem with labels 2, 5, 9."""
+    root = tmp_path_factory.mktemp("ovr")
+    rng = np.random.default_rng(11)
+    centres = rng.normal(size=(3, 12)) * 2
+    for name, m in (("a", 130), ("b", 70)):
+        with open(root / f"{name}.svm", "w") as f:
+            for _ in range(m):
+                c = int(rng.integers(3))
+                x = centres[c] + rng.normal(size=12)
+                f.write(f"{(2, 5, 9)[c]} " + " ".join(f"{j + 1}:{v:.5g}" for j, v in enumerate(x)) + "\n")
+    return root
+
+
+def test_ovr_on_shards_is_one_binary_shard_run_per_class(classes3, tmp_path):
+    """Class c's weights are those of the binary shard run of c against the rest (labels rewritten), bit for bit."""
+    opts = OPTS.replace(iterations=120)
+    model = fit_shards(str(classes3 / "*.svm"), opts)
+    assert model.task == "multiclass" and model.class_texts == ["2", "5", "9"] and model.W.shape[0] == 3
+    for c, label in enumerate(("2", "5", "9")):
+        folder = tmp_path / label
+        folder.mkdir()
+        for name in ("a.svm", "b.svm"):
+            lines = (classes3 / name).read_text().splitlines()
+            (folder / name).write_text("".join(("1" if ln.split()[0] == label else "-1") + ln[ln.index(" "):] + "\n"
+                                               for ln in lines))
+        ref = fit_shards(str(folder / "*.svm"), opts)
+        assert np.array_equal(model.W[c], ref.w) and model.biases[c] == ref.bias
+    # class weights follow the original label: class 5's weight is the positives' weight of "5 against the rest"
+    weighted = fit_shards(str(classes3 / "*.svm"), opts.replace(class_weight={5.0: 2.0}))
+    ref = fit_shards(str(tmp_path / "5" / "*.svm"), opts.replace(class_weight={1.0: 2.0}))
+    assert np.array_equal(weighted.W[1], ref.w) and not np.array_equal(weighted.W[1], model.W[1])
+    X, y, _ = _concat(sorted(classes3.glob("*.svm")))
+    assert np.mean(model.predict(X) == y) > 0.9
+
+
+def test_ovr_on_dask_is_the_local_shard_run(classes3, threads_cluster, tmp_path):
+    opts = OPTS.replace(iterations=80, bias="feature", batch_size=8)
+    local = fit_shards(str(classes3 / "*.svm"), opts)
+    dask = fit_shards(str(classes3 / "*.svm"), opts, EngineSettings(engine="dask",
+                                                                     scheduler=threads_cluster.scheduler_address))
+    assert np.array_equal(dask.W, local.W) and np.array_equal(dask.biases, local.biases)
+    a, b = tmp_path / "local.model", tmp_path / "dask.model"
+    for extra, out in (([], a), (["--engine", "dask", "--scheduler", threads_cluster.scheduler_address], b)):
+        r = CliRunner().invoke(main, ["train", "-q", "-T", "40", "-k", "8", "--t0", "10"] + extra
+                               + [str(classes3 / "*.svm"), str(out)])
+        assert r.exit_code == 0, r.output
+    assert a.read_text().replace("engine local", "engine dask") == b.read_text()
+    assert pegasos.load_model(str(b)).task == "multiclass"
+
+
+def test_unset_t0_is_calibrated_on_a_sample_of_the_shards(shards, monkeypatch):
+    """The t0 of a run without one: calibrate_step_offset on s examples drawn from the union of the shards
+    (distinct, uniform, keyed by the seed; s = 1000, here 200), carried to n by sqrt(s / n)."""
+    from pegasos import autotune
+    from pegasos.autotune import calibrate_step_offset
+
+    monkeypatch.setattr(autotune, "DEFAULT_SAMPLE_SIZE", 200)
+    folder = shards / "bin"
+    opts = TrainOptions(lam=1e-3, iterations=50, batch_size=4, seed=6, projection=True)
+    model = fit_shards(str(folder), opts)
+    X, y, sizes = _concat(sorted(folder.glob("*.svm")))
+    n = X.shape[0]
+    s = 200
+    picked = np.sort(np.random.Generator(np.random.PCG64([6, 3])).choice(n, size=s, replace=False))
+    _, eta0_s, _ = calibrate_step_offset(X[picked], y[picked], 1e-3, seed=6, average_from=opts.average_from,
+                                         sampling="uniform", details=True, batch_size=4, projection=True,
+                                         bias="none", n_features=X.shape[1], sample_weight=None,
+                                         labels=pegasos.BinaryLabels(-1.0, 1.0))
+    assert float(model.info["step_offset"]) == 1.0 / (1e-3 * eta0_s * np.sqrt(s / n))
+    assert model.info["step_offset_rule"] == "calibrated"
+    again = fit_shards(str(folder), opts.replace(step_offset=float(model.info["step_offset"])))
+    assert np.array_equal(again.w, model.w)
+
+
+def test_ovr_calibrates_on_the_largest_class_of_the_sample(classes3):
+    """One t0 for every class: the one the binary shard run of the sample's largest class against the rest gets."""
+    opts = OPTS.replace(iterations=30, step_offset=None)
+    model = fit_shards(str(classes3 / "*.svm"), opts)
+    X, y, _ = _concat(sorted(classes3.glob("*.svm")))
+    picked = np.random.Generator(np.random.PCG64([3, 3])).choice(200, size=200, replace=False)
+    largest = max((2.0, 5.0, 9.0), key=lambda c: (np.sum(y[picked] == c), -c))
+    assert model.info["step_offset_rule"] == "calibrated"
+    from pegasos.autotune import calibrate_step_offset
+
+    _, eta0, _ = calibrate_step_offset(X[np.sort(picked)], np.where(y[np.sort(picked)] == largest, 1.0, -1.0), opts.lam,
+                                       seed=3, average_from=opts.average_from, sampling="uniform", details=True,
+                                       batch_size=16, projection=False, bias="none", n_features=X.shape[1],
+                                       sample_weight=None, labels=pegasos.BinaryLabels(-1.0, 1.0))
+    assert float(model.info["step_offset"]) == 1.0 / (opts.lam * eta0)
+
+
+def test_a_pickled_engine_connects_again(engine, threads_cluster):
+    import pickle
+
+    from pegasos.engine_dask import DaskEngine
+
+    again = pickle.loads(pickle.dumps(engine))
+    assert again.settings.scheduler == threads_cluster.scheduler_address and again._client is None
+    assert pickle.loads(pickle.dumps(DaskEngine(local_workers=3))).settings.local_workers == 3
+    with pytest.raises(ParameterError, match="one of"):
+        DaskEngine()

@@ -344,3 +344,13 @@ def test_import_pegasos_does_not_import_sklearn_and_a_missing_sklearn_names_the_
             "try:\n    import pegasos.sklearn\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert "pip install 'pegasos[sklearn]'" in out
+
+
+def test_messages_show_labels_as_python_values():
+    """Messages printed numpy's repr: '(np.float64(1.0) only)'."""
+    with pytest.raises(ParameterError) as e:
+        PegasosClassifier().fit(np.ones((3, 2)), np.array([1.0, 1.0, 1.0]))
+    assert "(1.0 only)" in str(e.value) and "np." not in str(e.value)
+    with pytest.raises(ParameterError) as e:
+        PegasosClassifier(class_weight={np.float64(0.0): -1}).fit(np.ones((4, 2)), np.array([0.0, 1.0, 1.0, 0.0]))
+    assert "label 0.0 must be a positive number, got -1" in str(e.value)

@@ -1,0 +1,88 @@
+"""Whole-process time of the everyday commands on a9a, against the interpreter, NumPy and LIBLINEAR.
+
+Each command runs as its own process (fork to exit, timed from here, user and system time from
+the children's rusage), the commands taking turns, --repeats rounds; the table gives medians and
+the load average beside.  ``pegasos`` is run as ``python -c "from pegasos.cli import main; ..."``
+so that --before (a directory holding another version of the package, put first on PYTHONPATH)
+is timed the same way.  LIBLINEAR: liblinear-official's reader, train and save_model in Python
+(benchmarks/liblinear_user.py), C = 1 / (lambda m), -s 3 (hinge loss, dual), no bias.
+
+Usage: python benchmarks/bench_whole_process.py [--data A9A] [--repeats 7] [--before DIR]
+"""
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LAM = 1e-4
+M_A9A = 32561
+
+
+def pegasos_cmd(args):
+    return [sys.executable, "-c", "import sys; from pegasos.cli import main; sys.argv[0] = 'pegasos'; main()", *args]
+
+
+def timed(cmd, env):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(Path(os.environ.get("PEGASOS_DATA", HERE.parent.parent / "shared" / "data"))
+                                          / "a9a" / "a9a"))
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--before", help="directory holding the package version to time as 'before'")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="pegasos-whole-")
+    model, out = os.path.join(tmp, "m"), os.path.join(tmp, "p")
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)          # a user's interpreter caches bytecode
+    variants = [("this", env)]
+    if args.before:
+        env_b = dict(env, PYTHONPATH=args.before + os.pathsep + env.get("PYTHONPATH", ""))
+        variants.insert(0, ("before", env_b))
+    commands = [("python -c pass", [sys.executable, "-c", "pass"], env),
+                ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"], env)]
+    for name, e in variants:
+        commands += [(f"{name}: python -c 'import pegasos'", [sys.executable, "-c", "import pegasos"], e),
+                     (f"{name}: pegasos --help", pegasos_cmd(["--help"]), e),
+                     (f"{name}: pegasos train -l 1e-4 a9a", pegasos_cmd(["train", "-q", "-l", str(LAM), args.data,
+                                                                        model + name]), e),
+                     (f"{name}: pegasos predict a9a", pegasos_cmd(["predict", "-q", args.data, model + name, out]), e)]
+    c = 1.0 / (LAM * M_A9A)
+    commands.append(("LIBLINEAR (liblinear_user.py: svm_read_problem, train -s 3, save_model)",
+                     [sys.executable, str(HERE / "liblinear_user.py"), "svm_read_problem", args.data,
+                      f"-s 3 -c {c} -B -1 -q", os.path.join(tmp, "ll")], env))
+    for _, cmd, e in commands:                         # warm-up: bytecode caches, page cache, the models
+        timed(cmd, e)
+    runs = {name: [] for name, _, _ in commands}
+    loads = []
+    for _ in range(args.repeats):
+        loads.append(os.getloadavg()[0])
+        for name, cmd, e in commands:
+            runs[name].append(timed(cmd, e))
+    print(f"{args.repeats} rounds, load average (1 min) {min(loads):.2f}-{max(loads):.2f}")
+    print("| command | wall ms | user ms | sys ms |")
+    print("|---|---|---|---|")
+    for name, _, _ in commands:
+        w, u, s = (statistics.median(x[i] for x in runs[name]) for i in range(3))
+        print(f"| {name} | {1e3 * w:.0f} | {1e3 * u:.0f} | {1e3 * s:.0f} |")
+    if args.before:
+        same = Path(model + "before").read_bytes() == Path(model + "this").read_bytes()
+        print(f"model files of before and this identical: {same}")
+
+
+if __name__ == "__main__":
+    main()

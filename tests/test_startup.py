@@ -1,0 +1,49 @@
+"""Start-up: a binary linear `pegasos train` on one plain file, and `predict` with its model,
+import only what they use: not the shard engine, the kernel and multiclass trainers or the
+trace module (each imported when a run needs it), nor scipy; a multiclass model still loads."""
+
+import subprocess
+import sys
+
+import numpy as np
+
+NOT_FOR_A_BINARY_RUN = ("pegasos.engine_dask", "pegasos.kernel", "pegasos.multiclass", "pegasos.trace", "scipy")
+
+
+def run_and_list_modules(tmp_path, commands):
+    code = ("import sys\nfrom pegasos.cli import main\n"
+            f"for argv in {commands!r}:\n"
+            "    try:\n        main(argv)\n    except SystemExit as e:\n        assert not e.code, e.code\n"
+            "print(' '.join(sorted(sys.modules)))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return set(r.stdout.split())
+
+
+def write_data(path, n_classes):
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(200):
+        cols = np.sort(rng.choice(30, size=4, replace=False)) + 1
+        label = ("+1" if i % 2 else "-1") if n_classes == 2 else str(i % n_classes + 1)
+        lines.append(label + "".join(f" {c}:{rng.normal():.3f}" for c in cols))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_binary_train_and_predict_import_only_what_they_use(tmp_path):
+    write_data(tmp_path / "d.svm", 2)
+    modules = run_and_list_modules(tmp_path, [["train", "-q", "-l", "1e-2", "d.svm", "d.model"],
+                                              ["predict", "-q", "d.svm", "d.model", "out"]])
+    assert "pegasos.linear" in modules and "pegasos._core" in modules       # the check sees the imports
+    loaded = sorted(m for m in modules if m.split(".")[0] == "scipy" or m in NOT_FOR_A_BINARY_RUN)
+    assert not loaded, loaded
+    assert len((tmp_path / "out").read_text().split()) == 200
+
+
+def test_multiclass_train_and_predict_still_work(tmp_path):
+    write_data(tmp_path / "d.svm", 3)
+    modules = run_and_list_modules(tmp_path, [["train", "-q", "-l", "1e-2", "d.svm", "d.model"],
+                                              ["predict", "-q", "d.svm", "d.model", "out"]])
+    assert "pegasos.multiclass" in modules
+    rows = [line.split() for line in (tmp_path / "out").read_text().splitlines()]
+    assert len(rows) == 200 and all(len(r) == 3 for r in rows)
