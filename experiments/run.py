@@ -52,8 +52,9 @@ README_OPTIMA = {
     ("reuters/reuters.trn.bz2", 1e-4): 0.0422014018,
 }
 
-#: what each mode runs; the full run took 19 minutes on two busy cores, the quick one 4-5 (the kernel sets are
-#: subsampled to 4000 examples and T to 30000; the paper's Adult has 32562, Reuters 7770)
+#: what each mode runs; on 2 cores the full run takes 3.5 min idle (19 min at load 10), the quick one 45 s
+#: idle (5.5 min at load 10); the kernel sets are
+#: subsampled to 4000 examples and T to 30000 (the paper's Adult has 32562, Reuters 7770)
 SIZES = {
     "quick": dict(seeds=(1, 2, 3), linear_epochs=6, synthetic_rows=(20000, 10000), kernel_m=1200,
                   kernel_T=(100, 300, 1000, 3000), kernel_test=1500, lambdas=(1e-6, 1e-5, 1e-4, 1e-3),
