@@ -1,6 +1,6 @@
 """The quick run of experiments/run.py (the paper's Sec. 7), checked on its results.
 
-The driver runs once per session (``--quick`` into a temporary directory,
+The driver runs once per pytest run (``--quick`` into a temporary directory,
 a few minutes on two cores); the assertions are the paper's findings, which
 would fail if the algorithm were wrong, not only that files exist:
 
