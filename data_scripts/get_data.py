@@ -45,16 +45,23 @@ CHUNK = 1 << 20
 
 
 def _entry(name, group, remote, m, n, nnz=None, n_exact=True, sha256=None, note="",
-           aliases=()):
+           aliases=(), url=""):
     """One row of the data set table.
 
     ``n`` is the number of features given on the LIBSVM page.  With
     ``n_exact`` the largest index in the file must equal ``n``; otherwise it
     must only not exceed it (test files often miss the last features).
     ``aliases`` are other local file names accepted by ``--verify-only``.
+    ``url``: "" for ``--base-url``/``remote``; a full URL for a file elsewhere;
+    None when no public URL is known here (``--url NAME=URL`` gives one).
     """
     return dict(name=name, group=group, remote=remote, m=m, n=n, nnz=nnz,
-                n_exact=n_exact, sha256=sha256, note=note, aliases=tuple(aliases))
+                n_exact=n_exact, sha256=sha256, note=note, aliases=tuple(aliases), url=url)
+
+
+#: the paper's linear sets (Sec. 7.1), T. Joachims' versions; their sizes are the paper's
+_JOACHIMS = ("T. Joachims' SVM-perf version, as in the paper; no URL is known here: give --url NAME=URL "
+             "(checked by shape; no checksum is published)")
 
 
 #: Known files: name -> expected shape.  nnz only where a copy was counted.
@@ -83,6 +90,14 @@ DATASETS = {e["name"]: e for e in [
            n_exact=False, note="labels 1/2"),
     _entry("news20.binary", "news20", "news20.binary.bz2", 19996, 1355191,
            n_exact=False),
+    # for experiments/run.py (the paper's Sec. 7): cov1 is covtype class 1 against the rest
+    _entry("covtype", "covtype", "covtype.bz2", 581012, 54, n_exact=False,
+           url="https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/covtype.bz2",
+           note="7 classes (LIBSVM multiclass); experiments use class 1 against the rest (cov1)"),
+    _entry("astro-ph", "astro-ph", "astro-ph.train", 29882, 99757, n_exact=False, url=None, note=_JOACHIMS),
+    _entry("astro-ph.test", "astro-ph", "astro-ph.test", 32487, 99757, n_exact=False, url=None, note=_JOACHIMS),
+    _entry("ccat", "ccat", "ccat.train", 781265, 47236, n_exact=False, url=None, note=_JOACHIMS),
+    _entry("ccat.test", "ccat", "ccat.test", 23149, 47236, n_exact=False, url=None, note=_JOACHIMS),
 ]}
 
 # An index:value token: digits right after whitespace (or line start), then ':'.
@@ -268,7 +283,11 @@ def fetch(entry, root, base_url, force=False, decompress=False, quiet=False, tim
         print(f"{entry['name']}: already present, checking")
         ok, problems, stats = verify(final, entry)
     else:
-        url = f"{base_url}/{entry['remote']}"
+        url = entry.get("url")
+        if url is None:
+            raise OSError(f"no public URL is known for {entry['name']}: give --url {entry['name']}=URL "
+                          f"(a file of {entry['m']} examples, saved as {final})")
+        url = url or f"{base_url}/{entry['remote']}"
         print(f"{entry['name']}: downloading {url}")
         download(url, part, timeout=timeout, quiet=quiet)
         ok, problems, stats = verify(part, entry, compressed=entry["remote"].endswith(".bz2"))
@@ -324,6 +343,8 @@ def main(argv=None):
     p.add_argument("--verify-only", action="store_true",
                    help="only check files already under --dir (no network)")
     p.add_argument("--base-url", default=BASE_URL, help="mirror of the LIBSVM binary data sets")
+    p.add_argument("--url", action="append", default=[], metavar="NAME=URL",
+                   help="where to download NAME from (for the sets without a known URL: astro-ph, ccat)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="network timeout of the connection and of each read (default 60)")
@@ -337,7 +358,15 @@ def main(argv=None):
     unknown = [n for n in args.names if n not in DATASETS]
     if unknown:
         p.error(f"unknown data set(s) {', '.join(unknown)}; see --list")
-    entries = [DATASETS[n] for n in args.names] if args.names else list(DATASETS.values())
+    urls = {}
+    for item in args.url:
+        name, _, url = item.partition("=")
+        if name not in DATASETS or not url:
+            p.error(f"--url takes NAME=URL with a known NAME, got {item!r}")
+        urls[name] = url
+    entries = [DATASETS[n] for n in args.names] if args.names else [
+        e for e in DATASETS.values() if e["url"] is not None or e["name"] in urls]
+    entries = [dict(e, url=urls[e["name"]]) if e["name"] in urls else e for e in entries]
 
     failed = []
     for entry in entries:
