@@ -174,6 +174,17 @@ def read_cost_matrix(path, n_classes):
     return cost.ravel()
 
 
+def _classes(y, options):
+    """The distinct labels (sorted float64), checked: at least two, and a loss that classifies."""
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ParameterError(f"multiclass training needs at least two classes, got {classes.size}")
+    if options.loss not in ("hinge", "log", "squared-hinge"):
+        raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), "
+                             f"not {options.loss}")
+    return classes
+
+
 def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None):
     """Train a multiclass linear SVM with Pegasos (one-vs-rest or Crammer-Singer).
 
@@ -205,13 +216,8 @@ def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None
     method = options.multiclass or "ovr"
     y = ex.y
     m = ex.m
-    classes = np.unique(y)
+    classes = _classes(y, options)
     K = classes.size
-    if K < 2:
-        raise ParameterError(f"multiclass training needs at least two classes, got {K}")
-    if options.loss not in ("hinge", "log", "squared-hinge"):
-        raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), "
-                             f"not {options.loss}")
     plan = options.plan(m)
     if on_plan is not None:
         on_plan(plan.T * (K if method == "ovr" else 1))
@@ -317,13 +323,8 @@ class OvrRun:
     """
 
     def __init__(self, ex, options, *, class_texts=None, progress=None):
-        classes = np.unique(ex.y)
+        classes = _classes(ex.y, options)
         K = classes.size
-        if K < 2:
-            raise ParameterError(f"multiclass training needs at least two classes, got {K}")
-        if options.loss not in ("hinge", "log", "squared-hinge"):
-            raise ParameterError(f"one-vs-rest needs a classification loss (hinge, log, squared-hinge), "
-                                 f"not {options.loss}")
         check_weight_memory(ex.n_features, K)
         sample_weight = sample_weights(ex.y, options.class_weight)
         if ex.sample_weight is not None:
