@@ -24,11 +24,9 @@ cores (subsampled kernel sets, fewer epochs, seeds and lambdas).
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -43,6 +41,9 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import report  # noqa: E402  (experiments/report.py, beside this file)
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from common import machine_info  # noqa: E402  (benchmarks/common.py: CPU, date, commit, versions)
 
 #: f* of the shared data README (certified by a duality gap below 1e-8): (file, lambda) -> f*
 README_OPTIMA = {
@@ -284,28 +285,26 @@ def peer_points(d, f_star, size, log):
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.linear_model import SGDClassifier
         from sklearn.svm import LinearSVC
+
+        def point(clf, method, setting):
+            """Fit clf (training seconds only), and its point: suboptimality and test error."""
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                start = time.perf_counter()
+                clf.fit(d.X, d.y)
+            seconds = time.perf_counter() - start
+            w = clf.coef_.ravel()
+            return dict(method=method, setting=setting, seconds=seconds,
+                        subopt=objective(d.X, d.y, d.lam, w) - f_star, test_error=error(Xv, yv, w))
+
         for epochs in size["sgd_epochs"]:
             clf = SGDClassifier(loss="hinge", alpha=d.lam, fit_intercept=False, max_iter=epochs, tol=None,
                                 random_state=1)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                start = time.perf_counter()
-                clf.fit(d.X, d.y)
-            seconds = time.perf_counter() - start
-            w = clf.coef_.ravel()
-            points.append(dict(method="scikit-learn SGDClassifier", setting=f"{epochs} epochs", seconds=seconds,
-                               subopt=objective(d.X, d.y, d.lam, w) - f_star, test_error=error(Xv, yv, w)))
+            points.append(point(clf, "scikit-learn SGDClassifier", f"{epochs} epochs"))
         for tol in (1e-1, 1e-2, 1e-3, 1e-4):
             clf = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False, tol=tol, max_iter=20000,
                             random_state=1)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                start = time.perf_counter()
-                clf.fit(d.X, d.y)
-            seconds = time.perf_counter() - start
-            w = clf.coef_.ravel()
-            points.append(dict(method="scikit-learn LinearSVC", setting=f"tol {tol:g}", seconds=seconds,
-                               subopt=objective(d.X, d.y, d.lam, w) - f_star, test_error=error(Xv, yv, w)))
+            points.append(point(clf, "scikit-learn LinearSVC", f"tol {tol:g}"))
     except ImportError:
         log("  scikit-learn is not installed: no SGDClassifier / LinearSVC points")
     return points
@@ -337,26 +336,10 @@ class Runner:
 
 
 def machine():
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                text=True).stdout.strip() or "unknown"
-        if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
-                          text=True).stdout.strip():
-            commit += "+changes"
-    except OSError:
-        commit = "unknown"
-    return dict(cpu=cpu, cores=os.cpu_count(), load=", ".join(f"{x:.2f}" for x in os.getloadavg()),
-                date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), commit=commit,
-                python=platform.python_version())
-
+    """The machine facts stamped on every figure and the report (benchmarks' header, plus the load)."""
+    info = machine_info()
+    return dict(cpu=info["cpu"], cores=info["cores"], load=", ".join(f"{x:.2f}" for x in os.getloadavg()),
+                date=info["date"], commit=info["commit"], python=info["python"])
 
 LINEAR_SETS = ("a9a", "w8a", "ijcnn1", "sector", "synthetic", "astro-ph", "ccat", "cov1")
 PAPER = dict(preset="paper")                      # Fig. 1 as run in Sec. 7: i.i.d., last iterate, 1/(lambda t)
