@@ -13,7 +13,7 @@ import os
 import numpy as np
 
 from . import autotune
-from .data import compact_columns
+from .data import check_weight_memory, compact_columns
 from .errors import DataError, ExampleError, ParameterError
 from .examples import as_examples
 from .labels import BinaryLabels
@@ -331,6 +331,7 @@ def _on_used_columns(ex):
     else (examples, (columns, n_features))."""
     if ex.nnz >= ex.n_features // 2:
         return ex, None
+    check_weight_memory(ex.n_features, 1)       # the model's dense w in all n_features must still fit
     columns, compact = compact_columns(ex.indices)
     if columns.shape[0] >= ex.n_features // 2:
         return ex, None
