@@ -426,7 +426,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     if cv_folds is not None:
         if model is not None:
             raise ParameterError("-v cross-validates and writes no model: drop MODEL")
-        for given, name in ((trace_file, "--trace"), (validation_file, "--validation"), (init_model, "--init")):
+        for given, name in ((trace_file, "--trace"), (validation_file, "--validation"), (init_model, "--init"),
+                            (tol_gap, "--tol-gap"), (report_gap or None, "--report-gap")):
             if given is not None:
                 raise ParameterError(f"-v cross-validates: {name} does not apply (train without -v)")
         return _cv_command(data, cv_folds, 1, as_json, paper, jobs, cost_matrix, cost_factor, class_weights,

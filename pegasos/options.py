@@ -465,6 +465,9 @@ class TrainOptions:
     def _validate_tol_gap(self):
         if not (_is_real(self.tol_gap) and 0 < self.tol_gap < 1):
             self._fail("tol_gap", f"the certified relative gap must be a number in (0, 1), got {self.tol_gap!r}")
+        if self.schedule != "pegasos":
+            raise ParameterError(f"{self.name('tol_gap')} lengthens a run of the Pegasos step: it does not apply "
+                                 f"to {self.name('schedule')} {self.schedule}")
         if not self.length_is_automatic:
             given = self.name("iterations") if self.iterations is not None else self.name("epochs")
             raise ParameterError(f"{self.name('tol_gap')} chooses the length itself: drop {given}"

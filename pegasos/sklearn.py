@@ -244,6 +244,9 @@ class _PegasosBase(BaseEstimator):
         from .engine_dask import EngineSettings, array_shards, fit_shards
         from .options import TrainOptions
 
+        if not (hasattr(self.engine, "client") or hasattr(self.engine, "scheduler_info")):
+            raise ParameterError(f"engine must be a pegasos.engine_dask.DaskEngine (e.g. DaskEngine(client) or "
+                                 f"DaskEngine(local_workers=2)), a distributed.Client, or None; got {self.engine!r}")
         if sw is not None:
             raise ParameterError("sample_weight is not available with engine")
         common = self._common()

@@ -354,3 +354,10 @@ def test_messages_show_labels_as_python_values():
     with pytest.raises(ParameterError) as e:
         PegasosClassifier(class_weight={np.float64(0.0): -1}).fit(np.ones((4, 2)), np.array([0.0, 1.0, 1.0, 0.0]))
     assert "label 0.0 must be a positive number, got -1" in str(e.value)
+
+
+def test_an_engine_given_as_a_string_is_a_clear_error():
+    """engine="dask" raised a bare AttributeError ('str' object has no attribute 'scheduler_info')."""
+    for engine in ("dask", "local"):
+        with pytest.raises(ParameterError, match="engine must be a pegasos.engine_dask.DaskEngine"):
+            PegasosClassifier(engine=engine).fit(np.eye(4), [0, 1, 0, 1])
