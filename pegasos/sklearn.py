@@ -15,12 +15,15 @@ scikit-learn is an optional dependency (``pip install 'pegasos[sklearn]'``);
 
 Parameter names and meanings (shared by the three estimators)
 ---------------------------------------------------------------
-The defaults differ from ``pegasos.train``'s (the paper's algorithm as
-such): permutation sampling, the mean of the last half of the iterates, a
-step offset and 50 epochs, which the README recommends and which reach the
-optimum on small data too (the paper's step from eta_1 = 1/lambda needs
-T >> 1/lambda iterations).  Give ``sampling="uniform", average_from=None,
-step_offset=0, epochs=10, bias="none"`` for ``pegasos.train``'s defaults.
+The defaults of a linear model are :func:`pegasos.fit`'s, as ``pegasos
+train`` uses them (not ``pegasos.train``'s, the paper's algorithm as such):
+permutation sampling, the mean of the last half of the iterates, the step
+offset t0 calibrated on a sample of the data and, when neither T nor
+epochs is given, the number of epochs doubled until the objective settles
+(``tol``; see the README's "What is solved"), so a model equals
+``pegasos.fit`` of the same settings bit for bit.  Give
+``sampling="uniform", average_from=None, step_offset=0, epochs=10,
+bias="none"`` for ``pegasos.train``'s defaults.
 
 lam : float > 0, default 1e-4
     The regularisation parameter lambda of the primal objective
@@ -32,8 +35,9 @@ iterations : int > 0 or None
     pairs for the ranker).
 epochs : float > 0 or None
     Alternatively, passes over the data (T = epochs m / k).  Give at most one
-    of the two; neither means 50 epochs for a linear classifier or regressor
-    and 10 (``pegasos train``'s default) with a kernel and for the ranker.
+    of the two; neither means the automatic length of :func:`pegasos.fit`
+    for a linear classifier or regressor (50 epochs with ``engine``), and 10
+    with a kernel and for the ranker.
 batch_size : int, 1 <= k <= m, default 1
     The mini-batch size k (Fig. 2).
 sampling : "uniform", "permutation" or "sequential", default "permutation"
@@ -64,9 +68,10 @@ engine : pegasos.engine_dask.DaskEngine or None, default None
     shares the cluster.
 step_offset : "auto" or float >= 0, default "auto"
     t0 of the step eta_t = 1/(lambda (t + t0)) (``pegasos train --t0``); 0
-    is the paper's step.  "auto" is t0 = 1/(0.1 lambda), i.e. a first step
-    of about 0.1 (``--eta0 0.1``), for linear models, and the paper's step
-    with a kernel (the only one Fig. 3 has).
+    is the paper's step.  "auto": for linear models t0 calibrated on a
+    sample of the data as :func:`pegasos.fit` does (``partial_fit``: on its
+    first batch, kept by the later ones; with ``engine``, t0 = 1/(0.1
+    lambda)), and the paper's step with a kernel (the only one Fig. 3 has).
 random_state : int >= 0, numpy RandomState/Generator or None, default 1
     The seed of pegasos' random generator (``pegasos train --seed``): an
     int is the seed itself, so the same int gives the same model as
@@ -215,11 +220,13 @@ class _PegasosBase(BaseEstimator):
             raise ParameterError(str(e).strip().replace("\n", " ")) from None
         return _as_csr(X), y
 
-    def _common(self, sampling=None, kernel=False, default_epochs=LINEAR_EPOCHS):
+    def _common(self, sampling=None, kernel=False, default_epochs=LINEAR_EPOCHS, automatic=False):
         """The keyword arguments common to pegasos.train and train_kernel (step_offset
-        too for a linear model), with the estimators' defaults resolved."""
+        too for a linear model), with the estimators' defaults resolved.  ``automatic``
+        (a linear fit through :func:`pegasos.fit`): no epochs when neither T nor epochs is
+        given, and no step_offset for "auto", which pegasos.fit then chooses from the data."""
         epochs = self.epochs
-        if epochs is None and self.iterations is None:
+        if epochs is None and self.iterations is None and not automatic:
             epochs = KERNEL_EPOCHS if kernel else default_epochs
         out = dict(lam=self.lam, iterations=self.iterations, epochs=epochs, batch_size=self.batch_size,
                    sampling=self.sampling if sampling is None else sampling, projection=self.projection,
@@ -232,9 +239,10 @@ class _PegasosBase(BaseEstimator):
         elif isinstance(t0, str):
             if t0 != "auto":
                 raise ParameterError(f"step_offset must be 'auto' or a number >= 0, got {t0!r}")
-            lam = self.lam
-            good = isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(lam) and lam > 0
-            out["step_offset"] = 1.0 / (lam * AUTO_ETA0) if good else 0.0   # a bad lam is reported by train
+            if not automatic:
+                lam = self.lam
+                good = isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(lam) and lam > 0
+                out["step_offset"] = 1.0 / (lam * AUTO_ETA0) if good else 0.0   # a bad lam is reported by train
         else:
             out["step_offset"] = t0
         return out
@@ -257,10 +265,34 @@ class _PegasosBase(BaseEstimator):
         return fit_shards(shards, options, EngineSettings(engine="dask", zero_based=True, n_features=X.shape[1]),
                           cluster=self.engine)
 
-    def _partial_common(self):
+    def _fit_linear(self, X, y, sw, **problem):
+        """A linear model through :func:`pegasos.fit` with its automatic choices (preset "auto":
+        t0 calibrated on a sample, the number of epochs by the doubling rule) where the
+        parameters leave them, as ``pegasos train`` makes them."""
+        from .api import fit
+
+        return fit((X, y, None, sw), preset="auto", **problem, **self._common(automatic=True))
+
+    def _partial_common(self, X=None, y=None, sw=None, labels=None, problem=None, first=True):
         """The keyword arguments of pegasos.train for one partial_fit pass: one
-        sequential epoch, averaging that does not need T (see the module docstring)."""
+        sequential epoch, averaging that does not need T (see the module docstring).
+        With step_offset "auto" the first pass calibrates t0 on its batch as
+        :func:`pegasos.fit` would for ``fit(X, y, sampling="sequential")``; later passes
+        keep the run's t0."""
         common = self._common(sampling="sequential")
+        if self.step_offset == "auto" and problem is not None:
+            if first:
+                from .autotune import step_offset_for
+                from .examples import as_examples
+                from .options import TrainOptions
+
+                calibration = self._common(sampling="sequential", automatic=True)
+                if common.get("average") or isinstance(common.get("average_from"), numbers.Real):
+                    calibration.update(average=False, average_from=0.0)     # the pass averages every iterate
+                options = TrainOptions(preset="auto", **problem, **calibration).validate()
+                common["step_offset"] = step_offset_for(as_examples((X, y, None, sw)), options, labels)
+            else:
+                common["step_offset"] = float(self.solver_state_["t0"])
         af = self.average_from
         if not self.average and isinstance(af, numbers.Real) and not isinstance(af, bool) and 0 <= af < 1:
             common.update(average=True, average_from=None)     # a suffix needs T, which is not known
@@ -462,12 +494,12 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         elif self.kernel is not None:
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
-            self.model_ = trainers.train(X, y_num, loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
-                                       n_threads=self.n_threads, sample_weight=sw, **self._common())
+            self.model_ = self._fit_linear(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
+                                           class_weight=class_weight, n_threads=self.n_threads)
         else:
-            self.model_ = trainers.train_multiclass(
-                X, y_num, method=self.multiclass, loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
-                n_jobs=self.n_threads, sample_weight=sw, **self._common())
+            self.model_ = self._fit_linear(X, y_num, sw, multiclass=self.multiclass, loss=self.loss,
+                                           bias=self._bias_mode(), class_weight=class_weight,
+                                           n_threads=self.n_threads)
         self.classes_ = classes
         self._set_fitted()
         self._keep_state()
@@ -543,10 +575,11 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         values = self._label_values(classes)
         sw = _sample_weight(sample_weight, X.shape[0])
         class_weight = self._class_weights(classes, values, y_index)
-        model = trainers.train(X, values[y_index], labels=BinaryLabels(float(values[0]), float(values[1])),
-                               loss=self.loss, bias=self._bias_mode(), class_weight=class_weight,
-                               n_threads=self.n_threads, sample_weight=sw,
-                               init=None if first else self.solver_state_, **self._partial_common())
+        labels = BinaryLabels(float(values[0]), float(values[1]))
+        problem = dict(loss=self.loss, bias=self._bias_mode(), class_weight=class_weight, n_threads=self.n_threads)
+        model = trainers.train(X, values[y_index], labels=labels, sample_weight=sw,
+                               init=None if first else self.solver_state_, **problem,
+                               **self._partial_common(X, values[y_index], sw, labels, problem, first))
         self.classes_ = classes
         self._partial_run(model, first)
         self.coef_ = model.w.reshape(1, -1).copy()
@@ -845,8 +878,8 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
             self.model_ = self._fit_on_engine(X, y, sw, loss="eps-insensitive", epsilon=float(self.epsilon),
                                               bias=self.bias)
         else:
-            self.model_ = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
-                                n_threads=self.n_threads, sample_weight=sw, **self._common())
+            self.model_ = self._fit_linear(X, y, sw, loss="eps-insensitive", epsilon=float(self.epsilon),
+                                           bias=self.bias, n_threads=self.n_threads)
         self._set_fitted()
         self._keep_state()
         return self
@@ -876,9 +909,9 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         sw = _sample_weight(sample_weight, X.shape[0])
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, numbers.Real):
             raise ParameterError(f"epsilon must be a number >= 0, got {self.epsilon!r}")
-        model = train(X, y, loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias,
-                      n_threads=self.n_threads, sample_weight=sw, init=None if first else self.solver_state_,
-                      **self._partial_common())
+        problem = dict(loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias, n_threads=self.n_threads)
+        model = train(X, y, sample_weight=sw, init=None if first else self.solver_state_, **problem,
+                      **self._partial_common(X, y, sw, None, problem, first))
         self._partial_run(model, first)
         self.coef_ = model.w.copy()
         self.intercept_ = np.array([float(model.bias)])

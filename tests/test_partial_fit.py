@@ -64,8 +64,9 @@ def test_regressor_two_passes_equal_two_sequential_epochs(settings):
 def test_passes_over_halves_equal_one_epoch_over_the_whole():
     """Consecutive batches of the rows, k = 1: one pass over each equals one epoch of fit."""
     X, y = binary(m=90)
-    fitted = PegasosClassifier(epochs=1, sampling="sequential", average_from=0.0).fit(X, y)
-    est = PegasosClassifier(average_from=0.0)
+    # a given t0: with step_offset="auto" the first pass calibrates it on its own batch (40 rows), fit on all 90
+    fitted = PegasosClassifier(epochs=1, sampling="sequential", average_from=0.0, step_offset=1000.0).fit(X, y)
+    est = PegasosClassifier(average_from=0.0, step_offset=1000.0)
     est.partial_fit(X[:40], y[:40], classes=["no", "yes"]).partial_fit(sp.csr_matrix(X[40:]), y[40:])
     np.testing.assert_array_equal(est.coef_, fitted.coef_)
     assert est.t_ == 90
