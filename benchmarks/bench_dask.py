@@ -3,7 +3,7 @@ time to 1% of f*, search speed-up, and a model of larger clusters.
 
     .venv/bin/python benchmarks/bench_dask.py [--part rounds|a9a|search|model|all] [--repeats 3]
 
-Parts (each writes benchmarks/results_dask/PART.md; RESULTS_dask.md is put together from them):
+Parts (each writes benchmarks/out/dask/PART.md, not committed; RESULTS_dask.md is put together from them):
 
 * rounds: exact rounds (``--sync-every 1``) on a 2-worker LocalCluster with processes, for
   d = 1e3..1e6 features and k = 1..4096, on synthetic shards (2 x 5000 rows, 20 values each,
@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import data_dir, machine_info, markdown_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-PARTS = HERE / "results_dask"
+PARTS = HERE / "out" / "dask"          # git-ignored; RESULTS_dask.md is put together from these
 F_STAR = 0.3517618027          # a9a, lambda = 1e-4, no bias (shared data README)
 
 
@@ -237,7 +237,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    PARTS.mkdir(exist_ok=True)
+    PARTS.mkdir(parents=True, exist_ok=True)
     todo = ["rounds", "a9a", "search"] if args.part == "all" else ([] if args.part == "report" else [args.part])
     for part in todo:
         info = machine_info()
