@@ -296,6 +296,23 @@ def _band(ax, xs, band, label, **kw):
     return line
 
 
+def _spread(values):
+    """The band of one x over the seeds: min, median and max."""
+    return dict(lo=min(values), mid=float(np.median(values)), hi=max(values))
+
+
+def _log_axes(ax, xlabel, ylabel=None, xlog=True):
+    """Log suboptimality axis (and log x unless ``xlog`` is False), labels, grid and legend."""
+    if xlog:
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def fig_linear(res, out):
     meta, table, records = res["meta"], res["table"], res["records"]
     names = list(table)
@@ -396,15 +413,10 @@ def fig_lambda(res, out):
         band = []
         for lam in lams:
             v = [r["subopt"] for r in runs if r["T"] == T and r["lam"] == lam]
-            band.append(dict(lo=min(v), mid=float(np.median(v)), hi=max(v)))
+            band.append(_spread(v))
         _band(ax, lams, band, f"T = {T} (fitted slope {s['slope']:.2f})", marker="o", markersize=3)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("lambda")
-    ax.set_ylabel("primal suboptimality f - f*")
+    _log_axes(ax, "lambda", "primal suboptimality f - f*")
     ax.set_title(f"Fig. 6 (lambda): {meta.get('dataset')}, paper setting; the paper predicts slope -1", fontsize=9)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
     _stamp(fig, meta)
     return _save(fig, out, "fig6_lambda")
 
@@ -419,20 +431,15 @@ def fig_batch(res, out):
         band = []
         for k in ks:
             v = [r["subopt"] for r in lefts if r["kT"] == kT and r["k"] == k]
-            band.append(dict(lo=min(v), mid=float(np.median(v)), hi=max(v)))
+            band.append(_spread(v))
         _band(left, ks, band, f"kT = {kT}", marker="o", markersize=3)
     for k in sorted({r["k"] for r in records if r["kind"] == "right"}):
         traces = [[dict(t=x["kT"], subopt=x["subopt"]) for x in r["rows"]] for r in records
                   if r["kind"] == "right" and r["k"] == k]
         band = _median_rows(traces)
         _band(right, [b["x"] for b in band], band, f"k = {k}")
-    for ax, xl in ((left, "mini-batch size k"), (right, "kT (examples processed)")):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(xl)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    left.set_ylabel("primal suboptimality f - f*")
+    _log_axes(left, "mini-batch size k", "primal suboptimality f - f*")
+    _log_axes(right, "kT (examples processed)")
     left.set_title(f"Fig. 7 left: fixed kT ({meta.get('dataset')})", fontsize=9)
     right.set_title("Fig. 7 right: k = 256, 1k, 4k against kT", fontsize=9)
     _stamp(fig, meta)
@@ -454,12 +461,8 @@ def fig_sampling(res, out):
             label = {"uniform": "i.i.d. (uniform)", "permutation": "new permutation each epoch",
                      "shuffle-once": "one permutation (shuffle-once)"}[sampling]
             _band(ax, [b["epoch"] for b in band], band, label)
-        ax.set_yscale("log")
-        ax.set_xlabel("epochs")
-        ax.set_ylabel("primal suboptimality f - f*")
+        _log_axes(ax, "epochs", "primal suboptimality f - f*", xlog=False)
         ax.set_title(f"Fig. 8 (sampling): {ds['dataset']}, lambda {ds['lam']:g}", fontsize=9)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
     _stamp(fig, meta)
     return _save(fig, out, "fig8_sampling")
 
@@ -476,7 +479,7 @@ def fig_rules(res, out):
         for T in Ts:
             v = [r["subopt"] for r in runs if r["rule"] == rule and r["T"] == T]
             h = [r["test_hinge"] for r in runs if r["rule"] == rule and r["T"] == T]
-            band.append(dict(lo=min(v), mid=float(np.median(v)), hi=max(v)))
+            band.append(_spread(v))
             hinge.append(dict(lo=min(h), mid=float(np.median(h)), hi=max(h)))
         line = _band(left, Ts, band, f"{label}: objective f - f*")
         _band(left, Ts, hinge, f"{label}: test hinge loss", linestyle="--", color=line.get_color())
