@@ -165,6 +165,31 @@ def example_losses(loss, f, y, epsilon=None):
     return np.maximum(0.0, np.abs(f - y) - (epsilon or 0.0))
 
 
+def run_targets(ex, options, labels=None):
+    """What the loop trains on: (labels, y, per-example loss weights or None).
+
+    Binary: the label mapping (from the values when not given), y as +-1 and the
+    class weights times the sample weights; regression and ranking: no labels, the
+    targets (finite) and the sample weights (none for the rank loss, which samples pairs).
+
+    Raises
+    ------
+    ExampleError
+        A label that is not one of the two, or a target that is not finite.
+    ParameterError
+        Sample weights with the rank loss.
+    """
+    if options.task == "binary":
+        labels = labels if labels is not None else BinaryLabels.from_values(ex.y)
+        return labels, labels.encode(ex.y), _combine(sample_weights(ex.y, options.class_weight), ex.sample_weight)
+    if not np.all(np.isfinite(ex.y)):
+        i = int(np.argmin(np.isfinite(ex.y)))
+        raise ExampleError(f"target {ex.y[i]} (example {i + 1}) is not finite", i, f"target {ex.y[i]} is not finite")
+    if options.task == "ranking" and ex.sample_weight is not None:
+        raise ParameterError("sample weights do not apply to the rank loss (it samples pairs)")
+    return None, ex.y, ex.sample_weight
+
+
 def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=None, init=None, start=None,
                monitor=None):
     """Train a linear binary classifier, regression or ranking model (Fig. 1/2).
@@ -224,20 +249,7 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     """
     task = options.task
     m = ex.m
-    if task == "binary":
-        labels = labels if labels is not None else BinaryLabels.from_values(ex.y)
-        y_run = labels.encode(ex.y)
-        sample_weight = _combine(sample_weights(ex.y, options.class_weight), ex.sample_weight)
-    else:
-        if not np.all(np.isfinite(ex.y)):
-            i = int(np.argmin(np.isfinite(ex.y)))
-            raise ExampleError(f"target {ex.y[i]} (example {i + 1}) is not finite", i,
-                               f"target {ex.y[i]} is not finite")
-        if task == "ranking" and ex.sample_weight is not None:
-            raise ParameterError("sample weights do not apply to the rank loss (it samples pairs)")
-        labels = None
-        y_run = ex.y
-        sample_weight = ex.sample_weight
+    labels, y_run, sample_weight = run_targets(ex, options, labels)
     if task == "ranking":
         orders = PairOrders(ex.qid, ex.y, options.seed, order)
         plan = options.plan(orders.n_pairs)
@@ -619,16 +631,7 @@ class LinearRun:
         task = options.task
         if task == "ranking":
             raise ParameterError("a lengthened run samples examples, which the rank loss (pairs) does not")
-        if task == "binary":
-            self.labels = labels if labels is not None else BinaryLabels.from_values(ex.y)
-            self.y_run = self.labels.encode(ex.y)
-            self.sample_weight = _combine(sample_weights(ex.y, options.class_weight), ex.sample_weight)
-        else:
-            if not np.all(np.isfinite(ex.y)):
-                i = int(np.argmin(np.isfinite(ex.y)))
-                raise ExampleError(f"target {ex.y[i]} (example {i + 1}) is not finite", i,
-                                   f"target {ex.y[i]} is not finite")
-            self.labels, self.y_run, self.sample_weight = None, ex.y, ex.sample_weight
+        self.labels, self.y_run, self.sample_weight = run_targets(ex, options, labels)
         self.ex, self.options, self.progress = ex, options, progress
         plan = self._plan(1)
         self.orders = Orders(ex.m, plan.k, options.sampling, options.seed if seed is None else seed, None)
@@ -643,14 +646,12 @@ class LinearRun:
 
     def _blocks(self, n, k):
         ex = self.ex
-        return [(ex.indptr, ex.indices, ex.data, self.y_run, self.sample_weight, block, count)
-                for block, count in self.orders.blocks(n, k)]
+        return ((ex.indptr, ex.indices, ex.data, self.y_run, self.sample_weight, block, count)
+                for block, count in self.orders.blocks(n, k))
 
     def _solve(self, n, plan, state, progress):
-        blocks = ((self.ex.indptr, self.ex.indices, self.ex.data, self.y_run, self.sample_weight, block, count)
-                  for block, count in self.orders.blocks(n, plan.k))
-        return solve(blocks, self.ex.n_features, self.options, plan, self.radius2, progress=progress,
-                     load_from=(self.ex.indices, self.ex.m), state=state, return_state=True)
+        return solve(self._blocks(n, plan.k), self.ex.n_features, self.options, plan, self.radius2,
+                     progress=progress, load_from=(self.ex.indices, self.ex.m), state=state, return_state=True)
 
     def advance(self, T, next_T=None):
         """Go on to T iterations in all; the model of a run of T from scratch.
@@ -697,7 +698,7 @@ class LinearRun:
         else:
             if split > self.t:
                 _, _, state = self._solve(split - self.t, plan, state, self.progress)
-            tail = self._blocks(T - split, plan.k)
+            tail = list(self._blocks(T - split, plan.k))       # replayed: once for the model, once going on
             w, b, end = solve(iter(tail), self.ex.n_features, opts, plan, self.radius2,
                               load_from=(self.ex.indices, self.ex.m), state=state, return_state=True)
             _, _, state = solve(iter(tail), self.ex.n_features, opts, plan, self.radius2, progress=self.progress,
