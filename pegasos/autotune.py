@@ -362,6 +362,18 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     return model, E, history
 
 
+def ovr_step_offset(ex, options):
+    """The calibrated t0 of a one-vs-rest run: :func:`step_offset_for` on the largest class
+    against the rest (each example's weight its class weight times its sample weight)."""
+    import dataclasses
+
+    classes, counts = np.unique(ex.y, return_counts=True)
+    largest = classes[int(np.argmax(counts))]
+    weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
+    binary = dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
+    return step_offset_for(binary, options.replace(class_weight=None, multiclass=None))
+
+
 def train_until_certified(ex, options, *, labels=None, progress=None, class_texts=None, max_epochs=None):
     """Lengthen the run until its model's certified relative duality gap is at most ``options.tol_gap``.
 
@@ -411,18 +423,9 @@ def train_until_certified(ex, options, *, labels=None, progress=None, class_text
     multiclass = K > 2 or options.multiclass is not None
     k = min(int(options.batch_size), max(1, ex.m))
     if multiclass:
-        import dataclasses
-
-        classes, counts = np.unique(ex.y, return_counts=True)
         chosen, rule = options.replace(multiclass="ovr"), "given"
         if options.step_is_automatic:
-            largest = classes[int(np.argmax(counts))]
-            weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
-            binary = dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights,
-                                         source=None)
-            chosen = chosen.replace(step_offset=step_offset_for(binary, options.replace(class_weight=None,
-                                                                                         multiclass=None)), eta0=None)
-            rule = "calibrated"
+            chosen, rule = chosen.replace(step_offset=ovr_step_offset(ex, options), eta0=None), "calibrated"
         run = OvrRun(ex, chosen, class_texts=class_texts, progress=progress)
     else:
         K = 1
@@ -584,8 +587,6 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None):
         As :func:`pegasos.multiclass.fit_multiclass` and
         :func:`calibrate_step_offset`.
     """
-    import dataclasses
-
     from .multiclass import OvrRun, fit_multiclass
     from .scoring import objective
 
@@ -594,12 +595,7 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None):
     rule = "given"
     chosen = options
     if options.step_is_automatic:
-        classes, counts = np.unique(ex.y, return_counts=True)
-        largest = classes[int(np.argmax(counts))]
-        weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
-        binary = dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
-        t0 = step_offset_for(binary, options.replace(class_weight=None, multiclass=None))
-        chosen = options.replace(step_offset=t0, eta0=None)
+        chosen = options.replace(step_offset=ovr_step_offset(ex, options), eta0=None)
         rule = "calibrated"
     if not options.length_is_automatic:
         model = fit_multiclass(ex, chosen, class_texts=class_texts, progress=progress)
