@@ -641,12 +641,7 @@ cdef class Parser:
         cdef int64_t off = self.nnz
         if other.float32 != self.float32:
             raise ValueError("cannot join parsers of float32 and float64 values")
-        if self.cap_rows < self.n_rows + n:
-            if self._grow_rows_to(self.n_rows + n) < 0:
-                raise MemoryError()
-        if self.cap_nnz < self.nnz + z:
-            if self._grow_nnz(self.nnz + z) < 0:
-                raise MemoryError()
+        self.reserve(n, z)
         if n:
             memcpy(self.labels + self.n_rows, other.labels, sizeof(double) * n)
             memcpy(self.qids + self.n_rows, other.qids, sizeof(int64_t) * n)
