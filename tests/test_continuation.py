@@ -127,7 +127,7 @@ def test_an_average_of_more_than_the_last_half_trains_each_length_from_scratch(h
     """average_from 0.25: the average of 2T starts before T/2, so the lengths are separate runs."""
     from pegasos import autotune
 
-    options = TrainOptions(lam=1e-3, step_offset=100.0, seed=2, average_from=0.25).validate()
+    options = TrainOptions(lam=1e-3, step_offset=100.0, seed=2, average_from=0.25, finish="none").validate()
     model, epochs, history = autotune.train_until_converged(heart, options, max_epochs=256)
     want = fit_linear(heart, options.replace(epochs=epochs))
     np.testing.assert_array_equal(model.w, want.w)
