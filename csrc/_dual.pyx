@@ -307,3 +307,82 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     bounds[1] = old_min
     bounds[2] = tight
     return done
+
+
+def primal_value(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                 const double[::1] y, const double[::1] c, const double[::1] v, double bias_value, double lam,
+                 bint squared):
+    """The primal objective P(w) = lambda/2 ||v||^2 + 1/m sum_i c_i loss(y_i (<w, x_i> + b)) of the
+    weights w = v[:n_cols] and the constant feature's weight b = v[n_cols] (whose square is in the
+    regulariser only when ``bias_value`` is not 0), without the GIL: the hinge loss, or its square
+    with ``squared``.  The sums are plain float64 sums in example order.
+
+    Parameters
+    ----------
+    indptr, indices, data : the examples' CSR arrays (indices in [0, n_cols))
+    y, c : float64 (m,): labels in {-1, +1} and weights c_i
+    v : float64 (n_cols + 1,)
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t n_cols = v.shape[0] - 1
+    cdef Py_ssize_t i, j
+    cdef double z, slack, loss = 0.0, sq = 0.0
+    if n_cols < 0 or y.shape[0] != m or c.shape[0] != m or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]:
+        raise ValueError("array lengths do not match")
+    for j in range(indptr[m]):
+        if indices[j] < 0 or indices[j] >= n_cols:
+            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    if m == 0:
+        raise ValueError("no examples")
+    with nogil:
+        for i in range(m):
+            z = bias_value * v[n_cols]
+            for j in range(indptr[i], indptr[i + 1]):
+                z = z + v[indices[j]] * data[j]
+            slack = 1.0 - y[i] * z
+            if slack > 0.0:
+                loss = loss + c[i] * (slack * slack if squared else slack)
+        for j in range(n_cols):
+            sq = sq + v[j] * v[j]
+        if bias_value != 0.0:
+            sq = sq + v[n_cols] * v[n_cols]
+    return 0.5 * lam * sq + loss / m
+
+
+def row_norms(const int64_t[::1] indptr, const floating[::1] data, double[::1] out):
+    """out[i] = ||x_i||^2 (sum of the squared stored values of row i), float64 (m,)."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t i, j
+    cdef double s
+    if out.shape[0] != m or data.shape[0] < indptr[m]:
+        raise ValueError("array lengths do not match")
+    with nogil:
+        for i in range(m):
+            s = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                s = s + data[j] * data[j]
+            out[i] = s
+
+
+def combine_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                 const double[::1] coef, double bias_value, double[::1] out):
+    """out = sum_i coef_i x_i, with the constant feature's weight bias_value sum_i coef_i in the last
+    slot; out float64 (n_cols + 1,), overwritten (every index below n_cols)."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t n_cols = out.shape[0] - 1
+    cdef Py_ssize_t i, j
+    cdef double total = 0.0
+    if n_cols < 0 or coef.shape[0] != m or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]:
+        raise ValueError("array lengths do not match")
+    for j in range(indptr[m]):
+        if indices[j] < 0 or indices[j] >= n_cols:
+            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    with nogil:
+        for j in range(n_cols + 1):
+            out[j] = 0.0
+        for i in range(m):
+            total = total + coef[i]
+            if coef[i] != 0.0:
+                for j in range(indptr[i], indptr[i + 1]):
+                    out[indices[j]] += coef[i] * data[j]
+        out[n_cols] = bias_value * total

@@ -121,15 +121,13 @@ def _example_weights(model, raw):
 def dual_vector(indptr, indices, data, n_cols, coef, bias_value):
     """sum_i coef_i x_i with the constant feature's weight as last entry, shape (n_cols + 1,).
 
-    ``coef`` has shape (m,) (alpha_i y_i).  Computed from scratch in float64.
+    ``coef`` has shape (m,) (alpha_i y_i).  Computed from scratch in float64
+    (:func:`pegasos._dual.combine_rows`, without SciPy).
     """
-    from scipy.sparse import csr_matrix
+    from . import _dual
 
-    m = indptr.shape[0] - 1
-    X = csr_matrix((data, indices, indptr), shape=(m, n_cols), copy=False)
     v = np.empty(n_cols + 1, dtype=np.float64)
-    v[:n_cols] = X.T @ coef
-    v[n_cols] = bias_value * math.fsum(coef)
+    _dual.combine_rows(indptr, indices, data, np.ascontiguousarray(coef, dtype=np.float64), float(bias_value), v)
     return v
 
 
@@ -152,14 +150,15 @@ def start_point(margins, upper, diag, loss):
     return out
 
 
-def problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value):
+def problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_norms=None):
     """The box, diagonal and curvature of one binary dual problem (:mod:`pegasos._dual`'s U, D, Q_ii).
 
     C_i = c_i / (lambda m); hinge: U_i = C_i, D_ii = 0; squared hinge:
     U_i = inf (0 where c_i = 0), D_ii = 1/(2 C_i); Q_ii = ||x_i||^2 +
-    bias_value^2 + D_ii.  Each float64 (m,).
+    bias_value^2 + D_ii.  Each float64 (m,).  ``row_norms``: the ||x_i||^2
+    when the caller has them.
     """
-    from scipy.sparse import csr_matrix
+    from . import _dual
 
     m = indptr.shape[0] - 1
     C = c / (lam * m)
@@ -169,8 +168,10 @@ def problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value):
         upper = np.where(C > 0, np.inf, 0.0)
         diag = np.zeros(m)
         np.divide(0.5, C, out=diag, where=C > 0)
-    squares = csr_matrix((np.asarray(data, dtype=np.float64) ** 2, indices, indptr), shape=(m, n_cols))
-    qii = np.asarray(squares.sum(axis=1), dtype=np.float64).ravel() + bias_value ** 2 + diag
+    if row_norms is None:
+        row_norms = np.empty(m)
+        _dual.row_norms(indptr, data, row_norms)
+    qii = row_norms + bias_value ** 2 + diag
     return upper, diag, qii
 
 

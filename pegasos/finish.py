@@ -76,19 +76,12 @@ def check_finish_passes(value, classes, name="finish_passes"):
     return tuple(out)
 
 
-def _primal(indptr, indices, data, n_cols, y_pm, c, v, lam, loss, bias_value):
-    """P(w) for w = v[:n_cols] and bias v[n_cols] (a regularised constant feature), in float64 with
-    NumPy's pairwise sums (relative error about 1e-15 log2(m): far below any gap reported)."""
-    from scipy.sparse import csr_matrix
+def _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value):
+    """P(w) for w = v[:n_cols] and bias v[n_cols] (a regularised constant feature), compiled, without the
+    GIL (float64 sums; their rounding is far below any gap reported)."""
+    from . import _dual
 
-    m = indptr.shape[0] - 1
-    X = csr_matrix((data, indices, indptr), shape=(m, n_cols), copy=False)
-    z = y_pm * (X @ v[:n_cols] + bias_value * v[n_cols])
-    slack = np.maximum(0.0, 1.0 - z)
-    if loss == "squared-hinge":
-        slack = slack * slack
-    reg = float(v[:n_cols] @ v[:n_cols]) + (float(v[n_cols]) ** 2 if bias_value else 0.0)
-    return 0.5 * lam * reg + float(c @ slack) / m
+    return float(_dual.primal_value(indptr, indices, data, y_pm, c, v, bias_value, lam, loss == "squared-hinge"))
 
 
 def _dual_value(alpha, v, diag, lam):
@@ -97,7 +90,7 @@ def _dual_value(alpha, v, diag, lam):
 
 
 def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, lam, loss, bias_value, seed,
-                   tol=None, passes=None):
+                   tol=None, passes=None, row_norms=None):
     """Dual coordinate ascent on one binary problem, from a model's margins.
 
     Parameters
@@ -123,6 +116,8 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         coordinates stuck at a bound out of most passes).
     passes : int or None
         Run exactly this many passes instead (``tol`` is then ignored).
+    row_norms : float64 (m,) or None
+        ||x_i||^2, when the caller has them (one-vs-rest: once for all classes).
 
     Returns
     -------
@@ -136,7 +131,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     from .certificate import problem_terms
 
     m = indptr.shape[0] - 1
-    upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value)
+    upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_norms)
     alpha = start_point(margins, upper, diag, loss)
     v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
     a, b = float(alpha.sum()), float(v @ v) + float(diag @ (alpha * alpha))
@@ -153,9 +148,8 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     state = np.array([seed], dtype=np.uint64)
     values = np.empty(max(1, min(bound, 1 << 16)), dtype=np.float64)
     run, round_end = 0, 1
-    certified = False
     last_gap, last_cut = math.inf, math.inf
-    p_dual = _primal(indptr, indices, data, n_cols, y_pm, c, v, lam, loss, bias_value)
+    p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value)
     while run < bound and (passes is not None or counts[1] < FINISH_UPDATES):
         want = min(round_end, bound, run + values.shape[0]) - run
         run += _dual.coordinate_ascent_shrinking(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha,
@@ -163,20 +157,23 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         round_end = 2 * run
         if passes is not None and run < bound:
             continue
-        p_dual = _primal(indptr, indices, data, n_cols, y_pm, c, v, lam, loss, bias_value)
-        exact = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
-        best_dual = max(best_dual, _dual_value(alpha, exact, diag, lam))
+        p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value)
         if passes is not None:
             break
         best = min(primal, p_dual)
-        gap = (best - best_dual) / best if best > 0 else 0.0
+        now = max(best_dual, lam * float(values[want - 1]))    # the loop's running D: to decide only
+        gap = (best - now) / best if best > 0 else 0.0
         if tol is not None and gap <= tol:
-            certified = True
             break
         cut = (last_gap - gap) / last_gap if math.isfinite(last_gap) and last_gap > 0 else math.inf
         if run >= STALL_FROM and cut < STALL and cut <= last_cut:
             break
         last_gap, last_cut = gap, cut
+    if run:
+        exact = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)    # the bound: from alpha
+        best_dual = max(best_dual, _dual_value(alpha, exact, diag, lam))
+    best = min(primal, p_dual)
+    certified = tol is not None and best > 0 and (best - best_dual) / best <= tol
     return {"w": v, "primal_dual": p_dual, "dual": best_dual, "passes": run, "certified": certified}
 
 
@@ -273,12 +270,16 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None):
     f = model.decision_function(ex.chunk)
     bias_value = 1.0 if model.bias_mode == "feature" else 0.0
     K = model.n_classes
+    from . import _dual
+
+    row_norms = np.empty(raw.shape[0])
+    _dual.row_norms(indptr, data, row_norms)
 
     def one(k):
         y_k = np.where(targets == k, 1.0, -1.0)
         return finish_problem(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], primals[k], lam=float(model.lam),
                               loss=model.loss, bias_value=bias_value, seed=seed, tol=tol,
-                              passes=None if passes is None else passes[k])
+                              passes=None if passes is None else passes[k], row_norms=row_norms)
 
     with ThreadPoolExecutor(max_workers=max(1, min(int(n_threads), K))) as pool:
         parts = list(pool.map(one, range(K)))
