@@ -233,3 +233,28 @@ def test_shrinking_refuses_inconsistent_state():
     bad[0] = m
     with pytest.raises(ValueError, match="permutation"):
         _dual.coordinate_ascent_shrinking(*args, bad, counts, bounds, state, 1, np.empty(1))
+
+
+def test_tol_gap_with_the_finish_certifies_and_retrains(tmp_path):
+    """--tol-gap under the default finish: a9a at lambda = 1e-4 and EPS = 0.1% (plain Pegasos needed
+    128 epochs for it): the header's gap is proven (recomputed from scratch and against the certified
+    f*), and the header's settings retrain the model; one-vs-rest on dna certifies the summed gap."""
+    from pegasos.certificate import duality_gap
+
+    d = pegasos.read_svmlight(str(data_file("a9a/a9a")))
+    model = pegasos.fit(d, lam=1e-4, tol_gap=0.001)
+    info = model.info
+    assert info["stopping"].startswith("tol_gap=0.001") and info["stopping"].endswith("certified")
+    assert info["finish"] == "dual" and float(info["certified_gap"]) <= 0.001
+    f = pegasos.objective(model, d.X, d.y)["objective"]
+    assert 0.3517618027 - 5e-11 <= f <= 0.3517618027 / (1 - 0.001)
+    assert duality_gap(model, d.X, d.y, passes=2000, tol=0.001)["rel_gap"] <= 0.001
+    path = tmp_path / "a9a.model"
+    model.save(path)
+    again = pegasos.fit(d, TrainOptions.from_header(pegasos.load_model(path).info))
+    assert np.array_equal(again.w, model.w)
+
+    dna = pegasos.read_svmlight(str(data_file("dna/dna.scale")))
+    multi = pegasos.fit(dna, lam=1e-3, tol_gap=0.01)
+    assert multi.info["stopping"].endswith("certified") and float(multi.info["certified_gap"]) <= 0.01
+    assert duality_gap(multi, dna.X, dna.y, passes=5000, tol=0.01)["rel_gap"] <= 0.01
