@@ -206,24 +206,33 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             raise DataError(source.path, "no training examples found (the file is empty or holds only "
                                          "comments and blank lines)")
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
-    if options.finish_passes is not None:
+    if options.finish_passes is not None or (options.finish == "dual" and not options.length_is_automatic
+                                             and options.tol_gap is None):
         model = _finish_exactly(model, ex, options)
     return _record_source(model, source)
 
 
 def _finish_exactly(model, ex, options):
-    """``model`` after exactly ``options.finish_passes`` passes of the dual finish (what a finished
-    model's header records: its settings retrain it)."""
+    """``model`` of a run of a given length after the dual finish: exactly ``options.finish_passes``
+    passes (what a finished model's header records: its settings retrain it), or, with
+    ``finish="dual"``, passes until certified within ``options.tol``."""
     from .finish import applicable, check_finish_passes, finish_binary, finish_ovr
 
-    name = options.name("finish_passes")
+    name = options.name("finish_passes" if options.finish_passes is not None else "finish")
     why = applicable(options, ex)
     if why is not None:
         raise ParameterError(f"{name}: the dual finish does not apply here: {why}")
+    if options.resume_state:
+        raise ParameterError(f"{name}: {options.name('resume_state')} keeps the state of the Pegasos run, which "
+                             "the finished model's weights are not")
+    passes = None
+    if options.finish_passes is not None:
+        K = model.n_classes if model.task == "multiclass" else 1
+        passes = check_finish_passes(options.finish_passes, K, name)
     if model.task == "multiclass":
-        passes = check_finish_passes(options.finish_passes, model.n_classes, name)
-        return finish_ovr(model, ex, passes=passes, n_threads=options.n_threads)
-    return finish_binary(model, ex, passes=check_finish_passes(options.finish_passes, 1, name)[0])
+        return finish_ovr(model, ex, passes=passes, tol=None if passes else options.tol, n_threads=options.n_threads)
+    return finish_binary(model, ex, passes=None if passes is None else passes[0],
+                         tol=None if passes else options.tol)
 
 
 def _fit_multiclass(ex, options, n_labels, progress, on_plan):
@@ -328,11 +337,12 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
             from .trace import Monitor
 
             monitor = Monitor(options, trace, arrays)
-            if options.finish == "dual" or options.finish_passes is not None:
-                given = options.name("finish") if options.finish == "dual" else options.name("finish_passes")
-                raise ParameterError(f"{given} changes the model after the run: it does not go with a trace, "
-                                     "validation checks or early stopping, which follow the run")
-            options = options.replace(finish="none")
+            if options.early_stop is not None:
+                if options.finish == "dual" or options.finish_passes is not None:
+                    given = options.name("finish") if options.finish == "dual" else options.name("finish_passes")
+                    raise ParameterError(f"{given} finishes the run's last model; {options.name('early_stop')} "
+                                         "returns the best one seen during the run: give one of them")
+                options = options.replace(finish="none")
     columns = None
     if monitor is None and options.task in ("binary", "regression"):
         ex, columns = _on_used_columns(ex)
@@ -408,7 +418,8 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping"):
                 if key in model.info:
                     watched.info[key] = model.info[key]
-            model = watched
+            if "finish" not in model.info:     # a finished model stays: the trace follows its Pegasos part
+                model = watched
         if model.info.get("step_offset_rule") == "given" and not options.t0:
             model.info.pop("step_offset_rule")
         return model
