@@ -138,6 +138,10 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
     if init is not None:
         if checks is not None:
             _refuse_checks(options, "a resumed run (init=)")
+        if options.finish == "dual" or options.finish_passes is not None:
+            given = options.name("finish") + " dual" if options.finish == "dual" else options.name("finish_passes")
+            raise ParameterError(f"{given}: a resumed run continues the Pegasos run of its model; the dual finish "
+                                 "is for a run from the start")
         return _fit_resumed(data, options, init, set(settings), progress, on_plan)
     if options.shuffle_buffer is not None:
         if checks is not None:
@@ -222,9 +226,6 @@ def _finish_exactly(model, ex, options):
     why = applicable(options, ex)
     if why is not None:
         raise ParameterError(f"{name}: the dual finish does not apply here: {why}")
-    if options.resume_state:
-        raise ParameterError(f"{name}: {options.name('resume_state')} keeps the state of the Pegasos run, which "
-                             "the finished model's weights are not")
     passes = None
     if options.finish_passes is not None:
         K = model.n_classes if model.task == "multiclass" else 1
@@ -338,11 +339,7 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
 
             monitor = Monitor(options, trace, arrays)
             if options.early_stop is not None:
-                if options.finish == "dual" or options.finish_passes is not None:
-                    given = options.name("finish") if options.finish == "dual" else options.name("finish_passes")
-                    raise ParameterError(f"{given} finishes the run's last model; {options.name('early_stop')} "
-                                         "returns the best one seen during the run: give one of them")
-                options = options.replace(finish="none")
+                options = options.replace(finish="none")      # the best model seen is returned, not finished
     columns = None
     if monitor is None and options.task in ("binary", "regression"):
         ex, columns = _on_used_columns(ex)

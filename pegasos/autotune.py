@@ -362,15 +362,23 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
 
     per_epoch = max(1, math.ceil(ex.m / k))
     finishing = finishing_for(options, ex)
+    target = options.tol if finish_tol is None else finish_tol
+
+    def finish(model):
+        from .finish import finish_binary
+
+        done = finish_binary(model, ex, tol=target)
+        return done, float(objective(done, ex.chunk, ex.y)["objective"]), float(done.info["certified_gap"]) <= target
+
     model, E, history, reason = double_until_converged(advance, per_epoch, options.tol, max_epochs,
-                                                       handover=HANDOVER * options.tol if finishing else None)
+                                                       handover=HANDOVER * options.tol if finishing else None,
+                                                       finish=finish)
     model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
     if run is None:
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
-    if finishing and (reason != "converged" or options.finish == "dual"):
-        from .finish import finish_binary
-
-        model = finish_binary(model, ex, tol=options.tol if finish_tol is None else finish_tol)
+    if finishing and "finish" not in model.info and reason != "converged" and "dual" not in reason \
+            or options.finish == "dual" and "finish" not in model.info:
+        model = finish(model)[0]
     return model, E, history
 
 
@@ -383,10 +391,8 @@ def finishing_for(options, ex):
     if options.finish == "none":
         return False
     why = applicable(options, ex)
-    if why is None and options.resume_state:
-        why = f"{options.name('resume_state')} keeps the state of the Pegasos run, which w(alpha) is not"
     if why is not None and options.finish == "dual":
-        raise ParameterError(f"{options.name('finish')} dual does not apply here: {why}")
+        raise ParameterError(f"{options.name('finish')} dual: the dual finish does not apply here: {why}")
     return why is None
 
 
@@ -519,7 +525,7 @@ def epoch_schedule(per_epoch, max_epochs):
     return schedule
 
 
-def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None, handover=None):
+def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None, handover=None, finish=None):
     """The doubling schedule of :func:`train_until_converged`, for any trainer.
 
     Parameters
@@ -544,7 +550,14 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         times the work done so far, away), or that did not converge at
         ``HANDOVER_EPOCHS`` (64) epochs or more (tiny data, whose objective
         is too noisy for the first test: heart_scale took 16384 epochs to
-        converge, where 1000 dual passes cost 0.04 s).
+        converge, where 1000 dual passes cost 0.04 s).  Needs ``finish``.
+    finish : callable(model) -> (model, objective, certified) or None
+        The dual finish of the better of the last two models.  When it
+        certifies, the schedule ends there; when it does not (the dual
+        passes stalled, or reached their bound of work), the doubling goes
+        on without handing over again and the finished model is returned
+        only if its objective is the lower one at the end ("... (after an
+        uncertified dual finish)"): never worse than plain Pegasos.
 
     Time against gain, without a clock (the model depends on the seed
     only): the error of the averaged model decays about like 1/E, so the
@@ -563,7 +576,8 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         The model of lower objective of the last two lengths, its epochs,
         every length's {"epochs", "iterations", "objective"}, and
         "converged", "epoch cap", "work cap" (the next length would pass
-        2^24 iterations for less than 1%) or "handed over".
+        2^24 iterations for less than 1%) or "handed over" (the model
+        returned is then the finished one).
     """
     schedule = epoch_schedule(per_epoch, max_epochs)
     history, runs = [], []
@@ -571,6 +585,7 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
     needed = 2 if per_epoch < FIRST_RUN_ITERATIONS else 1
     passed = 0
     work = per_epoch if work_per_epoch is None else work_per_epoch
+    finished = None
     for i, E in enumerate(schedule):
         if len(runs) == 2 and E * work > SOFT_ITERATIONS and \
                 abs(runs[0][2] - runs[1][2]) <= GOOD_ENOUGH * abs(runs[1][2]):
@@ -586,9 +601,18 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
                 reason = "converged"
                 break
             if handover is not None and (abs(runs[0][2] - f) > handover * abs(f) or E >= HANDOVER_EPOCHS):
-                reason = "handed over"
-                break
-    model, E, _ = min(runs, key=lambda r: r[2])
+                best = min(runs, key=lambda r: r[2])
+                done, f_done, certified = finish(best[0])
+                finished = (done, best[1], f_done)
+                if certified:
+                    reason = "handed over"
+                    break
+                handover = None     # the dual did not certify: Pegasos goes on, and the better model is kept
+    model, E, f = min(runs, key=lambda r: r[2])
+    if finished is not None and (reason == "handed over" or finished[2] < f):
+        model, E = finished[0], finished[1]
+        if reason != "handed over":
+            reason += " (after an uncertified dual finish)"
     return model, E, history, reason
 
 
@@ -682,16 +706,23 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
             return model, score(model)
 
     finishing = finishing_for(chosen.replace(multiclass=chosen.multiclass or "ovr"), ex)
+    target = options.tol if finish_tol is None else finish_tol
+
+    def finish(model):
+        from .finish import finish_ovr
+
+        done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads)
+        return done, score(done), float(done.info["certified_gap"]) <= target
+
     model, E, history, reason = double_until_converged(run, per_epoch, options.tol, max_epochs, K * per_epoch,
-                                                       handover=HANDOVER * options.tol if finishing else None)
+                                                       handover=HANDOVER * options.tol if finishing else None,
+                                                       finish=finish)
     model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
     if chosen.multiclass == "crammer-singer":
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))     # each length from scratch
-    if finishing and (reason != "converged" or options.finish == "dual"):
-        from .finish import finish_ovr
-
-        model = finish_ovr(model, ex, tol=options.tol if finish_tol is None else finish_tol,
-                           n_threads=options.n_threads)
+    if finishing and "finish" not in model.info and reason != "converged" and "dual" not in reason \
+            or options.finish == "dual" and "finish" not in model.info:
+        model = finish(model)[0]
     return model
 
 

@@ -214,6 +214,16 @@ _solver_options = _options(
                                           f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
     (("--tol",), dict(type=float, default=0.002, show_default=True,
                       help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
+    (("--finish",), dict(type=click.Choice(["dual", "none"]), default=None,
+                         help="When the automatic length finds Pegasos converging slowly (small lambda m), finish "
+                              "with passes of dual coordinate ascent until the model is certified within --tol of "
+                              "the optimum (default where it applies: linear, hinge or squared hinge, binary or "
+                              "one-vs-rest; dual: finish every run, also one of a given -T/--epochs; none: plain "
+                              "Pegasos; --paper implies none).")),
+    (("--finish-passes",), dict(metavar="N[,N...]",
+                                help="Exactly N dual passes after a run of the given -T/--epochs (one per class for "
+                                     "one-vs-rest): what a finished model's header records, so that its settings "
+                                     "retrain it.")),
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True, help="Mini-batch size k.")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
@@ -386,7 +396,7 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
                   "budget", "cache_mb", "eta0", "schedule", "eta", "tol", "sampling", "step_offset", "max_classes",
                   "trace_points",
-                  "early_stop", "early_stop_metric")
+                  "early_stop", "early_stop_metric", "finish", "finish_passes")
 
 
 @main.command(cls=_SectionedCommand)
@@ -408,23 +418,12 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
               section="Solver (paper Fig. 1 and 2)",
               help="Instead of --tol: double the epochs until the certified relative duality gap (P - D)/P of "
                    "the model is <= EPS (hinge or squared hinge, binary or one-vs-rest).")
-@click.option("--finish", "finish", type=click.Choice(["dual", "none"]), default=None, cls=_SectionOption,
-              section="Solver (paper Fig. 1 and 2)",
-              help="When the automatic length finds Pegasos converging slowly (small lambda m), finish with "
-                   "passes of dual coordinate ascent until the model is certified within --tol of the optimum "
-                   "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; dual: "
-                   "finish every run, also one of a given -T/--epochs; none: plain Pegasos; --paper "
-                   "implies none).")
-@click.option("--finish-passes", "finish_passes", metavar="N[,N...]", cls=_SectionOption,
-              section="Solver (paper Fig. 1 and 2)",
-              help="Exactly N dual passes after a run of the given -T/--epochs (one per class for one-vs-rest): "
-                   "what a finished model's header records, so that its settings retrain it.")
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
           trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
           checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
-          cv_folds=None, as_json=False, tol_gap=None, finish=None, finish_passes=None, **settings):
+          cv_folds=None, as_json=False, tol_gap=None, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -469,9 +468,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     options = TrainOptions(n_threads=jobs, shuffle_buffer=shuffle_buffer, preset="paper" if paper else "auto",
                            class_weight=_class_weights(class_weights, None, None), spelling="cli",
                            restart_schedule=restart_schedule, resume_state=resume_state, tol_gap=tol_gap,
-                           finish=finish, finish_passes=_finish_passes(finish_passes),
                            given=_given_on_command_line() if init_model is not None else None,
-                           **{k: settings[k] for k in _OPTION_PARAMS}).validate()
+                           **_option_settings(settings)).validate()
     if cost_matrix is not None and options.multiclass != "crammer-singer":
         raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
     if model is None:
@@ -574,6 +572,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of work) at a "
                    f"certified relative gap of {float(result.info['certified_gap']):.3g}, above --tol "
                    f"{options.tol!r}; `pegasos objective --gap` can run more passes to tighten the bound", err=True)
+    elif result.info.get("finish") == "dual":
+        pass                            # finished within --tol: the caps of the Pegasos part do not matter
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
                    f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap; give "
@@ -834,8 +834,8 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(_objective_summary(obj))
     if result.info.get("finish") == "dual":
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
-        parts.append(f"dual finish: {max(passes)} passes{' (most of a class)' if len(passes) > 1 else ''}, "
-                     f"certified within {100 * float(result.info['certified_gap']):.3g}% of the optimum")
+        parts.append(f"dual finish: {max(passes)} passes{' (the most of any class)' if len(passes) > 1 else ''}, "
+                     f"certified within {100 * max(0.0, float(result.info['certified_gap'])):.3g}% of the optimum")
     if "best_iteration" in result.info:
         parts.append(f"{'stopped early' if result.info.get('stopping') == 'early-stop' else 'ran all T'}: best "
                      f"validation {result.info['early_stop_metric']} {float(result.info['best_validation']):.6g} "
@@ -844,6 +844,14 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(cache_note)
     parts.append(f"model {model}")
     return " | ".join(parts)
+
+
+def _option_settings(settings):
+    """The TrainOptions fields among a command's parameters (--finish-passes parsed)."""
+    out = {k: settings[k] for k in _OPTION_PARAMS if k in settings}
+    if "finish_passes" in out:
+        out["finish_passes"] = _finish_passes(out["finish_passes"])
+    return out
 
 
 def _finish_passes(text):
@@ -1402,7 +1410,7 @@ def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weigh
         raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
     options = TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
                            class_weight=_class_weights(class_weights, None, None), spelling="cli",
-                           **{k: settings[k] for k in _OPTION_PARAMS if k in settings}).validate()
+                           **_option_settings(settings)).validate()
     if cache_file is not None:
         from .model import check_distinct_files
 
@@ -1455,7 +1463,7 @@ def _remote_options(paper, threads, class_weights, settings):
 
     return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
                         class_weight=_class_weights(class_weights, None, None), spelling="cli",
-                        **{k: settings[k] for k in _OPTION_PARAMS if k in settings}).validate()
+                        **_option_settings(settings)).validate()
 
 
 def _fold_text(task):

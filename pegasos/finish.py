@@ -28,35 +28,21 @@ import math
 
 import numpy as np
 
-from .certificate import GAP_BIAS_MODES, GAP_LOSSES, dual_vector, start_point
+from .certificate import dual_vector, start_point
 from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
 FINISH_UPDATES = 1 << 28        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
 STALL = 0.05                    # from STALL_FROM passes on, a doubling of the passes that closes less than this
-STALL_FROM = 64                 # fraction of the gap (and less than the one before) ends them: the gap has stalled
+STALL_FROM = 64                 # fraction of both gaps (the certified one and the dual point's own) ends them
 SHRINK_SPREAD = 0.1             # the first spread of projected gradients at which shrunk coordinates return
 
 
-def applicable(options, ex):
-    """Why the dual finish cannot run for ``options`` on ``ex`` (a sentence), or None when it can.
-
-    It needs a linear model with the hinge or the squared hinge loss, bias
-    mode "none" or "feature", binary or one-vs-rest, and the Pegasos step
-    rule.  Class weights and example weights both scale their example's
-    loss (and its dual box).
-    """
-    if options.kernel != "linear":
-        return "it is for linear models"
-    if options.loss not in GAP_LOSSES:
-        return f"the dual is known for the hinge and the squared hinge, not the {options.loss} loss"
-    if options.bias not in GAP_BIAS_MODES:
-        return f"bias mode {options.bias} adds an equality constraint to the dual"
-    if options.multiclass == "crammer-singer":
-        return "it is for binary and one-vs-rest models"
-    if options.schedule != "pegasos":
-        return "it finishes a run of the Pegasos step"
-    return None
+def applicable(options, ex=None):
+    """Why the dual finish cannot run for ``options`` (a phrase), or None when it can
+    (:meth:`pegasos.options.TrainOptions.finish_unavailable`).  Class weights and example weights
+    both scale their example's loss (and its dual box)."""
+    return options.finish_unavailable()
 
 
 def check_finish_passes(value, classes, name="finish_passes"):
@@ -81,6 +67,11 @@ def _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value):
     from . import _dual
 
     return float(_dual.primal_value(indptr, indices, data, y_pm, c, v, bias_value, lam, loss == "squared-hinge"))
+
+
+def _cut(before, after):
+    """The fraction of the gap ``before`` that ``after`` closed (inf at the first check)."""
+    return (before - after) / before if math.isfinite(before) and before > 0 else math.inf
 
 
 def _dual_value(alpha, v, diag, lam):
@@ -147,7 +138,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     state = np.array([seed], dtype=np.uint64)
     values = np.empty(max(1, min(bound, 1 << 16)), dtype=np.float64)
     run, round_end = 0, 1
-    last_gap, last_cut = math.inf, math.inf
+    last_gap, last_cut = (math.inf, math.inf), math.inf
     p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value)
     while run < bound and (passes is not None or counts[1] < FINISH_UPDATES):
         want = min(round_end, bound, run + values.shape[0]) - run
@@ -164,10 +155,13 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         gap = (best - now) / best if best > 0 else 0.0
         if tol is not None and gap <= tol:
             break
-        cut = (last_gap - gap) / last_gap if math.isfinite(last_gap) and last_gap > 0 else math.inf
+        # stalled: neither the certified gap nor the dual point's own gap P(w(alpha)) - D (which shrinks at
+        # the passes' linear rate even while w(alpha) is still worse than the Pegasos model) closed by STALL
+        own = (p_dual - now) / p_dual if p_dual > 0 else 0.0
+        cut = max(_cut(last_gap[0], gap), _cut(last_gap[1], own))
         if run >= STALL_FROM and cut < STALL and cut <= last_cut:
             break
-        last_gap, last_cut = gap, cut
+        last_gap, last_cut = (gap, own), cut
     if run:
         exact = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)    # the bound: from alpha
         best_dual = max(best_dual, _dual_value(alpha, exact, diag, lam))
@@ -235,7 +229,7 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None):
         model = dataclasses.replace(model, info=info)
         model.info["finish_kept"] = "pegasos"
         best = primal
-    model.info["certified_gap"] = repr(float((best - out["dual"]) / best) if best > 0 else 0.0)
+    model.info["certified_gap"] = repr(max(0.0, float((best - out["dual"]) / best)) if best > 0 else 0.0)
     return model
 
 
@@ -312,5 +306,5 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None):
     info = dict(model.info, finish="dual", finish_passes=",".join(str(p["passes"]) for p in parts),
                 finish_kept=f"{kept} of {K} classes dual")
     total, lower = math.fsum(best), math.fsum(p["dual"] for p in parts)
-    info["certified_gap"] = repr(float((total - lower) / total) if total > 0 else 0.0)
+    info["certified_gap"] = repr(max(0.0, float((total - lower) / total)) if total > 0 else 0.0)
     return dataclasses.replace(model, W=W, biases=biases, info=info)

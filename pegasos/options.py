@@ -505,9 +505,39 @@ class TrainOptions:
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
 
+    def finish_unavailable(self):
+        """Why the dual finish (:mod:`pegasos.finish`) cannot run with these options (a phrase), or None.
+
+        It needs a linear model with the hinge or the squared hinge loss, bias "none" or "feature",
+        binary or one-vs-rest, the Pegasos step rule, the data in memory, and no early stopping (which
+        returns the best model seen) or resume section (the state of a Pegasos run).
+        """
+        if self.kernel != "linear":
+            return "it is for linear models"
+        if self.loss not in ("hinge", "squared-hinge"):
+            return f"the dual is known for the hinge and the squared hinge, not the {self.loss} loss"
+        if self.bias == "unregularized":
+            return "an unregularized bias adds an equality constraint to the dual"
+        if self.multiclass == "crammer-singer":
+            return "it is for binary and one-vs-rest models"
+        if self.schedule != "pegasos":
+            return "it finishes a run of the Pegasos step"
+        if self.shuffle_buffer is not None:
+            return "it needs the data in memory (not streamed)"
+        if self.early_stop is not None:
+            return f"{self.name('early_stop')} returns the best model seen during the run"
+        if self.resume_state:
+            return f"{self.name('resume_state')} keeps the state of the Pegasos run, which w(alpha) is not"
+        return None
+
     def _validate_finish(self):
         if self.finish is not None and self.finish not in FINISHES:
             self._fail("finish", f"the finish must be one of {', '.join(FINISHES)}, got {self.finish!r}")
+        if self.finish == "dual" or self.finish_passes is not None:
+            why = self.finish_unavailable()
+            if why is not None:
+                given = self.name("finish") + " dual" if self.finish == "dual" else self.name("finish_passes")
+                raise ParameterError(f"{given}: the dual finish does not apply here: {why}")
         if self.finish_passes is None:
             return
         items = self.finish_passes if isinstance(self.finish_passes, (tuple, list)) else (self.finish_passes,)
