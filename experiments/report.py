@@ -618,7 +618,7 @@ def section_kernel(res, figure):
         lines.append(f"- skipped: {why}")
     table = res.get("table", {})
     if not table:
-        return lines + ["No kernel data set was present."]
+        return lines + ["", "No kernel data set was present."]
     lines += ["Kernel Pegasos (Fig. 3, i.i.d., last iterate) runs of exactly T iterations for growing T; "
               "f_best is the lowest objective of all runs, since no certified optimum of the no-bias kernel problem "
               "is at hand (LIBSVM and SVC solve the problem with a bias); epsilon as in Table 1, from the Pegasos "
@@ -774,7 +774,7 @@ def section_beyond(res, figure):
     lines = ["## Beyond the paper: output averaging and the step offset", ""]
     finals = res.get("finals") or {}
     if not finals:
-        return lines + ["- skipped"]
+        return lines + ["- skipped: " + "; ".join(res["meta"].get("skipped") or ["no runs"])]
     best = min(finals, key=finals.get)
     lines.append(f"{res['meta'].get('dataset')}, permutation sampling, suboptimality after the last epoch (median):")
     lines += ["", _md_table(["output", "step offset", "f - f*"], [[a, o, _g(v)] for (a, o), v in finals.items()]), ""]

@@ -18,7 +18,8 @@ and its figure as PNG and SVG (``DIR/NAME.png``, ``.svg``); then
 ``DIR/REPORT.md`` is generated from the results (``experiments/report.py``).
 ``--publish`` copies the PNGs to experiments/figures/ and the report to
 experiments/REPORT.md.  Data come from PEGASOS_DATA (default ../shared/data);
-an experiment whose data are absent is skipped with a line in the report.
+an experiment whose data are absent is skipped with one line on the console and
+in the report that names the missing file and PEGASOS_DATA.
 ``--quick`` runs every experiment at a size that takes a few minutes on two
 cores (subsampled kernel sets, fewer epochs, seeds and lambdas).
 """
@@ -109,10 +110,16 @@ def _pm(y, positive=None):
     return np.where(y == positive, 1.0, -1.0)
 
 
+def absent(name, relative, hint=""):
+    """The one-line reason an experiment or a data set is skipped: which file is missing under which
+    PEGASOS_DATA."""
+    return f"{name}: {relative}{hint} is absent under PEGASOS_DATA={data_root()}"
+
+
 def _pair(name, train, test, lam, positive=None, note=""):
     root = data_root()
     if not (root / train).exists():
-        return None, f"{name}: {root / train} is absent"
+        return None, absent(name, train)
     X, y = _read(root / train)
     Xt = yt = None
     if test is not None and (root / test).exists():
@@ -171,7 +178,7 @@ def cov1():
     root = data_root()
     path = root / "covtype" / "covtype.bz2"
     if not path.exists():
-        return None, f"cov1: {path} (LIBSVM multiclass covtype, see data_scripts/get_data.py) is absent"
+        return None, absent("cov1", "covtype/covtype.bz2", " (LIBSVM multiclass covtype, see data_scripts/get_data.py)")
     X, y = _read(path)
     perm = np.random.default_rng(0).permutation(X.shape[0])
     tr, te = perm[:522911], perm[522911:]
@@ -318,6 +325,13 @@ class Runner:
         self.out, self.size_name, self.size, self.log = out, size_name, SIZES[size_name], log
         self.cache = {}
         self.machine = machine()
+        self.skipped = {}       # experiment -> the reasons it ran nothing
+
+    def skip(self, name, reasons):
+        """Record that experiment ``name`` runs nothing, and why (its raw results hold the reasons)."""
+        self.skipped[name] = list(reasons)
+        self.write(name, [], dict(skipped=list(reasons)))
+        return []
 
     def data(self, name):
         if name not in self.cache:
@@ -419,8 +433,10 @@ def exp_kernel(r):
     records, skipped = [], []
     root = data_root()
     for name, train, test, gamma, lam in KERNEL_SETS:
-        if not (root / train).exists():
-            skipped.append(f"{name}: {root / train} is absent")
+        missing = next((f for f in (train, test) if not (root / f).exists()), None)
+        if missing is not None:
+            skipped.append(absent(name, missing))
+            r.log(f"  skipped: {skipped[-1]}")
             continue
         X, y = _read(root / train)
         y = _pm(y)
@@ -484,6 +500,8 @@ def exp_kernel(r):
                                 objective_with_bias=obj))
         except ImportError:
             r.log("  scikit-learn is not installed: no SVC row")
+    if not records:
+        return r.skip("kernel", skipped)
     r.write("kernel", records, dict(skipped=skipped, seeds=list(size["seeds"][:3]),
                                     budget_seconds=KERNEL_SECONDS[r.size_name]))
     return records
@@ -505,8 +523,7 @@ def exp_lambda(r):
     size = r.size
     d, why = r.data("a9a")
     if d is None:
-        r.write("lambda", [], dict(skipped=[why]))
-        return []
+        return r.skip("lambda", [why])
     records = []
     for lam in size["lambdas"]:
         dl = Data(d.name, d.X, d.y, d.Xt, d.yt, lam, d.source)
@@ -611,8 +628,7 @@ def exp_beyond(r):
     size = r.size
     d, why = r.data("a9a")
     if d is None:
-        r.write("beyond", [], dict(skipped=[why]))
-        return []
+        return r.skip("beyond", [why])
     opt = optimum(d, r.out, size["gap_passes"])
     calibrated = pegasos.fit((d.X, d.y), lam=d.lam, epochs=1).info.get("step_offset")
     t0 = float(calibrated) if calibrated else 0.0
@@ -667,7 +683,10 @@ def main(argv=None):
             log(f"{name}: {EXPERIMENTS[name].__doc__.splitlines()[0]}")
             t = time.perf_counter()
             EXPERIMENTS[name](r)
-            log(f"{name}: done in {time.perf_counter() - t:.1f} s")
+            if name in r.skipped:
+                log(f"{name}: skipped, " + "; ".join(r.skipped[name]))
+            else:
+                log(f"{name}: done in {time.perf_counter() - t:.1f} s")
         (out / "timing.json").write_text(json.dumps(dict(mode=mode, seconds=time.perf_counter() - started)))
     path = report.build(out)
     log(f"report: {path}")

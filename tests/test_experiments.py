@@ -16,6 +16,8 @@ would fail if the algorithm were wrong, not only that files exist:
 Without the shared data the tests skip with one reason (PEGASOS_REQUIRE_SHARED=1
 makes that a failure, as in CI).  PEGASOS_EXPERIMENTS_RESULTS=DIR checks the
 results of an earlier quick run in DIR instead of running the driver.
+The last test runs the driver without any data (an empty PEGASOS_DATA) and
+needs no shared files: each skipped experiment must say which file is missing.
 """
 
 import os
@@ -114,3 +116,30 @@ def test_report_has_every_section_and_figure(quick):
         assert f"]({fig}.png)" in text
         for ext in ("png", "svg"):
             assert (out / f"{fig}.{ext}").stat().st_size > 10_000
+
+
+def test_a_skipped_experiment_says_which_file_is_missing(tmp_path):
+    """Without the data, every skipped experiment names the missing file and PEGASOS_DATA, on the console
+    (not 'done in 0.0 s') and in the report (not a bare 'skipped'); runs without the shared data."""
+    nowhere = tmp_path / "no-data"
+    env = dict(os.environ, PEGASOS_DATA=str(nowhere))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(ROOT / "experiments" / "run.py"), "--quick", "--out", str(out),
+                           "--only", "kernel", "lambda", "beyond"], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    console = done.stdout
+    assert "done in" not in console, console
+    under = f"is absent under PEGASOS_DATA={nowhere}"
+    for name, missing in (("kernel", "Adult: a9a/a9a"), ("lambda", "a9a: a9a/a9a"), ("beyond", "a9a: a9a/a9a")):
+        line = next((x for x in console.splitlines() if f"] {name}: skipped" in x), None)
+        assert line is not None and f"{missing} {under}" in line, (name, console)
+    assert f"Reuters: reuters/reuters.trn.bz2 {under}" in console
+    text = (out / "REPORT.md").read_text()
+    sections = {s.split("\n", 1)[0]: s for s in text.split("\n## ")[1:]}
+    beyond = next(s for h, s in sections.items() if h.startswith("Beyond the paper"))
+    assert f"- skipped: a9a: a9a/a9a {under}" in beyond, beyond
+    fig6 = next(s for h, s in sections.items() if h.startswith("Fig. 6"))
+    assert f"- skipped: a9a: a9a/a9a {under}" in fig6, fig6
+    kernel = next(s for h, s in sections.items() if h.startswith("Table 2"))
+    assert f"- skipped: Adult: a9a/a9a {under}" in kernel and "reuters.trn.bz2" in kernel, kernel
