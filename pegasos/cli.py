@@ -331,8 +331,9 @@ _data_options = _options(
         default=None, help="Write / omit the resume section (solver state) in MODEL, which --init continues "
                            "exactly [default: written when --init resumes a run, else omitted].")),
     (("--report-gap",), dict(is_flag=True, help="Add to the summary a certified bound on the model's distance to "
-                                                "the optimum (duality gap after 20 passes of dual coordinate "
-                                                "ascent; linear hinge and squared-hinge models).")),
+                                                "the optimum (duality gap of dual coordinate ascent; linear hinge "
+                                                "and squared-hinge models) and record its relative gap in MODEL's "
+                                                "header (certified_gap); with -q only the header.")),
 )
 
 _check_options = _options(
@@ -452,8 +453,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     if not (progress_every > 0 and math.isfinite(progress_every)):
         raise ParameterError(f"--progress-every: the interval must be a positive number of seconds, "
                              f"got {progress_every!r}")
-    if report_gap and (shuffle_buffer is not None or quiet):
-        raise ParameterError("--report-gap needs the data in memory (not --shuffle-buffer) and a summary (not -q)")
+    if report_gap and shuffle_buffer is not None:
+        raise ParameterError("--report-gap needs the data in memory (not --shuffle-buffer)")
     if shuffle_buffer is not None and settings["sampling"] is not None:
         raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
                              "drop --sampling, or use --cache")
@@ -549,19 +550,22 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
+    certificate = _record_gap(result, d) if report_gap else None
     result.save(model)
     if trace_file is not None:
         checks["trace"].write(trace_file)
     if as_json:
         record = _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
         if report_gap:
-            record["certificate"] = _gap_record(result, d)
+            record["certificate"] = certificate
         click.echo(json.dumps(record, indent=2))
     elif not quiet:
         summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model)
         if report_gap:
-            summary += " | " + _gap_summary(result, d)
+            summary += " | " + _gap_summary(certificate)
         click.echo(summary, err=to_stdout)
+    elif report_gap and "error" in certificate:
+        click.echo(f"pegasos: note: {_gap_summary(certificate)}", err=True)
     stopping = getattr(result, "info", {}).get("stopping", "")
     if not quiet and stopping.startswith("tol_gap=") and stopping.endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
@@ -680,15 +684,10 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
                    f"{'standard output' if to_stdout else model}", err=to_stdout)
 
 
-def _gap_summary(result, d):
-    """The summary's certified-gap part (pegasos.certificate), or why there is none."""
-    from .certificate import auto_gap_passes, duality_gap
-    from .errors import ParameterError
-
-    try:
-        g = duality_gap(result, d.chunk, d.y, passes=auto_gap_passes(d.chunk), until_stalled=True)
-    except ParameterError as e:
-        return f"no certified gap ({e})"
+def _gap_summary(g):
+    """The summary's certified-gap part from :func:`_record_gap`'s dict, or why there is none."""
+    if "error" in g:
+        return f"no certified gap ({g['error']})"
     return (f"certified: f - f* <= {g['gap']:.3g} ({100 * g['rel_gap']:.3g}% of f; dual bound {g['dual']:.6g}, "
             f"{g['passes']} passes{_still_shrinking(g, 'pegasos objective --gap-passes')}, {g['seconds']:.2f} s)")
 
@@ -1361,14 +1360,21 @@ def _train_record(result, d, options, t_read, t_train, cache_note, no_objective,
     return record
 
 
-def _gap_record(result, d):
+def _record_gap(result, d):
+    """--report-gap: the certificate of pegasos.certificate.duality_gap (or {"error": why there is none}),
+    its relative gap also written to the header as ``certified_gap`` (the smaller, when the run proved one:
+    --tol-gap, the dual finish)."""
     from .certificate import auto_gap_passes, duality_gap
     from .errors import ParameterError
 
     try:
-        return duality_gap(result, d.chunk, d.y, passes=auto_gap_passes(d.chunk), until_stalled=True)
+        g = duality_gap(result, d.chunk, d.y, passes=auto_gap_passes(d.chunk), until_stalled=True)
     except ParameterError as e:
         return {"error": str(e)}
+    rel = float(g["rel_gap"])
+    if math.isfinite(rel):
+        result.info["certified_gap"] = repr(min(rel, float(result.info.get("certified_gap", math.inf))))
+    return g
 
 
 def _model_options(fn):

@@ -5,6 +5,7 @@ Data are generated here (no shared files needed)."""
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -313,6 +314,71 @@ def test_report_gap_certifies_the_default_model(tmp_path):
     assert gap >= 0 and dual <= objective and abs(objective - dual - gap) < 1e-4 * objective
     r = run_pegasos("train", "--report-gap", "--loss", "log", data, tmp_path / "m2")
     assert "no certified gap" in ok(r)
+
+
+def _header(path):
+    """The model file's header lines as a dict (up to the weights)."""
+    header = {}
+    for line in pathlib.Path(path).read_text().splitlines()[1:]:
+        key, _, value = line.partition(" ")
+        if key == "weights":
+            break
+        header[key] = value
+    return header
+
+
+def test_quiet_report_gap_prints_nothing_and_records_the_certificate(tmp_path):
+    """train -q --report-gap (a cron job): no summary on stdout or stderr, the certified relative gap in
+    MODEL's header (as --tol-gap writes it), equal to the summary's without -q, and a true bound: the
+    model's excess over f* of an independent solver (LIBLINEAR's dual CD through scikit-learn)."""
+    from sklearn.svm import LinearSVC
+
+    from reference import objective as dense_objective
+
+    X, y = make_data()
+    lam = 1e-2
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "-q", "--report-gap", "-l", repr(lam), data, tmp_path / "quiet.model")
+    ok(r)
+    assert r.stdout == "" and r.stderr == "", (r.stdout, r.stderr)
+    header = _header(tmp_path / "quiet.model")
+    gap = float(header["certified_gap"])
+    assert 0 <= gap < 0.05, gap
+    # the model is that of the run without --report-gap, but for the certificate line (when the run
+    # proved a gap itself, the dual finish, the header keeps the smaller)
+    ok(run_pegasos("train", "-q", "-l", repr(lam), data, tmp_path / "plain.model"))
+    plain = (tmp_path / "plain.model").read_text().splitlines()
+    quiet = (tmp_path / "quiet.model").read_text().splitlines()
+    assert [x for x in quiet if not x.startswith("certified_gap ")] == \
+        [x for x in plain if not x.startswith("certified_gap ")]
+    proved = _header(tmp_path / "plain.model").get("certified_gap")
+    if proved is not None:
+        assert gap <= float(proved)
+    # the summary without -q states the certificate (the header: it, or the run's smaller one), and that
+    # model records the same
+    out = ok(run_pegasos("train", "--report-gap", "-l", repr(lam), data, tmp_path / "loud.model"))
+    percent = float(re.search(r"certified: f - f\* <= \S+ \((\S+)% of f;", out).group(1))
+    expected = percent / 100 if proved is None else min(percent / 100, float(proved))
+    assert gap == pytest.approx(expected, rel=1e-2, abs=1e-12)
+    assert _header(tmp_path / "loud.model")["certified_gap"] == header["certified_gap"]
+    # an independent optimum: the certificate bounds the model's true relative excess
+    model = pegasos.load_model(str(tmp_path / "quiet.model"))
+    w = np.asarray(model.w)
+    svc = LinearSVC(loss="hinge", C=1.0 / (lam * X.shape[0]), dual=True, tol=1e-10, max_iter=200_000,
+                    fit_intercept=False).fit(X, y)
+    f_star = dense_objective(X.toarray(), y, lam, svc.coef_.ravel())
+    primal = dense_objective(X.toarray(), y, lam, w)
+    assert primal >= f_star - 1e-9
+    assert (primal - f_star) / primal <= gap + 1e-9
+
+
+def test_quiet_report_gap_says_in_one_line_why_there_is_no_certificate(tmp_path):
+    X, y = make_data()
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "-q", "--report-gap", "--loss", "log", data, tmp_path / "log.model")
+    ok(r)
+    assert r.stdout == "" and len(r.stderr.splitlines()) == 1 and "no certified gap" in r.stderr, r.stderr
+    assert "certified_gap" not in _header(tmp_path / "log.model")
 
 
 @pytest.mark.parametrize("rel, f_star, extra", [
