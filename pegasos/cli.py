@@ -224,7 +224,9 @@ _solver_options = _options(
                                 help="Exactly N dual passes after a run of the given -T/--epochs (one per class for "
                                      "one-vs-rest): what a finished model's header records, so that its settings "
                                      "retrain it.")),
-    (("-k", "--batch-size"), dict(type=int, default=1, show_default=True, help="Mini-batch size k.")),
+    (("-k", "--batch-size"), dict(type=int, default=1, show_default=True,
+                                  help="Mini-batch size k (training on shards without -k: ceil(m/128), at most "
+                                       "128 rounds an epoch).")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
                                 "shuffle-once: one random order (from --seed) for every epoch; "
@@ -623,6 +625,13 @@ def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init
         raise ParameterError("--trace-budget bounds the checks of --trace FILE: give it")
 
 
+def _given(name):
+    """Whether train's option ``name`` (its parameter name) is on the command line, not click's default."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+
 def _given_on_command_line():
     """The TrainOptions fields that train's command line gives (not click's defaults)."""
     from click.core import ParameterSource
@@ -671,7 +680,8 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
     bar = _TrainingBar(progress)
     t1 = time.perf_counter()
     try:
-        result = fit_shards(data, options, settings, split=split, progress=bar.update, on_plan=bar.start)
+        result = fit_shards(data, options, settings, split=split, progress=bar.update, on_plan=bar.start,
+                            auto_batch=options.preset == "auto" and not _given("batch_size"))
     finally:
         bar.close()
     seconds = time.perf_counter() - t1

@@ -32,7 +32,9 @@ one call per worker and round carries all K updates and all classes use the
 same draws A_t, so the data stay sharded and a run costs T rounds, not K T.
 
 An unset t0 is calibrated as :func:`pegasos.fit` does, on a sample of the
-shards (:func:`_calibrated`).  :class:`DaskEngine` wraps a cluster for
+shards (:func:`_calibrated`).  When the caller's user gave no batch size
+(``auto_batch``), k = ceil(n / ROUNDS_PER_EPOCH), so that an epoch is a bounded
+number of rounds (:func:`automatic_batch_size`).  :class:`DaskEngine` wraps a cluster for
 :func:`pegasos.fit`, :func:`pegasos.cross_validate`, :func:`pegasos.search`
 and the estimators.
 
@@ -64,6 +66,10 @@ CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
 GLOB_CHARS = "*?["
 MAX_SPLIT = 100_000         # byte ranges of one file (each a shard the driver lists)
 MAX_REPORTED_CLASSES = 100_001   # label values a shard reports (more than any --max-classes)
+#: exact rounds of one epoch when the batch size is automatic (fit_shards(auto_batch=True)): a round costs a
+#: round trip to every worker (10-60 ms on Dask), so k = ceil(n / ROUNDS_PER_EPOCH) bounds an epoch's rounds
+#: (benchmarks/RESULTS_shard_defaults.md)
+ROUNDS_PER_EPOCH = 128
 
 
 class ClusterError(PegasosError):
@@ -681,7 +687,15 @@ def check_versions(versions, mine):
         raise ClusterError(f"worker {a} runs pegasos {v}, the driver {mine}: install the same version everywhere")
 
 
-def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_plan=None, cluster=None):
+def automatic_batch_size(n):
+    """The batch size k of a shard run whose k is not given: ceil(n / ROUNDS_PER_EPOCH) for n examples,
+    so that an epoch is at most ROUNDS_PER_EPOCH exact rounds (paper Sec. 7.4, Fig. 7: at a fixed
+    number k T of examples the accuracy hardly depends on k up to large k)."""
+    return max(1, math.ceil(int(n) / ROUNDS_PER_EPOCH))
+
+
+def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_plan=None, cluster=None,
+               auto_batch=False):
     """Train a linear binary classifier or regression model on shard files.
 
     Parameters
@@ -707,12 +721,21 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
     progress, on_plan : as for :func:`pegasos.fit`.
     cluster : DaskEngine, distributed.Client or None
         Use this cluster (its workers) instead of the settings' one.
+    auto_batch : bool
+        Ignore ``options.batch_size`` and take k = :func:`automatic_batch_size`
+        of the n examples of the shards (an epoch is then at most
+        ROUNDS_PER_EPOCH rounds); an unset t0 is then calibrated on the
+        sample with the batch of the same share of it, k s / n (rounded, at
+        least 1), so that a pass over the sample has as many steps as an
+        epoch.  For callers whose user gave no batch size (``pegasos train``
+        on shards without -k, the estimators' ``batch_size=None``).
 
     Returns
     -------
-    LinearModel
-        Its header records ``engine``, ``shards``, ``sync_every`` and, for
-        averaging, ``guarantee``.
+    LinearModel or MulticlassModel
+        Its header records ``engine``, ``shards``, ``sync_every``, for
+        averaging ``guarantee``, for a calibrated t0 ``step_offset_rule``
+        and ``eta0``, and for an automatic k ``batch_size_rule``.
 
     Raises
     ------
@@ -742,7 +765,7 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
                 groups = wrapper.actors(shards)
         else:
             groups = [_LocalGroup(ShardWorker(shards, list(range(len(shards)))))]
-        return _train(groups, shards, spec, options, settings, progress, on_plan)
+        return _train(groups, shards, spec, options, settings, progress, on_plan, auto_batch)
     finally:
         if own is not None:
             own.close()
@@ -765,7 +788,7 @@ def _shard_options(options):
     return options.replace(sampling="uniform")
 
 
-def _train(groups, shards, spec, options, settings, progress, on_plan):
+def _train(groups, shards, spec, options, settings, progress, on_plan, auto_batch=False):
     by_id = {}
     for g, reply in zip(groups, _gather(groups, "report", what="reading the shards")):
         by_id.update(zip(g.ids, reply))
@@ -779,17 +802,19 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     if n == 0:
         raise DataError(spec if isinstance(spec, str) else shards[0].path, "no training examples in the shards")
     base, n_features = _dimension(reports, settings)
+    if auto_batch:
+        options = options.replace(batch_size=automatic_batch_size(n))
     classes = _ovr_classes(reports, options) if options.task == "binary" else None
     if classes is not None:
         return _train_ovr(groups, shards, spec, options, settings, progress, on_plan, reports, sizes, n, base,
-                          n_features, classes)
+                          n_features, classes, auto_batch)
     labels = _labels(reports, options) if options.task == "binary" else None
     pair = None if labels is None else (labels.negative, labels.positive)
     calibrate = options.step_is_automatic
     if calibrate:
         _gather(groups, "setup", base, n_features, pair, options.replace(step_offset=0.0),
                 options.replace(step_offset=0.0).plan(n), sizes, what="preparing the shards")
-        options = _calibrated(groups, options, sizes, n_features)
+        options = _calibrated(groups, options, sizes, n_features, share=auto_batch)
     plan = options.plan(n)
     if on_plan is not None:
         on_plan(plan.T)
@@ -821,6 +846,7 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
         _gather(groups, "start", radius2, None, what="starting the replicas")
     checkpoint = _Checkpointer(settings, fingerprint, options, plan, labels, base, n, len(shards), spec)
     checkpoint.calibrated = calibrate
+    checkpoint.auto_batch = auto_batch
     if settings.exact:
         w, b = _run_exact(groups, driver, plan, done, shared, progress, checkpoint)
     else:
@@ -831,13 +857,16 @@ def _train(groups, shards, spec, options, settings, progress, on_plan):
     return checkpoint.model(w, b)
 
 
-def _calibrated(groups, options, sizes, n_features, classes=None):
+def _calibrated(groups, options, sizes, n_features, classes=None, share=False):
     """``options`` with the step offset t0 chosen as :func:`pegasos.fit` chooses it when none is given
     (:func:`pegasos.autotune.calibrate_step_offset`), on a sample of the shards: min(n, 1000)
     distinct examples drawn uniformly from their union (keyed by the seed), gathered on the driver
     (a few hundred kB).  One-vs-rest calibrates once, on the sample's largest class against the rest
-    (as the in-memory one-vs-rest does on the data's).  The t0 found on the s sampled examples is
-    carried to the n of the shards as the calibration does: eta0 = eta0_s sqrt(s / n)."""
+    (as the in-memory one-vs-rest does on the data's).  The sample runs with the run's k, or with
+    ``share`` with k_s = max(1, round(k s / n)) (the same share of the sample as k of the data: a
+    large k would leave a sample pass a step or two); the t0 found on the s sampled examples is
+    carried to the shards as the calibration carries it from s to m steps an epoch:
+    eta0 = eta0_s sqrt((s / k_s) / (n / k))."""
     import scipy.sparse as sp
 
     from .autotune import DEFAULT_SAMPLE_SIZE, calibrate_step_offset
@@ -858,7 +887,9 @@ def _calibrated(groups, options, sizes, n_features, classes=None):
     y = np.concatenate([q[4] for q in parts])
     sw = None if parts[0][5] is None else np.concatenate([q[5] for q in parts])
     X = sp.csr_matrix((data, indices, indptr), shape=(s, int(n_features)))
-    settings = dict(batch_size=options.batch_size, projection=options.projection, bias=options.bias,
+    k = int(options.batch_size)
+    k_s = max(1, min(s, round(k * s / n))) if share else k
+    settings = dict(batch_size=k_s, projection=options.projection, bias=options.bias,
                     n_features=int(n_features), sample_weight=sw)
     if options.loss == "eps-insensitive":
         settings["epsilon"] = options.epsilon
@@ -869,7 +900,7 @@ def _calibrated(groups, options, sizes, n_features, classes=None):
     _, eta0_s, _ = calibrate_step_offset(X, y, options.lam, loss=options.loss, seed=options.seed,
                                          average_from=options.average_from, sampling="uniform", details=True,
                                          **settings)
-    return options.replace(step_offset=1.0 / (options.lam * eta0_s * math.sqrt(s / n)))
+    return options.replace(step_offset=1.0 / (options.lam * eta0_s * math.sqrt((s / k_s) / (n / k))))
 
 
 def _sample_parts(groups, rows, cls):
@@ -900,7 +931,7 @@ def _ovr_classes(reports, options):
 
 
 def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, reports, sizes, n, base, n_features,
-               classes):
+               classes, auto_batch=False):
     """One-vs-rest on shards: K exact mini-batch Pegasos runs (class c against the rest) in the same
     rounds, each round one call per worker for all K (the same A_t for every class)."""
     if not settings.exact or settings.resume or settings.checkpoint_every:
@@ -918,7 +949,7 @@ def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, repor
         plain = options.replace(step_offset=0.0)
         _gather(groups, "setup", base, n_features, None, plain, plain.plan(n), sizes, values,
                 what="preparing the shards")
-        options = _calibrated(groups, options, sizes, n_features, classes)
+        options = _calibrated(groups, options, sizes, n_features, classes, share=auto_batch)
     plan = options.plan(n)
     if on_plan is not None:
         on_plan(plan.T)
@@ -956,8 +987,7 @@ def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, repor
     info["index_base"] = str(base)
     info["train_file"] = spec if isinstance(spec, str) else shards[0].name
     info.update(engine=settings.engine, shards=str(len(shards)), sync_every="1")
-    if calibrate:
-        info["step_offset_rule"] = "calibrated"
+    _record_automatic(info, options, plan, calibrate, auto_batch)
     return MulticlassModel(W=np.ascontiguousarray(W), biases=biases, classes=np.asarray(values, dtype=np.float64),
                            class_texts=list(texts), lam=float(options.lam), method="ovr", loss=options.loss,
                            bias_mode=options.bias, info=info)
@@ -1074,6 +1104,18 @@ def _run_averaging(groups, sync, plan, sizes, done, extra, settings, progress, c
     return np.ascontiguousarray(w, dtype=np.float64), float(b)
 
 
+def _record_automatic(info, options, plan, calibrated, auto_batch):
+    """The automatic choices of a shard run in its header, as the in-memory run records its own:
+    the calibrated t0 (``step_offset_rule``, ``eta0``) and the automatic k (``batch_size_rule``)."""
+    if calibrated:
+        info["step_offset_rule"] = "calibrated"
+        if plan.t0:
+            info["eta0"] = repr(1.0 / (options.lam * plan.t0))
+    if auto_batch:
+        info["batch_size_rule"] = (f"automatic: ceil(m / {ROUNDS_PER_EPOCH}), at most {ROUNDS_PER_EPOCH} rounds "
+                                   "an epoch")
+
+
 # ------------------------------------------------------------ checkpoints --
 
 def _fingerprint(options, plan, settings, shards, sizes, n_features, base, labels):
@@ -1092,7 +1134,7 @@ class _Checkpointer:
         self.labels, self.base, self.n, self.n_shards, self.spec = labels, base, n, n_shards, spec
         self.sizes, self.seed, self.bias = fingerprint["sizes"], options.seed, options.bias
         self.last = None
-        self.calibrated = False
+        self.calibrated = self.auto_batch = False
 
     def hint(self):
         if self.last is None:
@@ -1107,8 +1149,7 @@ class _Checkpointer:
         info["engine"] = self.settings.engine
         info["shards"] = str(self.n_shards)
         info["sync_every"] = str(self.settings.sync_every)
-        if self.calibrated:
-            info["step_offset_rule"] = "calibrated"
+        _record_automatic(info, self.options, self.plan, self.calibrated, self.auto_batch)
         if not self.settings.exact:
             info["guarantee"] = "none: model averaging (Zinkevich et al. 2010) is not covered by the Pegasos bound"
         if self.options.task != "binary":

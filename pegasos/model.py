@@ -54,8 +54,9 @@ OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "c
                  "step_offset", "schedule", "eta", "shuffle_buffer", "step_offset_rule", "eta0", "epochs",
                  "epochs_trained", "stopping", "finish", "finish_passes", "finish_kept", "certified_gap", "early_stop", "early_stop_metric", "best_iteration",
                  "best_validation", "warm_start")
-# training on shards (pegasos.engine_dask): the engine, the shard count, the rounds between model averages
-OPTIONAL_KEYS += ("engine", "shards", "sync_every", "guarantee")
+# training on shards (pegasos.engine_dask): the engine, the shard count, the rounds between model averages,
+# the guarantee of averaging mode, how k was chosen when the user gave none
+OPTIONAL_KEYS += ("engine", "shards", "sync_every", "guarantee", "batch_size_rule")
 TASKS = ("binary", "regression", "ranking", "multiclass")
 LOSSES = {"binary": ("hinge", "log", "squared-hinge"), "regression": ("eps-insensitive",), "ranking": ("rank",),
           "multiclass": ("hinge", "log", "squared-hinge")}

@@ -36,10 +36,13 @@ iterations : int > 0 or None
 epochs : float > 0 or None
     Alternatively, passes over the data (T = epochs m / k).  Give at most one
     of the two; neither means the automatic length of :func:`pegasos.fit`
-    for a linear classifier or regressor (50 epochs with ``engine``), and 10
-    with a kernel and for the ranker.
-batch_size : int, 1 <= k <= m, default 1
-    The mini-batch size k (Fig. 2).
+    for a linear classifier or regressor (10 epochs with ``engine``, as
+    ``pegasos train`` on shards), and 10 with a kernel and for the ranker.
+batch_size : int, 1 <= k <= m, or None; default None (the ranker: 1)
+    The mini-batch size k (Fig. 2).  None: k = 1, and with ``engine`` k =
+    ceil(m / 128) (:func:`pegasos.engine_dask.automatic_batch_size`: an
+    epoch is at most 128 rounds of the cluster, each a round trip to every
+    worker; the header's ``batch_size_rule`` records it).
 sampling : "uniform", "permutation" or "sequential", default "permutation"
     How batches are drawn (see :func:`pegasos.train`; the ranker always
     draws pairs uniformly).
@@ -65,13 +68,16 @@ engine : pegasos.engine_dask.DaskEngine or None, default None
     so ``sampling`` does not apply): the model is the one of the local shard
     engine on the same blocks, bit for bit, and depends on the number of
     workers only through the blocks.  No ``sample_weight``.  ``clone``
-    shares the cluster.
+    shares the cluster.  Unset, k is chosen from m (see ``batch_size``),
+    t0 is calibrated on a sample as ``pegasos train`` on shards does, and
+    the run is 10 epochs.
 step_offset : "auto" or float >= 0, default "auto"
     t0 of the step eta_t = 1/(lambda (t + t0)) (``pegasos train --t0``); 0
     is the paper's step.  "auto": for linear models t0 calibrated on a
     sample of the data as :func:`pegasos.fit` does (``partial_fit``: on its
-    first batch, kept by the later ones; with ``engine``, t0 = 1/(0.1
-    lambda)), and the paper's step with a kernel (the only one Fig. 3 has).
+    first batch, kept by the later ones; with ``engine``, on a sample of
+    the blocks, :func:`pegasos.engine_dask.fit_shards`), and the paper's
+    step with a kernel (the only one Fig. 3 has).
 random_state : int >= 0, numpy RandomState/Generator or None, default 1
     The seed of pegasos' random generator (``pegasos train --seed``): an
     int is the seed itself, so the same int gives the same model as
@@ -126,7 +132,7 @@ __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
 
 _ACCEPT_SPARSE = ("csr", "csc", "coo")
 _KERNELS = ("rbf", "poly", "sigmoid")
-LINEAR_EPOCHS = 50       # default passes over the data of a linear classifier or regressor
+ENGINE_EPOCHS = 10       # default passes over the data of a linear model on an engine (pegasos train's on shards)
 KERNEL_EPOCHS = 10       # ... of a kernel classifier (pegasos.train's default) and the ranker (over pairs)
 AUTO_ETA0 = 0.1          # first step of step_offset="auto"
 
@@ -220,7 +226,7 @@ class _PegasosBase(BaseEstimator):
             raise ParameterError(str(e).strip().replace("\n", " ")) from None
         return _as_csr(X), y
 
-    def _common(self, sampling=None, kernel=False, default_epochs=LINEAR_EPOCHS, automatic=False):
+    def _common(self, sampling=None, kernel=False, default_epochs=ENGINE_EPOCHS, automatic=False):
         """The keyword arguments common to pegasos.train and train_kernel (step_offset
         too for a linear model), with the estimators' defaults resolved.  ``automatic``
         (a linear fit through :func:`pegasos.fit`): no epochs when neither T nor epochs is
@@ -228,7 +234,8 @@ class _PegasosBase(BaseEstimator):
         epochs = self.epochs
         if epochs is None and self.iterations is None and not automatic:
             epochs = KERNEL_EPOCHS if kernel else default_epochs
-        out = dict(lam=self.lam, iterations=self.iterations, epochs=epochs, batch_size=self.batch_size,
+        out = dict(lam=self.lam, iterations=self.iterations, epochs=epochs,
+                   batch_size=1 if self.batch_size is None else self.batch_size,
                    sampling=self.sampling if sampling is None else sampling, projection=self.projection,
                    average=self.average, average_from=self.average_from, seed=_seed(self.random_state))
         t0 = self.step_offset
@@ -259,11 +266,13 @@ class _PegasosBase(BaseEstimator):
             raise ParameterError("sample_weight is not available with engine")
         common = self._common()
         common.pop("sampling")
+        if self.step_offset == "auto":
+            common.pop("step_offset")           # unset: fit_shards calibrates t0 on a sample of the blocks
         options = TrainOptions(n_threads=self.n_threads, **problem, **common)
         client = getattr(self.engine, "client", self.engine)
         shards = array_shards(X, y, max(1, min(len(client.scheduler_info()["workers"]), X.shape[0])))
         return fit_shards(shards, options, EngineSettings(engine="dask", zero_based=True, n_features=X.shape[1]),
-                          cluster=self.engine)
+                          cluster=self.engine, auto_batch=self.batch_size is None)
 
     def _fit_linear(self, X, y, sw, **problem):
         """A linear model through :func:`pegasos.fit` with its automatic choices (preset "auto":
@@ -410,7 +419,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
     """
 
     def __init__(self, *, loss="hinge", multiclass="ovr", kernel=None, gamma=None, degree=3, coef0=0.0,
-                 budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1,
+                 budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
                  sampling="permutation", projection=False, average=False, average_from=0.5, bias="auto",
                  step_offset="auto",
                  class_weight=None, random_state=1, n_threads=1, engine=None):
@@ -842,7 +851,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
     n_features_in_, t_, n_iter_, model_ : as :class:`PegasosClassifier`
     """
 
-    def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1,
+    def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
                  sampling="permutation", projection=False, average=False, average_from=0.5, bias="feature",
                  step_offset="auto", random_state=1, n_threads=1, engine=None):
         self.engine = engine

@@ -286,6 +286,61 @@ def test_missing_dask_is_a_one_line_error(shards, tmp_path, monkeypatch):
                                              "(dask[distributed] >= 2024.1)"]
 
 
+def _reference_optimum(X, y_pm, lam):
+    """f* of lambda/2 ||w||^2 + mean hinge (no bias) from LIBLINEAR's dual CD through scikit-learn."""
+    from sklearn.svm import LinearSVC
+
+    from reference import objective
+
+    svc = LinearSVC(loss="hinge", C=1.0 / (lam * X.shape[0]), dual=True, tol=1e-10, max_iter=1_000_000,
+                    fit_intercept=False).fit(X, y_pm)
+    return objective(X, y_pm, lam, svc.coef_.ravel())
+
+
+def test_automatic_batch_size_bounds_the_rounds_and_is_recorded(shards):
+    """auto_batch: k = ceil(n/128), t0 calibrated, 10 epochs; the header records every choice and retrains
+    the model bit for bit; the model is near the optimum of an independent solver, and no farther from it
+    than k = 1's with ten times the rounds."""
+    from pegasos.engine_dask import ROUNDS_PER_EPOCH, automatic_batch_size
+
+    from reference import objective
+
+    assert [automatic_batch_size(n) for n in (1, 127, 128, 129, 515, 10**6)] == [1, 1, 1, 2, 5, 7813]
+    folder = str(shards / "bin")
+    lam = 1e-2
+    model = fit_shards(folder, TrainOptions(lam=lam, seed=3), auto_batch=True)
+    info = model.info
+    n = 515
+    k = -(-n // ROUNDS_PER_EPOCH)
+    assert info["batch_size"] == str(k) and info["iterations"] == str(-(-10 * n // k))      # 10 epochs
+    assert info["batch_size_rule"].startswith(f"automatic: ceil(m / {ROUNDS_PER_EPOCH})")
+    t0 = float(info["step_offset"])
+    assert info["step_offset_rule"] == "calibrated" and float(info["eta0"]) == pytest.approx(1 / (lam * t0))
+    again = fit_shards(folder, TrainOptions(lam=lam, seed=3, batch_size=k, step_offset=t0))
+    assert np.array_equal(again.w, model.w) and "batch_size_rule" not in again.info
+    X, y, _ = _concat(sorted((shards / "bin").glob("*.svm")))
+    f_star = _reference_optimum(X, y, lam)
+    f = objective(X, y, lam, model.w)
+    f_one = objective(X, y, lam, fit_shards(folder, TrainOptions(lam=lam, seed=3)).w)     # k = 1, T = 10 n
+    assert f_star - 1e-9 <= f <= 1.025 * f_star, (f, f_star)
+    assert f - f_star <= 1.5 * (f_one - f_star), (f, f_one, f_star)       # 10x fewer rounds, no worse
+    # a given k is kept
+    assert fit_shards(folder, TrainOptions(lam=lam, seed=3, batch_size=2)).info["batch_size"] == "2"
+
+
+def test_train_on_shards_without_k_chooses_it(shards, tmp_path):
+    folder = str(shards / "bin")
+    runner = CliRunner()
+    for extra, k, rule in (([], "5", True), (["-k", "1"], "1", False), (["--paper"], "1", False)):
+        out = tmp_path / f"m{len(extra)}{k}.model"
+        r = runner.invoke(main, ["train", "-q", "-l", "1e-2", *extra, folder, str(out)])
+        assert r.exit_code == 0, r.output
+        header = dict(line.split(" ", 1) for line in out.read_text().splitlines()[1:30] if " " in line)
+        assert header["batch_size"] == k and ("batch_size_rule" in header) == rule, (extra, header)
+    loaded = pegasos.load_model(str(tmp_path / "m05.model"))
+    assert loaded.info["batch_size_rule"].startswith("automatic")
+
+
 # ------------------------------------------------------------------ Dask --
 
 @pytest.fixture(scope="module")
@@ -504,7 +559,7 @@ def test_fit_and_estimators_with_an_engine(shards, engine):
     est = PegasosClassifier(engine=engine, batch_size=8, epochs=4, random_state=3).fit(X, labels)
     assert list(est.classes_) == ["ham", "spam"] and clone(est).engine is engine
     # the same run in this process: two row blocks (two workers), class "ham" -> 0, "spam" -> 1
-    common = {k: v for k, v in est._common().items() if k != "sampling"}
+    common = {k: v for k, v in est._common().items() if k not in ("sampling", "step_offset")}   # t0: calibrated
     ref = fit_shards(array_shards(X, (y > 0).astype(np.float64), 2), TrainOptions(bias="feature", **common),
                      EngineSettings(zero_based=True, n_features=X.shape[1]))
     assert np.array_equal(est.coef_.ravel(), ref.w) and est.intercept_[0] == ref.bias
@@ -522,13 +577,30 @@ def test_estimator_with_an_engine_trains_one_vs_rest(classes3, engine):
 
     X, y, _ = _concat(sorted(classes3.glob("*.svm")))
     est = PegasosClassifier(engine=engine, batch_size=8, iterations=60).fit(X, y)
-    common = {k: v for k, v in est._common().items() if k != "sampling"}
+    common = {k: v for k, v in est._common().items() if k not in ("sampling", "step_offset")}   # t0: calibrated
     ref = fit_shards(array_shards(X, y, 2), TrainOptions(bias="feature", **common),
                      EngineSettings(zero_based=True, n_features=X.shape[1]))
     assert list(est.classes_) == [2.0, 5.0, 9.0] and np.array_equal(est.coef_, ref.W)
     assert np.array_equal(est.predict(X), ref.predict(X))
     with pytest.raises(ParameterError, match="crammer-singer"):
         PegasosClassifier(engine=engine, multiclass="crammer-singer").fit(X, y)
+
+
+def test_estimator_defaults_on_an_engine_choose_k_and_calibrate_t0(shards, engine):
+    """With engine and no batch_size: k = ceil(m/128) (a bounded number of rounds an epoch), t0
+    calibrated as on shards, 10 epochs, each choice in the header; the same as fit_shards(auto_batch)."""
+    from pegasos.engine_dask import array_shards
+    from pegasos.sklearn import PegasosClassifier
+
+    X, y, _ = _concat(sorted((shards / "bin").glob("*.svm")))
+    est = PegasosClassifier(engine=engine, lam=1e-2, random_state=3).fit(X, y)
+    info = est.model_.info
+    assert info["batch_size"] == "5" and info["iterations"] == "1030" and "batch_size_rule" in info
+    assert info["step_offset_rule"] == "calibrated" and "eta0" in info
+    ref = fit_shards(array_shards(X, y, 2), TrainOptions(lam=1e-2, seed=3, bias="feature", epochs=10),
+                     EngineSettings(zero_based=True, n_features=X.shape[1]), auto_batch=True)
+    assert np.array_equal(est.coef_.ravel(), ref.w) and est.intercept_[0] == ref.bias
+    assert est.n_iter_ == 10
 
 
 # ------------------------------------------------------------ one-vs-rest on shards --
