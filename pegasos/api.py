@@ -69,7 +69,8 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
         Validation examples, evaluated at the check points (trace columns
         ``validation_*``) and, with ``options.early_stop``, for early
         stopping: the run stops once the validation metric has not improved
-        for ``early_stop`` checks and the best model seen is returned (its
+        for ``early_stop`` checks (with suffix averaging, counted from the
+        average's start) and the best model seen is returned (its
         header has ``stopping``, ``best_iteration``, ``best_validation``).
         Columns beyond the training data's are ignored, as in predict; an
         :class:`pegasos.io.SVMLightData` should be read with the training

@@ -356,8 +356,9 @@ _check_options = _options(
                                                     "ignored), evaluated at each check point.")),
     (("--early-stop",), dict(type=int, default=None, metavar="[PATIENCE]",
                              help=f"Stop when the validation metric has not improved for PATIENCE checks "
-                                  f"({DEFAULT_PATIENCE} if omitted) and write the best model seen; needs "
-                                  "--validation and -T or --epochs.")),
+                                  f"({DEFAULT_PATIENCE} if omitted; with suffix averaging counted from the "
+                                  "average's start) and write the best model seen; needs --validation and -T "
+                                  "or --epochs.")),
     (("--early-stop-metric",), dict(type=click.Choice(["accuracy", "error", "objective", "loss", "mse"]),
                                     help="Validation metric of --early-stop [default: accuracy; mse for "
                                          "regression].")),

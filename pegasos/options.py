@@ -265,8 +265,9 @@ class TrainOptions:
         Check points per decade of t (log-spaced), besides every epoch end.
     early_stop : int >= 1 or None
         Patience: stop when the validation metric has not improved for this
-        many checks (from the end of the first epoch on) and output the best
-        model seen; needs validation examples and T or epochs.
+        many checks (from the end of the first epoch on; with suffix
+        averaging, only the checks from the average's start count) and output
+        the best model seen; needs validation examples and T or epochs.
     early_stop_metric : {"accuracy", "error", "objective", "loss", "mse"} or None
         The validation metric of early stopping (None: accuracy for
         classification, mse for regression).

@@ -261,6 +261,8 @@ class Monitor:
             self.best = (value, int(t), np.array(w, dtype=np.float64), float(b))
             self.bad = 0
             return False
+        if t < self.plan.avg_start:
+            return False        # the output is still the noisy last iterate: the patience counts from the average
         self.bad += 1
         if self.bad >= self.patience:
             self.stopped = True
