@@ -648,6 +648,14 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     iterations per epoch, as each costs K decision values (sector: 32
     epochs, dna: 4096).  With ``options.tol_gap``: :func:`train_until_certified`.
 
+    One-vs-rest with the dual finish (:mod:`pegasos.finish`): the doubling
+    of the largest class against the rest is run first, as a probe (1/K of
+    the work); when it hands over, the K problems are finished in the dual
+    from one epoch of Pegasos (sector at lambda = 1e-4: 11 s instead of
+    22 s with the K runs lengthened to 8 epochs first, the same accuracy);
+    when it converges, or the finish does not certify, the K runs are
+    lengthened together as above.
+
     Parameters
     ----------
     ex : pegasos.examples.Examples
@@ -692,6 +700,25 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     def score(model):
         return float(objective(model, ex.chunk, ex.y)["objective"])
 
+    finishing = finishing_for(chosen.replace(multiclass=chosen.multiclass or "ovr"), ex)
+    target = options.tol if finish_tol is None else finish_tol
+
+    def finish(model):
+        from .finish import finish_ovr
+
+        done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads)
+        return done, score(done), float(done.info["certified_gap"]) <= target
+
+    if finishing and (chosen.multiclass or "ovr") == "ovr":
+        probe = _largest_class_hands_over(ex, chosen, max_epochs)
+        if probe is not None:
+            # the K problems go to the dual from one epoch of Pegasos: their doubling would hand over too
+            start = fit_multiclass(ex, chosen.replace(epochs=1), class_texts=class_texts, progress=progress)
+            done, f_done, certified = finish(start)
+            if certified:
+                history = [{"epochs": 1, "iterations": int(start.info["iterations"]), "objective": f_done}]
+                return _record(done, 1, history, rule, options.lam, chosen.t0, options.tol, max_epochs,
+                               f"handed over (the largest class against the rest at {probe} epochs)")
     if (chosen.multiclass or "ovr") == "ovr":
         ovr = OvrRun(ex, chosen, class_texts=class_texts, progress=progress)
 
@@ -705,15 +732,6 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
             model = fit_multiclass(ex, chosen.replace(epochs=E), class_texts=class_texts, progress=progress)
             return model, score(model)
 
-    finishing = finishing_for(chosen.replace(multiclass=chosen.multiclass or "ovr"), ex)
-    target = options.tol if finish_tol is None else finish_tol
-
-    def finish(model):
-        from .finish import finish_ovr
-
-        done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads)
-        return done, score(done), float(done.info["certified_gap"]) <= target
-
     model, E, history, reason = double_until_converged(run, per_epoch, options.tol, max_epochs, K * per_epoch,
                                                        handover=HANDOVER * options.tol if finishing else None,
                                                        finish=finish)
@@ -724,6 +742,38 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
             or options.finish == "dual" and "finish" not in model.info:
         model = finish(model)[0]
     return model
+
+
+def _largest_class_hands_over(ex, options, max_epochs):
+    """The epochs at which the doubling of the largest class against the rest (the problem the step
+    offset is calibrated on) hands over to the dual finish, or None when it converges first (or its
+    average starts before the last half, so that it cannot be lengthened): a probe that costs 1/K of
+    the one-vs-rest run it stands for (sector: 8 epochs of one binary problem instead of 105)."""
+    import dataclasses
+
+    from .linear import LinearRun
+    from .scoring import objective
+
+    plan = options.plan(ex.m)
+    if plan.average_from and plan.average_from < 0.5:
+        return None
+    classes, counts = np.unique(ex.y, return_counts=True)
+    largest = classes[int(np.argmax(counts))]
+    weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
+    binary = dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
+    settings = options.replace(class_weight=None, multiclass=None)
+    run = LinearRun(binary, settings)
+
+    def advance(E, next_E):
+        T = settings.replace(epochs=E, iterations=None).plan(binary.m).T
+        next_T = None if next_E is None else settings.replace(epochs=next_E, iterations=None).plan(binary.m).T
+        model = run.advance(T, next_T)
+        return model, float(objective(model, binary.chunk, binary.y)["objective"])
+
+    k = min(int(options.batch_size), max(1, ex.m))
+    _, E, _, reason = double_until_converged(advance, max(1, math.ceil(ex.m / k)), options.tol, max_epochs,
+                                             handover=HANDOVER * options.tol, finish=lambda model: (model, 0.0, True))
+    return E if reason == "handed over" else None
 
 
 def _ovr_weights(ex, options):
