@@ -73,3 +73,65 @@ def test_the_command_line_on_a_file_with_one_huge_index(tmp_path):
     ok(run_pegasos("train", "-q", data, tmp_path / "h.model"))
     text = (tmp_path / "h.model").read_text()
     assert "n_features 10000000" in text and "\n10000000:-" in text
+
+
+def _three_classes(seed=0, m=90):
+    """A 3-class set twice, as :func:`_pair`: on columns 0..5 and with column 5 moved to HUGE - 1."""
+    rng = np.random.default_rng(seed)
+    dense = rng.normal(size=(m, 6)) * (rng.random((m, 6)) < 0.5)
+    y = np.argmax(dense @ rng.normal(size=(6, 3)), axis=1).astype(np.float64) + 1.0
+    small = sp.csr_matrix(dense)
+    coo = small.tocoo()
+    huge = sp.csr_matrix((coo.data, (coo.row, np.where(coo.col == 5, HUGE - 1, coo.col))), shape=(m, HUGE))
+    return small, huge, y
+
+
+def _spy(monkeypatch, module, name, seen):
+    """Record the n_cols / n_features each call of ``module.name`` is given."""
+    real = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        seen.append(args[3] if name == "binary_dual" else args[0].n_features)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+
+
+def test_the_gap_on_huge_indices_is_the_gap_on_the_used_columns(monkeypatch):
+    from pegasos import certificate
+
+    seen = []
+    _spy(monkeypatch, certificate, "binary_dual", seen)
+    for seed, settings, gap in ((0, {}, {}), (1, {"bias": "feature"}, {"tol": 0.01}),
+                                (2, {"loss": "squared-hinge"}, {"until_stalled": True, "passes": 200}),
+                                (3, {"loss": "squared-hinge", "bias": "feature", "class_weight": {1.0: 2.0}}, {})):
+        small, huge, y = _pair(seed)
+        a = pegasos.fit((small, y), **settings)
+        b = pegasos.fit((huge, y), **settings)
+        assert np.array_equal(b.w[:5], a.w[:5]) and b.w[HUGE - 1] == a.w[5] and b.bias == a.bias
+        seen.clear()
+        ga = pegasos.duality_gap(a, small, y, return_alpha=True, **gap)
+        gb = pegasos.duality_gap(b, huge, y, return_alpha=True, **gap)
+        assert seen == [6, 6]                # the dual of the huge data ran on its 6 used columns
+        for key in ga:
+            if key not in ("seconds", "alpha", "w_dual"):
+                assert gb[key] == ga[key], (settings, key)
+        assert gb["gap"] > 0 and np.array_equal(gb["alpha"], ga["alpha"])
+        v, u = gb["w_dual"], ga["w_dual"]      # put back: (HUGE + 1,), the constant feature's weight last
+        assert v.shape == (HUGE + 1,) and u.shape == (7,)
+        assert np.array_equal(v[:5], u[:5]) and v[HUGE - 1] == u[5] and v[HUGE] == u[6]
+        assert np.count_nonzero(v[5:HUGE - 1]) == 0
+        assert (u[6] != 0) == (settings.get("bias") == "feature")
+
+
+def test_the_gap_of_a_one_vs_rest_model_on_huge_indices():
+    small, huge, y = _three_classes()
+    a = pegasos.fit((small, y), epochs=4)
+    b = pegasos.fit((huge, y), epochs=4)
+    ga = pegasos.duality_gap(a, small, y, return_alpha=True)
+    gb = pegasos.duality_gap(b, huge, y, return_alpha=True)
+    for key in ("primal", "dual", "dual_start", "gap", "passes", "per_class_primal", "per_class_dual"):
+        assert gb[key] == ga[key], key
+    for v, u, alpha_b, alpha_a in zip(gb["w_dual"], ga["w_dual"], gb["alpha"], ga["alpha"]):
+        assert v.shape == (HUGE + 1,) and np.array_equal(v[:5], u[:5]) and v[HUGE - 1] == u[5]
+        assert np.count_nonzero(v[5:HUGE - 1]) == 0 and np.array_equal(alpha_b, alpha_a)
