@@ -135,3 +135,59 @@ def test_the_gap_of_a_one_vs_rest_model_on_huge_indices():
     for v, u, alpha_b, alpha_a in zip(gb["w_dual"], ga["w_dual"], gb["alpha"], ga["alpha"]):
         assert v.shape == (HUGE + 1,) and np.array_equal(v[:5], u[:5]) and v[HUGE - 1] == u[5]
         assert np.count_nonzero(v[5:HUGE - 1]) == 0 and np.array_equal(alpha_b, alpha_a)
+
+
+def test_a_multiclass_run_on_huge_indices_is_the_run_on_the_used_columns(monkeypatch):
+    from pegasos import autotune
+
+    seen = []
+    _spy(monkeypatch, autotune, "fit_multiclass_auto", seen)
+    for settings in ({}, {"bias": "feature", "class_weight": {2.0: 3.0}}, {"epochs": 3, "batch_size": 4},
+                     {"step_offset": 10.0, "epochs": 2}, {"tol_gap": 0.05},
+                     {"multiclass": "crammer-singer", "epochs": 2}, {"preset": "paper", "iterations": 500}):
+        small, huge, y = _three_classes(seed=len(settings))
+        seen.clear()
+        a = pegasos.fit((small, y), **settings)
+        b = pegasos.fit((huge, y), **settings)
+        fixed = settings.get("preset") == "paper" or {"step_offset", "epochs"} <= set(settings)
+        assert seen == ([] if fixed else [6, 6])       # the automatic run on the huge data had 6 columns
+        assert a.n_features == 6 and b.n_features == HUGE and b.W.shape == (3, HUGE)
+        assert np.array_equal(b.W[:, :5], a.W[:, :5]) and np.array_equal(b.W[:, HUGE - 1], a.W[:, 5])
+        assert np.count_nonzero(b.W[:, 5:HUGE - 1]) == 0 and np.count_nonzero(a.W[:, 5]) == 3
+        assert np.array_equal(b.biases, a.biases) and b.info == a.info and b.method == a.method
+        assert np.array_equal(b.predict(huge), a.predict(small))
+
+
+def test_the_memory_check_counts_the_classes_at_the_full_dimension(monkeypatch):
+    import pytest
+
+    from pegasos import data
+    from pegasos.errors import ExampleError
+
+    small, huge, y = _three_classes()
+    # 8 (n + 2) (vectors + 2) bytes: one weight vector in HUGE dimensions fits, three do not
+    monkeypatch.setattr(data, "memory_limit", lambda: 8.0 * (HUGE + 2) * 4)
+    binary = np.where(y == 1.0, 1.0, -1.0)
+    assert pegasos.fit((huge, binary), epochs=1).n_features == HUGE
+    row = int(huge.tocoo().row[huge.tocoo().col == HUGE - 1].min())      # the first that holds it
+    for settings in ({}, {"multiclass": "crammer-singer", "epochs": 1}, {"preset": "paper", "iterations": 10}):
+        with pytest.raises(ExampleError, match=f"^example {row + 1}: n_features = {HUGE} .* more than"):
+            pegasos.fit((huge, y), **settings)
+    assert pegasos.fit((small, y), epochs=1).n_features == 6
+
+
+def test_the_command_line_on_multiclass_and_the_gap_with_one_huge_index(tmp_path):
+    lines = ["1 1:1", "2 2:1", "3 3:1", "1 1:0.5 4:1", "2 2:0.7", "3 {}:1"]
+    huge, small = tmp_path / "h.svm", tmp_path / "s.svm"
+    huge.write_text("\n".join(lines).format(HUGE) + "\n")
+    small.write_text("\n".join(lines).format(5) + "\n")
+    ok(run_pegasos("train", "-q", huge, tmp_path / "h.model"))
+    ok(run_pegasos("train", "-q", small, tmp_path / "s.model"))
+    h, s = ((tmp_path / f"{n}.model").read_text() for n in "hs")
+    assert f"n_features {HUGE}" in h and "n_features 5" in s
+    assert h.replace(f"n_features {HUGE}", "n_features 5").replace("h.svm", "s.svm").replace(f"{HUGE}:", "5:") == s
+    outs = [ok(run_pegasos("objective", "--gap", tmp_path / f"{n}.svm", tmp_path / f"{n}.model"))
+            for n in "hs"]
+    assert [ln for ln in outs[0].splitlines() if not ln.startswith("seconds")] == \
+        [ln for ln in outs[1].splitlines() if not ln.startswith("seconds")]
+    assert "relative gap" in outs[0]
