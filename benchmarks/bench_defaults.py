@@ -19,11 +19,11 @@ peers too: the CPU is shared) and epochs:
 * ``auto``: ``pegasos.fit((X, y), lam=lam)``, the defaults (calibrated t0,
   permutation, ``average_from`` 0.5, one run lengthened to E = 1, 2, 4, ...
   epochs until the objective improves by less than ``tol`` = 0.002, the
-  work cap of :func:`pegasos.autotune.double_until_converged`); epochs = E
-  of the model (epochs trained);
-* ``auto, lengths from scratch``: the same schedule and models, each length
-  trained from scratch (what the defaults did before the run was
-  lengthened: 2E - 1 epochs), seed 1 only;
+  work cap of :func:`pegasos.autotune.double_until_converged`; where it
+  hands over, the dual finish of :mod:`pegasos.finish`); epochs = E of the
+  model (epochs trained);
+* ``auto --finish none``: the same without the dual finish (plain
+  averaged Pegasos, the automatic length alone);
 * ``auto -T 100000`` and ``auto 3 epochs``: ``pegasos.fit`` with the given
   T (calibrated t0, permutation, ``average_from`` 0.5);
 * LIBLINEAR (liblinear-official) ``-s 3 -c 1/(lambda m) -B -1`` with its
@@ -106,28 +106,6 @@ def timed(fn, repeat=None):
     return out, float(np.median(times))
 
 
-def restarted(X, y, lam, seed):
-    """The defaults' schedule with every length trained from scratch (the models of pegasos.fit)."""
-    from pegasos import autotune
-    from pegasos.examples import as_examples
-    from pegasos.linear import fit_linear
-    from pegasos.options import TrainOptions
-
-    ex = as_examples((X, y))
-    options = TrainOptions(lam=lam, seed=seed).validate()
-    options = options.replace(step_offset=autotune.step_offset_for(ex, options))
-
-    def run(E, next_E):
-        model = fit_linear(ex, options.replace(epochs=E))
-        return model, objective(model.w, X, to_pm1(y), lam)
-
-    model, E, history, _ = autotune.double_until_converged(run, ex.m, options.tol,
-                                                           autotune.default_epoch_cap(ex.m))
-    model.info["epochs"] = str(E)
-    model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
-    return model
-
-
 def liblinear_fit(X, y_pm, lam, multi_y=None):
     """LIBLINEAR -s 3 with C = 1/(lambda m), no bias, default -e; rand() seeded (it has no seed option)."""
     from liblinear.liblinearutil import parameter, problem, train
@@ -172,8 +150,9 @@ def binary_rows(case, seeds, log):
         ("recipe (perm, avg 0.5, eta0 0.01, 1 epoch)",
          lambda s: pegasos.train(X, y, lam=lam, epochs=1, sampling="permutation", average_from=0.5,
                                  step_offset=1.0 / (lam * RECIPE_ETA0), seed=s)),
-        ("auto: pegasos.fit defaults (one run lengthened)", lambda s: pegasos.fit((X, y), lam=lam, seed=s)),
-        ("auto, lengths from scratch (before)", lambda s: restarted(X, y, lam, s)),
+        ("auto: pegasos.fit defaults (dual finish where handed over)", lambda s: pegasos.fit((X, y), lam=lam, seed=s)),
+        ("auto --finish none (plain Pegasos, one run lengthened)",
+         lambda s: pegasos.fit((X, y), lam=lam, seed=s, finish="none")),
         ("auto -T 100000", lambda s: pegasos.fit((X, y), lam=lam, iterations=DESIGN_T, seed=s)),
         ("auto 3 epochs", lambda s: pegasos.fit((X, y), lam=lam, epochs=3, seed=s)),
     ]
@@ -181,8 +160,8 @@ def binary_rows(case, seeds, log):
     label = f"{name} λ={lam:.3g}"
     for title, fit in settings:
         subs, secs, first = [], None, None
-        for s in seeds if "before" not in title else seeds[:1]:
-            model, dt = timed(lambda: fit(s), None if first is None and "before" not in title else 1)
+        for s in seeds:
+            model, dt = timed(lambda: fit(s), None if first is None else 1)
             subs.append(sub(model.w))
             if first is None:
                 first, secs = model, dt
@@ -192,6 +171,9 @@ def binary_rows(case, seeds, log):
             epochs = f"{first.info['epochs']} ({first.info['epochs_trained']})"
         extra = f"eta0 {float(first.info['eta0']):.3g}" if "eta0" in first.info else (
             f"t0 {float(first.info['step_offset']):.3g}" if "step_offset" in first.info else "")
+        if "finish_passes" in first.info:
+            extra += (f", then {first.info['finish_passes']} dual passes "
+                      f"(certified {float(first.info['certified_gap']):.2g})")
         rows.append([label, title, f"{100 * max(subs):.3g}%", fmt(acc(first.w), 4), f"{secs:.3f}", epochs, extra])
         log(f"  {label:22s} {title:45s} worst {100 * max(subs):8.3f}%  {secs:.3f}s  {epochs} {extra}")
     model, dt = timed(lambda: liblinear_fit(X, y_pm, lam))
@@ -233,8 +215,10 @@ def multiclass_rows(case, log):
     rows = []
     for title, fit in (("today (10 epochs, uniform, last, t0 = 0)",
                         lambda: pegasos.fit((X, y), lam=lam, preset="paper", n_threads=2)),
-                       ("auto: pegasos.fit defaults (one-vs-rest runs lengthened), 2 threads",
-                        lambda: pegasos.fit((X, y), lam=lam, n_threads=2))):
+                       ("auto: pegasos.fit defaults (dual finish per class where handed over), 2 threads",
+                        lambda: pegasos.fit((X, y), lam=lam, n_threads=2)),
+                       ("auto --finish none (one-vs-rest runs lengthened), 2 threads",
+                        lambda: pegasos.fit((X, y), lam=lam, n_threads=2, finish="none"))):
         model, dt = timed(fit, 1)
         f = float(pegasos.objective(model, X, y)["objective"])
         bound = f_star
@@ -242,8 +226,13 @@ def multiclass_rows(case, log):
             bound = float(duality_gap(model, X, y, passes=5000)["dual"])
         a = float(np.mean(model.predict(Xt) == yt))
         epochs = model.info.get("epochs", f"{int(model.info['iterations']) / X.shape[0]:.3g}")
+        how = model.info.get("stopping", "")
+        if "finish_passes" in model.info:
+            passes = [int(p) for p in model.info["finish_passes"].split(",")]
+            how += (f", then {min(passes)}-{max(passes)} dual passes per class (certified "
+                    f"{float(model.info['certified_gap']):.2g})")
         rows.append([label, title, f"{'<= ' if f_star is None else ''}{100 * (f - bound) / bound:.3g}%", fmt(a, 4),
-                     f"{dt:.3f}", str(epochs), model.info.get("stopping", "")])
+                     f"{dt:.3f}", str(epochs), how])
         log(f"  {label:22s} {title:45s} f {f:.6g} acc {a:.4f} {dt:.3f}s {epochs}")
     model, dt = timed(lambda: liblinear_fit(X, None, lam, multi_y=y), 1)
     from liblinear.liblinearutil import predict

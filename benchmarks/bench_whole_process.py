@@ -7,7 +7,11 @@ so that --before (a directory holding another version of the package, put first 
 is timed the same way.  LIBLINEAR: liblinear-official's reader, train and save_model in Python
 (benchmarks/liblinear_user.py), C = 1 / (lambda m), -s 3 (hinge loss, dual), no bias.
 
-Usage: python benchmarks/bench_whole_process.py [--data A9A] [--repeats 7] [--before DIR]
+Usage: python benchmarks/bench_whole_process.py [--data FILE ...] [--repeats 7] [--before DIR]
+
+Several --data files are timed in the same rounds (a .bz2 file is decompressed into a temporary
+directory first, for both tools: LIBLINEAR's reader takes plain text only); C = 1/(lambda m) with m
+the file's examples.
 """
 
 import argparse
@@ -22,7 +26,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LAM = 1e-4
-M_A9A = 32561
 
 
 def pegasos_cmd(args):
@@ -38,10 +41,29 @@ def timed(cmd, env):
     return wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
 
 
+def plain_copy(path, tmp):
+    """``path``, or its decompressed copy in ``tmp`` for a .bz2 file."""
+    if not path.endswith(".bz2"):
+        return path
+    import bz2
+    import shutil
+
+    out = os.path.join(tmp, Path(path).name[:-4])
+    with bz2.open(path, "rb") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def examples(path):
+    """The number of example lines (not blank, not comments) of an SVMlight file."""
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip() and not line.lstrip().startswith(b"#"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(Path(os.environ.get("PEGASOS_DATA", HERE.parent.parent / "shared" / "data"))
-                                          / "a9a" / "a9a"))
+    ap.add_argument("--data", nargs="+", default=[str(Path(os.environ.get("PEGASOS_DATA", HERE.parent.parent / "shared"
+                                                                         / "data")) / "a9a" / "a9a")])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--before", help="directory holding the package version to time as 'before'")
     args = ap.parse_args()
@@ -57,14 +79,18 @@ def main():
                 ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"], env)]
     for name, e in variants:
         commands += [(f"{name}: python -c 'import pegasos'", [sys.executable, "-c", "import pegasos"], e),
-                     (f"{name}: pegasos --help", pegasos_cmd(["--help"]), e),
-                     (f"{name}: pegasos train -l 1e-4 a9a", pegasos_cmd(["train", "-q", "-l", str(LAM), args.data,
-                                                                        model + name]), e),
-                     (f"{name}: pegasos predict a9a", pegasos_cmd(["predict", "-q", args.data, model + name, out]), e)]
-    c = 1.0 / (LAM * M_A9A)
-    commands.append(("LIBLINEAR (liblinear_user.py: svm_read_problem, train -s 3, save_model)",
-                     [sys.executable, str(HERE / "liblinear_user.py"), "svm_read_problem", args.data,
-                      f"-s 3 -c {c} -B -1 -q", os.path.join(tmp, "ll")], env))
+                     (f"{name}: pegasos --help", pegasos_cmd(["--help"]), e)]
+    for data in args.data:
+        data, label = plain_copy(data, tmp), Path(data).name.replace(".bz2", "")
+        for name, e in variants:
+            commands += [(f"{name}: pegasos train -l 1e-4 {label}",
+                          pegasos_cmd(["train", "-q", "-l", str(LAM), data, model + name + label]), e),
+                         (f"{name}: pegasos predict {label}",
+                          pegasos_cmd(["predict", "-q", data, model + name + label, out]), e)]
+        c = 1.0 / (LAM * examples(data))
+        commands.append((f"LIBLINEAR {label} (liblinear_user.py: svm_read_problem, train -s 3, save_model)",
+                         [sys.executable, str(HERE / "liblinear_user.py"), "svm_read_problem", data,
+                          f"-s 3 -c {c} -B -1 -q", os.path.join(tmp, "ll")], env))
     for _, cmd, e in commands:                         # warm-up: bytecode caches, page cache, the models
         timed(cmd, e)
     runs = {name: [] for name, _, _ in commands}
@@ -80,7 +106,8 @@ def main():
         w, u, s = (statistics.median(x[i] for x in runs[name]) for i in range(3))
         print(f"| {name} | {1e3 * w:.0f} | {1e3 * u:.0f} | {1e3 * s:.0f} |")
     if args.before:
-        same = Path(model + "before").read_bytes() == Path(model + "this").read_bytes()
+        label = Path(args.data[0]).name.replace(".bz2", "")
+        same = Path(model + "before" + label).read_bytes() == Path(model + "this" + label).read_bytes()
         print(f"model files of before and this identical: {same}")
 
 

@@ -155,3 +155,234 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
             if values[p] >= stop_at:
                 break
     return done
+
+
+def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] indices,
+                                const floating[::1] data, const double[::1] y,
+                                const double[::1] upper, const double[::1] diag, const double[::1] qii,
+                                double bias_value, double[::1] alpha, double[::1] v, int64_t[::1] active,
+                                int64_t[::1] counts, double[::1] bounds, uint64_t[::1] state,
+                                Py_ssize_t passes, double[::1] values):
+    """:func:`coordinate_ascent` with shrinking (Hsieh et al. 2008, Sec. 3.2 / Algorithm 3).
+
+    A pass visits only the active coordinates, in a new random order.  A
+    coordinate at a bound whose gradient points out of the box by more than
+    the previous pass's extreme projected gradient leaves the active set;
+    when the active coordinates' projected gradients all lie within
+    ``bounds[2]`` of each other, every coordinate becomes active again, and
+    when that also holds for all of them the threshold is divided by 10 (the
+    caller stops on the duality gap, not on this test).
+
+    Parameters
+    ----------
+    (as :func:`coordinate_ascent`, without ``order`` and ``stop_at``), and
+    active : int64 (m,), in/out
+        Its first ``counts[0]`` entries are the active coordinates (a
+        permutation of 0..m-1 on the first call, with counts[0] = m).
+    counts : int64 (2,), in/out
+        The number of active coordinates, and a running count of the work
+        done: each visit of coordinate i adds 1 + nnz(x_i).
+    bounds : float64 (3,), in/out
+        The largest and smallest projected gradient of the last pass
+        (+inf, -inf on the first call) and the threshold of the test above
+        (e.g. 0.1).
+
+    The state (alpha, v, active, counts, bounds, the generator's state) is
+    all the iteration depends on: two calls of p passes give the iterates of
+    one call of 2p.
+
+    Returns
+    -------
+    int
+        The number of passes run; ``values[p]`` as in :func:`coordinate_ascent`.
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t n_cols = v.shape[0] - 1
+    cdef Py_ssize_t i, j, p, r, s, n_act, done = 0
+    cdef double g, pg, a_old, a_new, d, total, sq, reg, pg_max, pg_min
+    cdef double old_max, old_min, tight
+    cdef int64_t t, work = 0
+    if n_cols < 0:
+        raise ValueError("v must have at least one slot (the constant feature's)")
+    if (y.shape[0] != m or upper.shape[0] != m or diag.shape[0] != m or alpha.shape[0] != m
+            or qii.shape[0] != m or active.shape[0] != m or state.shape[0] != 1 or counts.shape[0] != 2
+            or bounds.shape[0] != 3 or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]):
+        raise ValueError("array lengths do not match")
+    if values.shape[0] < passes:
+        raise ValueError("values is shorter than passes")
+    if counts[0] < 0 or counts[0] > m:
+        raise ValueError("counts[0] must be in [0, m]")
+    for i in range(m):
+        if active[i] < 0 or active[i] >= m:
+            raise ValueError("active is not a permutation")
+    for j in range(indptr[m]):
+        if indices[j] < 0 or indices[j] >= n_cols:
+            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    if m == 0 or passes <= 0:
+        return 0
+    n_act = counts[0]
+    old_max = bounds[0]
+    old_min = bounds[1]
+    tight = bounds[2]
+    with nogil:
+        for p in range(passes):
+            for r in range(n_act - 1, 0, -1):
+                s = <Py_ssize_t> below(&state[0], <uint64_t>(r + 1))
+                t = active[r]
+                active[r] = active[s]
+                active[s] = t
+            pg_max = -1e300
+            pg_min = 1e300
+            s = 0
+            while s < n_act:
+                i = active[s]
+                a_old = alpha[i]
+                work = work + 1 + indptr[i + 1] - indptr[i]
+                if qii[i] <= 0.0:
+                    alpha[i] = upper[i]
+                    s = s + 1
+                    continue
+                g = bias_value * v[n_cols]
+                for j in range(indptr[i], indptr[i + 1]):
+                    g = g + v[indices[j]] * data[j]
+                g = y[i] * g - 1.0 + diag[i] * a_old
+                pg = 0.0
+                if a_old == 0.0:
+                    if g > old_max:
+                        n_act = n_act - 1
+                        active[s] = active[n_act]
+                        active[n_act] = i
+                        continue
+                    if g < 0.0:
+                        pg = g
+                elif a_old == upper[i]:
+                    if g < old_min:
+                        n_act = n_act - 1
+                        active[s] = active[n_act]
+                        active[n_act] = i
+                        continue
+                    if g > 0.0:
+                        pg = g
+                else:
+                    pg = g
+                if pg > pg_max:
+                    pg_max = pg
+                if pg < pg_min:
+                    pg_min = pg
+                if pg != 0.0:
+                    a_new = a_old - g / qii[i]
+                    if a_new < 0.0:
+                        a_new = 0.0
+                    elif a_new > upper[i]:
+                        a_new = upper[i]
+                    if a_new != a_old:
+                        alpha[i] = a_new
+                        d = (a_new - a_old) * y[i]
+                        for j in range(indptr[i], indptr[i + 1]):
+                            v[indices[j]] += d * data[j]
+                        v[n_cols] += d * bias_value
+                s = s + 1
+            if n_act == 0 or pg_max - pg_min <= tight:
+                if n_act == m:
+                    tight = tight * 0.1
+                n_act = m
+                old_max = 1e300
+                old_min = -1e300
+            else:
+                old_max = pg_max if pg_max > 0.0 else 1e300
+                old_min = pg_min if pg_min < 0.0 else -1e300
+            total = 0.0
+            reg = 0.0
+            for i in range(m):
+                total = total + alpha[i]
+                reg = reg + diag[i] * alpha[i] * alpha[i]
+            sq = 0.0
+            for j in range(n_cols + 1):
+                sq = sq + v[j] * v[j]
+            values[p] = total - 0.5 * sq - 0.5 * reg
+            done = p + 1
+    counts[0] = n_act
+    counts[1] += work
+    bounds[0] = old_max
+    bounds[1] = old_min
+    bounds[2] = tight
+    return done
+
+
+def primal_value(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                 const double[::1] y, const double[::1] c, const double[::1] v, double bias_value, double lam,
+                 bint squared):
+    """The primal objective P(w) = lambda/2 ||v||^2 + 1/m sum_i c_i loss(y_i (<w, x_i> + b)) of the
+    weights w = v[:n_cols] and the constant feature's weight b = v[n_cols] (whose square is in the
+    regulariser only when ``bias_value`` is not 0), without the GIL: the hinge loss, or its square
+    with ``squared``.  The sums are plain float64 sums in example order.
+
+    Parameters
+    ----------
+    indptr, indices, data : the examples' CSR arrays (indices in [0, n_cols))
+    y, c : float64 (m,): labels in {-1, +1} and weights c_i
+    v : float64 (n_cols + 1,)
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t n_cols = v.shape[0] - 1
+    cdef Py_ssize_t i, j
+    cdef double z, slack, loss = 0.0, sq = 0.0
+    if n_cols < 0 or y.shape[0] != m or c.shape[0] != m or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]:
+        raise ValueError("array lengths do not match")
+    for j in range(indptr[m]):
+        if indices[j] < 0 or indices[j] >= n_cols:
+            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    if m == 0:
+        raise ValueError("no examples")
+    with nogil:
+        for i in range(m):
+            z = bias_value * v[n_cols]
+            for j in range(indptr[i], indptr[i + 1]):
+                z = z + v[indices[j]] * data[j]
+            slack = 1.0 - y[i] * z
+            if slack > 0.0:
+                loss = loss + c[i] * (slack * slack if squared else slack)
+        for j in range(n_cols):
+            sq = sq + v[j] * v[j]
+        if bias_value != 0.0:
+            sq = sq + v[n_cols] * v[n_cols]
+    return 0.5 * lam * sq + loss / m
+
+
+def row_norms(const int64_t[::1] indptr, const floating[::1] data, double[::1] out):
+    """out[i] = ||x_i||^2 (sum of the squared stored values of row i), float64 (m,)."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t i, j
+    cdef double s
+    if out.shape[0] != m or data.shape[0] < indptr[m]:
+        raise ValueError("array lengths do not match")
+    with nogil:
+        for i in range(m):
+            s = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                s = s + data[j] * data[j]
+            out[i] = s
+
+
+def combine_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                 const double[::1] coef, double bias_value, double[::1] out):
+    """out = sum_i coef_i x_i, with the constant feature's weight bias_value sum_i coef_i in the last
+    slot; out float64 (n_cols + 1,), overwritten (every index below n_cols)."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t n_cols = out.shape[0] - 1
+    cdef Py_ssize_t i, j
+    cdef double total = 0.0
+    if n_cols < 0 or coef.shape[0] != m or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]:
+        raise ValueError("array lengths do not match")
+    for j in range(indptr[m]):
+        if indices[j] < 0 or indices[j] >= n_cols:
+            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    with nogil:
+        for j in range(n_cols + 1):
+            out[j] = 0.0
+        for i in range(m):
+            total = total + coef[i]
+            if coef[i] != 0.0:
+                for j in range(indptr[i], indptr[i + 1]):
+                    out[indices[j]] += coef[i] * data[j]
+        out[n_cols] = bias_value * total

@@ -206,7 +206,24 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             raise DataError(source.path, "no training examples found (the file is empty or holds only "
                                          "comments and blank lines)")
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
+    if options.finish_passes is not None:
+        model = _finish_exactly(model, ex, options)
     return _record_source(model, source)
+
+
+def _finish_exactly(model, ex, options):
+    """``model`` after exactly ``options.finish_passes`` passes of the dual finish (what a finished
+    model's header records: its settings retrain it)."""
+    from .finish import applicable, check_finish_passes, finish_binary, finish_ovr
+
+    name = options.name("finish_passes")
+    why = applicable(options, ex)
+    if why is not None:
+        raise ParameterError(f"{name}: the dual finish does not apply here: {why}")
+    if model.task == "multiclass":
+        passes = check_finish_passes(options.finish_passes, model.n_classes, name)
+        return finish_ovr(model, ex, passes=passes, n_threads=options.n_threads)
+    return finish_binary(model, ex, passes=check_finish_passes(options.finish_passes, 1, name)[0])
 
 
 def _fit_multiclass(ex, options, n_labels, progress, on_plan):
@@ -317,6 +334,11 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
             from .trace import Monitor
 
             monitor = Monitor(options, trace, arrays)
+            if options.finish == "dual" or options.finish_passes is not None:
+                given = options.name("finish") if options.finish == "dual" else options.name("finish_passes")
+                raise ParameterError(f"{given} changes the model after the run: it does not go with a trace, "
+                                     "validation checks or early stopping, which follow the run")
+            options = options.replace(finish="none")
     columns = None
     if monitor is None and options.task in ("binary", "regression"):
         ex, columns = _on_used_columns(ex)

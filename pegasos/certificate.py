@@ -163,15 +163,13 @@ def _on_all_columns(w_dual, columns, n_cols):
 def dual_vector(indptr, indices, data, n_cols, coef, bias_value):
     """sum_i coef_i x_i with the constant feature's weight as last entry, shape (n_cols + 1,).
 
-    ``coef`` has shape (m,) (alpha_i y_i).  Computed from scratch in float64.
+    ``coef`` has shape (m,) (alpha_i y_i).  Computed from scratch in float64
+    (:func:`pegasos._dual.combine_rows`, without SciPy).
     """
-    from scipy.sparse import csr_matrix
+    from . import _dual
 
-    m = indptr.shape[0] - 1
-    X = csr_matrix((data, indices, indptr), shape=(m, n_cols), copy=False)
     v = np.empty(n_cols + 1, dtype=np.float64)
-    v[:n_cols] = X.T @ coef
-    v[n_cols] = bias_value * math.fsum(coef)
+    _dual.combine_rows(indptr, indices, data, np.ascontiguousarray(coef, dtype=np.float64), float(bias_value), v)
     return v
 
 
@@ -192,6 +190,31 @@ def start_point(margins, upper, diag, loss):
     ok = diag > 0
     out[ok] = np.maximum(0.0, 1.0 - margins[ok]) / diag[ok]
     return out
+
+
+def problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_norms=None):
+    """The box, diagonal and curvature of one binary dual problem (:mod:`pegasos._dual`'s U, D, Q_ii).
+
+    C_i = c_i / (lambda m); hinge: U_i = C_i, D_ii = 0; squared hinge:
+    U_i = inf (0 where c_i = 0), D_ii = 1/(2 C_i); Q_ii = ||x_i||^2 +
+    bias_value^2 + D_ii.  Each float64 (m,).  ``row_norms``: the ||x_i||^2
+    when the caller has them.
+    """
+    from . import _dual
+
+    m = indptr.shape[0] - 1
+    C = c / (lam * m)
+    if loss == "hinge":
+        upper, diag = C, np.zeros(m)
+    else:
+        upper = np.where(C > 0, np.inf, 0.0)
+        diag = np.zeros(m)
+        np.divide(0.5, C, out=diag, where=C > 0)
+    if row_norms is None:
+        row_norms = np.empty(m)
+        _dual.row_norms(indptr, data, row_norms)
+    qii = row_norms + bias_value ** 2 + diag
+    return upper, diag, qii
 
 
 def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, bias_value, passes,
@@ -231,14 +254,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
     from . import _dual
 
     m = indptr.shape[0] - 1
-    C = c / (lam * m)
-    if loss == "hinge":
-        upper, diag = C, np.zeros(m)
-    else:
-        upper = np.where(C > 0, np.inf, 0.0)
-        diag = np.zeros(m)
-        np.divide(0.5, C, out=diag, where=C > 0)
-
+    upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value)
     alpha = start_point(margins, upper, diag, loss)
     v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
     # the best multiple s alpha: D(s alpha) = s A - s^2/2 B, so s = A / B (capped at 1 for the box)
@@ -252,10 +268,6 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
     start = (alpha.copy(), v.copy())
     run = 0
     if passes > 0 and dual_start < stop_at:
-        from scipy.sparse import csr_matrix
-
-        squares = csr_matrix((np.asarray(data, dtype=np.float64) ** 2, indices, indptr), shape=(m, n_cols))
-        qii = np.asarray(squares.sum(axis=1), dtype=np.float64).ravel() + bias_value ** 2 + diag
         order = np.arange(m, dtype=np.int64)
         state = np.array([seed], dtype=np.uint64)
         # passes in blocks of about _BLOCK_UPDATES coefficient updates, so that Ctrl-C is seen in between

@@ -408,12 +408,23 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
               section="Solver (paper Fig. 1 and 2)",
               help="Instead of --tol: double the epochs until the certified relative duality gap (P - D)/P of "
                    "the model is <= EPS (hinge or squared hinge, binary or one-vs-rest).")
+@click.option("--finish", "finish", type=click.Choice(["dual", "none"]), default=None, cls=_SectionOption,
+              section="Solver (paper Fig. 1 and 2)",
+              help="When the automatic length finds Pegasos converging slowly (small lambda m), finish with "
+                   "passes of dual coordinate ascent until the model is certified within --tol of the optimum "
+                   "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; dual: "
+                   "finish every automatic length, also one that converged; none: plain Pegasos; --paper "
+                   "implies none).")
+@click.option("--finish-passes", "finish_passes", metavar="N[,N...]", cls=_SectionOption,
+              section="Solver (paper Fig. 1 and 2)",
+              help="Exactly N dual passes after a run of the given -T/--epochs (one per class for one-vs-rest): "
+                   "what a finished model's header records, so that its settings retrain it.")
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
           trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
           checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
-          cv_folds=None, as_json=False, tol_gap=None, **settings):
+          cv_folds=None, as_json=False, tol_gap=None, finish=None, finish_passes=None, **settings):
     """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
     .model, in the current directory; - for standard output, the summary then goes to stderr).
 
@@ -458,6 +469,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     options = TrainOptions(n_threads=jobs, shuffle_buffer=shuffle_buffer, preset="paper" if paper else "auto",
                            class_weight=_class_weights(class_weights, None, None), spelling="cli",
                            restart_schedule=restart_schedule, resume_state=resume_state, tol_gap=tol_gap,
+                           finish=finish, finish_passes=_finish_passes(finish_passes),
                            given=_given_on_command_line() if init_model is not None else None,
                            **{k: settings[k] for k in _OPTION_PARAMS}).validate()
     if cost_matrix is not None and options.multiclass != "crammer-singer":
@@ -553,7 +565,11 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
             summary += " | " + _gap_summary(result, d)
         click.echo(summary, err=to_stdout)
     stopping = getattr(result, "info", {}).get("stopping", "")
-    if not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
+    if not quiet and stopping.startswith("tol_gap=") and stopping.endswith("finish stalled"):
+        click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
+                   f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
+                   "--tol-gap", err=True)
+    elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
                    f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap; give "
                    "--epochs or -T to train longer", err=True)
@@ -811,6 +827,10 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         else:
             obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
+    if result.info.get("finish") == "dual":
+        passes = [int(p) for p in result.info["finish_passes"].split(",")]
+        parts.append(f"dual finish: {max(passes)} passes{' (most of a class)' if len(passes) > 1 else ''}, "
+                     f"certified within {100 * float(result.info['certified_gap']):.3g}% of the optimum")
     if "best_iteration" in result.info:
         parts.append(f"{'stopped early' if result.info.get('stopping') == 'early-stop' else 'ran all T'}: best "
                      f"validation {result.info['early_stop_metric']} {float(result.info['best_validation']):.6g} "
@@ -819,6 +839,19 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(cache_note)
     parts.append(f"model {model}")
     return " | ".join(parts)
+
+
+def _finish_passes(text):
+    """--finish-passes N or N,N,...: an int, a tuple of ints, or None."""
+    from .errors import ParameterError
+
+    if text is None:
+        return None
+    try:
+        items = tuple(int(p) for p in text.split(","))
+    except ValueError:
+        raise ParameterError(f"--finish-passes takes whole numbers separated by commas, got {text!r}") from None
+    return items[0] if len(items) == 1 else items
 
 
 def _is_stdout(path):

@@ -48,6 +48,7 @@ CLI_NAMES = {
     "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
     "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",
     "restart_schedule": "--restart-schedule", "resume_state": "--resume-state",
+    "finish": "--finish", "finish_passes": "--finish-passes",
 }
 EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
 MAX_TRACE_POINTS = 1000     # check points per decade of t
@@ -56,6 +57,8 @@ MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 over
 AUTO_AVERAGE_FROM = 0.5     # the mean of the last half of the iterates (measured: benchmarks/RESULTS_defaults.md)
 DEFAULT_MAX_CLASSES = 1000  # more labels than this in a classification run is refused (sector has 105)
 DEFAULT_TOL = 0.002         # stop when doubling the epochs improves the objective by less (same source)
+FINISHES = ("dual", "none")
+MAX_FINISH_PASSES = 1_000_000
 
 
 def fmt_label(value, text=None):
@@ -187,6 +190,23 @@ class TrainOptions:
         model is at most this (:func:`pegasos.autotune.train_until_certified`);
         the hinge or squared hinge, no bias or ``bias="feature"``, binary or
         one-vs-rest, neither T nor epochs given.
+    finish : {None, "dual", "none"}
+        The dual finish (:mod:`pegasos.finish`): when the automatic length
+        shows averaged Pegasos converging slowly (a doubling of the epochs
+        improved the objective by more than 4 ``tol``, or the epoch cap),
+        passes of dual coordinate ascent from the model's margins go on
+        until the better of the two models is certified within ``tol``
+        (``tol_gap`` when given) of the optimum.  None (the "auto" preset's
+        default): where it applies (linear, hinge or squared hinge, bias
+        "none" or "feature", binary or one-vs-rest, no example weights);
+        "dual": after every automatic length, also one that converged (an
+        error where it does not apply); "none" (the "paper" preset's):
+        never.
+    finish_passes : int, tuple of int or None
+        Run exactly this many finishing passes (per class for one-vs-rest:
+        one int for all or one per class) after the run of the given T or
+        epochs: what a finished model's header records, so that its
+        settings retrain it.
     preset : {"auto", "paper"}
         What unset settings become: "auto" (permutation sampling, suffix
         averaging, t0 and epochs from the data) or "paper" (Fig. 1 as run
@@ -277,6 +297,8 @@ class TrainOptions:
     eta: float = None
     tol: float = DEFAULT_TOL
     tol_gap: float = None
+    finish: str = None
+    finish_passes: object = None
     preset: str = "auto"
     max_classes: int = DEFAULT_MAX_CLASSES
     seed: int = DEFAULT_SEED
@@ -342,6 +364,8 @@ class TrainOptions:
             object.__setattr__(self, "average", False)
         if self.step_offset is None and not auto:
             object.__setattr__(self, "step_offset", 0.0)
+        if self.finish is None and not auto and self.finish_passes is None:
+            object.__setattr__(self, "finish", "none")
 
     @property
     def step_is_automatic(self):
@@ -439,6 +463,7 @@ class TrainOptions:
             self._fail("tol", f"the stopping tolerance must be a positive number, got {self.tol!r}")
         if self.tol_gap is not None:
             self._validate_tol_gap()
+        self._validate_finish()
         if self.eta0 is not None:
             if self.step_offset:
                 raise ParameterError(f"give either {self.name('step_offset')} or {self.name('eta0')}, not both")
@@ -479,6 +504,26 @@ class TrainOptions:
                                  "bias, binary or one-vs-rest")
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
+
+    def _validate_finish(self):
+        if self.finish is not None and self.finish not in FINISHES:
+            self._fail("finish", f"the finish must be one of {', '.join(FINISHES)}, got {self.finish!r}")
+        if self.finish_passes is None:
+            return
+        items = self.finish_passes if isinstance(self.finish_passes, (tuple, list)) else (self.finish_passes,)
+        if not items or not all(_is_int(p) and 0 <= p <= MAX_FINISH_PASSES for p in items):
+            self._fail("finish_passes", f"the finishing passes must be whole numbers between 0 and "
+                                        f"{MAX_FINISH_PASSES}, got {self.finish_passes!r}")
+        if self.finish == "none":
+            raise ParameterError(f"{self.name('finish_passes')} runs the dual finish: drop "
+                                 f"{self.name('finish')} none")
+        if self.length_is_automatic:
+            raise ParameterError(f"{self.name('finish_passes')} finishes a run of a given length: give "
+                                 f"{self.name('iterations')} or {self.name('epochs')} too (the automatic length "
+                                 "chooses its passes itself)")
+        if self.tol_gap is not None or self.early_stop is not None:
+            raise ParameterError(f"{self.name('finish_passes')} does not go with {self.name('tol_gap')} or "
+                                 f"{self.name('early_stop')}")
 
     def _validate_schedule(self):
         if self.schedule not in SCHEDULES:
@@ -756,6 +801,11 @@ def _class_weights(text):
     return out
 
 
+def _passes(text):
+    items = tuple(int(p) for p in text.split(","))
+    return items[0] if len(items) == 1 else items
+
+
 #: model-header key <-> TrainOptions field, with the parser of the header text
 HEADER_FIELDS = (
     ("lambda", "lam", float),
@@ -779,6 +829,7 @@ HEADER_FIELDS = (
     ("degree", "degree", int),
     ("coef0", "coef0", float),
     ("budget", "budget", int),
+    ("finish_passes", "finish_passes", _passes),
 )
 
 OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name not in ("spelling", "given"))

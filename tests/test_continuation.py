@@ -110,8 +110,8 @@ def test_one_vs_rest_lengthened_is_each_length_from_scratch(settings):
 def test_the_automatic_length_is_one_run_and_its_header_retrains_it(heart, tmp_path):
     """pegasos.fit with the defaults: epochs_trained is the last length (not the sum of every
     length), the same seed gives the same bytes, and the header's settings retrain the model."""
-    model = pegasos.fit(heart, lam=1e-3, seed=4)
-    again = pegasos.fit(heart, lam=1e-3, seed=4)
+    model = pegasos.fit(heart, lam=1e-3, seed=4, finish="none")     # the finish's retraining: test_finish.py
+    again = pegasos.fit(heart, lam=1e-3, seed=4, finish="none")
     assert model.to_text() == again.to_text()
     info = model.info
     assert int(info["epochs_trained"]) >= int(info["epochs"])
@@ -127,7 +127,7 @@ def test_an_average_of_more_than_the_last_half_trains_each_length_from_scratch(h
     """average_from 0.25: the average of 2T starts before T/2, so the lengths are separate runs."""
     from pegasos import autotune
 
-    options = TrainOptions(lam=1e-3, step_offset=100.0, seed=2, average_from=0.25).validate()
+    options = TrainOptions(lam=1e-3, step_offset=100.0, seed=2, average_from=0.25, finish="none").validate()
     model, epochs, history = autotune.train_until_converged(heart, options, max_epochs=256)
     want = fit_linear(heart, options.replace(epochs=epochs))
     np.testing.assert_array_equal(model.w, want.w)
@@ -189,14 +189,15 @@ A9A_FSTAR = 0.3517618027       # lambda = 1e-4, tests/../shared/data/README.md
 
 
 def test_tol_gap_stops_with_a_certified_gap_and_the_header_retrains_the_model(tmp_path):
-    """a9a at lambda = 1e-4, EPS = 1%: the run stops at the first length whose gap is certified; the
-    certificate recomputed for the model holds, the truth (against the certified f*) is within it,
-    the length before was not certified, and the header's settings give the same bytes."""
+    """a9a at lambda = 1e-4, EPS = 1%, plain Pegasos (--finish none): the run stops at the first length
+    whose gap is certified; the certificate recomputed for the model holds, the truth (against the
+    certified f*) is within it, the length before was not certified, and the header's settings give
+    the same bytes."""
     from pegasos.certificate import duality_gap
     from pegasos.io import read_svmlight
 
     d = read_svmlight(data_file("a9a/a9a"))
-    model = pegasos.fit(d, lam=1e-4, seed=1, tol_gap=0.01)
+    model = pegasos.fit(d, lam=1e-4, seed=1, tol_gap=0.01, finish="none")
     info = model.info
     assert info["stopping"].endswith("certified") and float(info["certified_gap"]) <= 0.01
     E = int(info["epochs"])
@@ -211,22 +212,23 @@ def test_tol_gap_stops_with_a_certified_gap_and_the_header_retrains_the_model(tm
     model.save(path)
     retrained = fit_linear(as_examples(d), TrainOptions.from_header(pegasos.load_model(path).info).validate())
     np.testing.assert_array_equal(retrained.w, model.w)
-    assert pegasos.fit(d, lam=1e-4, seed=1, tol_gap=0.01).to_text() == model.to_text()     # deterministic
+    assert pegasos.fit(d, lam=1e-4, seed=1, tol_gap=0.01, finish="none").to_text() == model.to_text()
 
 
 def test_tol_gap_one_vs_rest_and_its_cap(heart):
-    """dna (3 classes): one-vs-rest runs lengthened together until the summed gap is certified; an
-    unreachable EPS ends at the epoch cap with the gap reached recorded."""
+    """dna (3 classes), plain Pegasos: one-vs-rest runs lengthened together until the summed gap is
+    certified; an unreachable EPS ends at the epoch cap with the gap reached recorded."""
     from pegasos import autotune
     from pegasos.certificate import duality_gap
     from pegasos.io import read_svmlight
 
     d = read_svmlight(data_file("dna/dna.scale"))
-    model = pegasos.fit(d, lam=1e-3, tol_gap=0.05)
+    model = pegasos.fit(d, lam=1e-3, tol_gap=0.05, finish="none")
     assert model.method == "ovr" and model.info["stopping"].endswith("certified")
     E = int(model.info["epochs"])
     assert duality_gap(model, d.X, d.y, passes=E, tol=0.05, seed=1)["rel_gap"] <= 0.05
-    capped = autotune.train_until_certified(heart, TrainOptions(lam=1e-3, tol_gap=1e-9).validate(), max_epochs=8)
+    capped = autotune.train_until_certified(heart, TrainOptions(lam=1e-3, tol_gap=1e-9, finish="none").validate(),
+                                            max_epochs=8)
     assert capped.info["stopping"].endswith("epoch cap") and capped.info["epochs"] == "8"
     assert float(capped.info["certified_gap"]) > 1e-9
 
