@@ -220,10 +220,32 @@ def _finish_exactly(model, ex, options):
     why = applicable(options, ex)
     if why is not None:
         raise ParameterError(f"{name}: the dual finish does not apply here: {why}")
+    multiclass = model.task == "multiclass"
+    passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
+    # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
+    small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
+    part = model if columns is None else _on_columns(model, columns[0], small.n_features)
+    if multiclass:
+        done = finish_ovr(part, small, passes=passes, n_threads=options.n_threads)
+    else:
+        done = finish_binary(part, small, passes=passes[0])
+    if columns is None:
+        return done
+    if not multiclass and done.info["finish_kept"] == "pegasos":
+        return dataclasses.replace(model, info=done.info)        # its weights and solver state as trained
+    return _on_all_columns(done, columns[0], columns[1])
+
+
+def _on_columns(model, columns, used):
+    """A copy of a linear ``model`` on the ``used`` >= len(columns) renumbered ``columns``
+    (:func:`_on_used_columns`): its weights there, in order, and no solver state."""
     if model.task == "multiclass":
-        passes = check_finish_passes(options.finish_passes, model.n_classes, name)
-        return finish_ovr(model, ex, passes=passes, n_threads=options.n_threads)
-    return finish_binary(model, ex, passes=check_finish_passes(options.finish_passes, 1, name)[0])
+        W = np.zeros((model.n_classes, used), dtype=np.float64)
+        W[:, :columns.shape[0]] = model.W[:, columns]
+        return dataclasses.replace(model, W=W)
+    w = np.zeros(used, dtype=np.float64)
+    w[:columns.shape[0]] = model.w[columns]
+    return dataclasses.replace(model, w=w, solver_state=None)
 
 
 def _fit_multiclass(ex, options, n_labels, progress, on_plan):

@@ -170,6 +170,44 @@ def test_a_multiclass_run_on_huge_indices_is_the_run_on_the_used_columns(monkeyp
         assert np.array_equal(b.predict(huge), a.predict(small))
 
 
+def test_the_dual_finish_of_given_passes_on_huge_indices_is_the_finish_on_the_used_columns(monkeypatch):
+    from pegasos import certificate, finish
+
+    seen = []
+    real = certificate.dual_vector
+
+    def spy(indptr, indices, data, n_cols, *args):
+        seen.append(n_cols)
+        return real(indptr, indices, data, n_cols, *args)
+
+    monkeypatch.setattr(finish, "dual_vector", spy)
+    kept = set()
+    for make, settings in ((_pair, {"epochs": 2, "finish_passes": 40}),
+                           (_pair, {"epochs": 64, "finish_passes": 0, "bias": "feature"}),
+                           (_three_classes, {"epochs": 2, "finish_passes": (30, 0, 5)}),
+                           (_three_classes, {"epochs": 3, "finish_passes": 20, "bias": "feature"})):
+        small, huge, y = make(seed=3)
+        seen.clear()
+        a = pegasos.fit((small, y), **settings)
+        assert seen and set(seen) == {6}
+        seen.clear()
+        b = pegasos.fit((huge, y), **settings)
+        assert seen and set(seen) == {6}            # the finish's dual side had the 6 used columns
+        assert b.info == a.info and b.info["finish"] == "dual" and b.n_features == HUGE
+        kept.add(a.info["finish_kept"])
+        if a.task == "multiclass":
+            assert np.array_equal(b.W[:, :5], a.W[:, :5]) and np.array_equal(b.W[:, HUGE - 1], a.W[:, 5])
+            assert np.count_nonzero(b.W[:, 5:HUGE - 1]) == 0 and np.array_equal(b.biases, a.biases)
+            continue
+        assert np.array_equal(b.w[:5], a.w[:5]) and b.w[HUGE - 1] == a.w[5] and b.bias == a.bias
+        assert np.count_nonzero(b.w[5:HUGE - 1]) == 0
+        if a.info["finish_kept"] == "pegasos":         # the run's own weights and state, in all columns
+            assert b.solver_state["n_features"] == HUGE and b.solver_state["v"][HUGE - 1] == a.solver_state["v"][5]
+        else:
+            assert a.solver_state is None and b.solver_state is None
+    assert {"dual", "pegasos"} <= kept           # both outcomes of the binary finish were met
+
+
 def test_the_memory_check_counts_the_classes_at_the_full_dimension(monkeypatch):
     import pytest
 
