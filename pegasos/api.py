@@ -206,29 +206,37 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             raise DataError(source.path, "no training examples found (the file is empty or holds only "
                                          "comments and blank lines)")
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
-    if options.finish_passes is not None:
+    if options.finish_passes is not None or (options.finish == "dual" and not options.length_is_automatic
+                                             and options.tol_gap is None):
         model = _finish_exactly(model, ex, options)
     return _record_source(model, source)
 
 
 def _finish_exactly(model, ex, options):
-    """``model`` after exactly ``options.finish_passes`` passes of the dual finish (what a finished
-    model's header records: its settings retrain it)."""
+    """``model`` of a run of a given length after the dual finish: exactly ``options.finish_passes``
+    passes (what a finished model's header records: its settings retrain it), or, with
+    ``finish="dual"``, passes until certified within ``options.tol``."""
     from .finish import applicable, check_finish_passes, finish_binary, finish_ovr
 
-    name = options.name("finish_passes")
+    name = options.name("finish_passes" if options.finish_passes is not None else "finish")
     why = applicable(options, ex)
     if why is not None:
         raise ParameterError(f"{name}: the dual finish does not apply here: {why}")
+    if options.resume_state:
+        raise ParameterError(f"{name}: {options.name('resume_state')} keeps the state of the Pegasos run, which "
+                             "the finished model's weights are not")
     multiclass = model.task == "multiclass"
-    passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
+    passes = None
+    if options.finish_passes is not None:
+        passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
+    tol = None if passes else options.tol
     # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
     small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
     part = model if columns is None else _on_columns(model, columns[0], small.n_features)
     if multiclass:
-        done = finish_ovr(part, small, passes=passes, n_threads=options.n_threads)
+        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads)
     else:
-        done = finish_binary(part, small, passes=passes[0])
+        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol)
     if columns is None:
         return done
     if not multiclass and done.info["finish_kept"] == "pegasos":
@@ -356,11 +364,12 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
             from .trace import Monitor
 
             monitor = Monitor(options, trace, arrays)
-            if options.finish == "dual" or options.finish_passes is not None:
-                given = options.name("finish") if options.finish == "dual" else options.name("finish_passes")
-                raise ParameterError(f"{given} changes the model after the run: it does not go with a trace, "
-                                     "validation checks or early stopping, which follow the run")
-            options = options.replace(finish="none")
+            if options.early_stop is not None:
+                if options.finish == "dual" or options.finish_passes is not None:
+                    given = options.name("finish") if options.finish == "dual" else options.name("finish_passes")
+                    raise ParameterError(f"{given} finishes the run's last model; {options.name('early_stop')} "
+                                         "returns the best one seen during the run: give one of them")
+                options = options.replace(finish="none")
     columns = None
     if monitor is None and options.task in ("binary", "regression"):
         ex, columns = _on_used_columns(ex)
@@ -444,7 +453,8 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping"):
                 if key in model.info:
                     watched.info[key] = model.info[key]
-            model = watched
+            if "finish" not in model.info:     # a finished model stays: the trace follows its Pegasos part
+                model = watched
         if model.info.get("step_offset_rule") == "given" and not options.t0:
             model.info.pop("step_offset_rule")
         return model

@@ -376,13 +376,15 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
 
 def finishing_for(options, ex):
     """Whether the automatic length of ``options`` on ``ex`` hands a slow run over to the dual finish
-    (:mod:`pegasos.finish`): ``options.finish`` None where it applies, "dual" always (ParameterError
-    where it does not apply), "none" never."""
+    (:mod:`pegasos.finish`): ``options.finish`` None where it applies (not with ``resume_state``),
+    "dual" always (ParameterError where it does not apply), "none" never."""
     from .finish import applicable
 
     if options.finish == "none":
         return False
     why = applicable(options, ex)
+    if why is None and options.resume_state:
+        why = f"{options.name('resume_state')} keeps the state of the Pegasos run, which w(alpha) is not"
     if why is not None and options.finish == "dual":
         raise ParameterError(f"{options.name('finish')} dual does not apply here: {why}")
     return why is None

@@ -413,7 +413,7 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
               help="When the automatic length finds Pegasos converging slowly (small lambda m), finish with "
                    "passes of dual coordinate ascent until the model is certified within --tol of the optimum "
                    "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; dual: "
-                   "finish every automatic length, also one that converged; none: plain Pegasos; --paper "
+                   "finish every run, also one of a given -T/--epochs; none: plain Pegasos; --paper "
                    "implies none).")
 @click.option("--finish-passes", "finish_passes", metavar="N[,N...]", cls=_SectionOption,
               section="Solver (paper Fig. 1 and 2)",
@@ -569,6 +569,11 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
                    "--tol-gap", err=True)
+    elif (not quiet and result.info.get("finish") == "dual" and not stopping.startswith("tol_gap=")
+          and options.finish_passes is None and float(result.info["certified_gap"]) > options.tol):
+        click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of work) at a "
+                   f"certified relative gap of {float(result.info['certified_gap']):.3g}, above --tol "
+                   f"{options.tol!r}; `pegasos objective --gap` can run more passes to tighten the bound", err=True)
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
                    f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap; give "

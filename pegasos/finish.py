@@ -42,8 +42,9 @@ def applicable(options, ex):
     """Why the dual finish cannot run for ``options`` on ``ex`` (a sentence), or None when it can.
 
     It needs a linear model with the hinge or the squared hinge loss, bias
-    mode "none" or "feature", binary or one-vs-rest, no example weights
-    (the dual knows class weights only) and the Pegasos step rule.
+    mode "none" or "feature", binary or one-vs-rest, and the Pegasos step
+    rule.  Class weights and example weights both scale their example's
+    loss (and its dual box).
     """
     if options.kernel != "linear":
         return "it is for linear models"
@@ -53,8 +54,6 @@ def applicable(options, ex):
         return f"bias mode {options.bias} adds an equality constraint to the dual"
     if options.multiclass == "crammer-singer":
         return "it is for binary and one-vs-rest models"
-    if ex is not None and ex.sample_weight is not None:
-        return "the examples have weights of their own"
     if options.schedule != "pegasos":
         return "it finishes a run of the Pegasos step"
     return None
@@ -177,6 +176,18 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     return {"w": v, "primal_dual": p_dual, "dual": best_dual, "passes": run, "certified": certified}
 
 
+def _loss_weights(model, ex, raw):
+    """c_i: the example's class weight times its own weight (``ex.sample_weight``), float64 (m,)."""
+    from .scoring import class_weights
+
+    c = np.ones(raw.shape[0])
+    for label, weight in class_weights(model).items():
+        c[raw == label] = weight
+    if ex.sample_weight is not None:
+        c = c * np.asarray(ex.sample_weight, dtype=np.float64)
+    return c
+
+
 def finish_binary(model, ex, *, tol=None, passes=None, seed=None):
     """The better of ``model`` and the dual finish of its problem on ``ex`` (:func:`finish_problem`).
 
@@ -199,17 +210,16 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None):
         "pegasos") and ``certified_gap`` (the relative gap proven for the
         returned model); without a solver state when its weights changed.
     """
-    from .scoring import class_weights, objective
-
     indptr, indices, data, n_cols = ex.indptr, ex.indices, ex.data, int(ex.n_features)
     raw = np.asarray(ex.y, dtype=np.float64)
     y_pm = model.labels.encode(raw)
-    c = np.ones(raw.shape[0])
-    for label, weight in class_weights(model).items():
-        c[raw == label] = weight
+    c = _loss_weights(model, ex, raw)
     seed = int(model.info.get("seed", 1)) if seed is None else int(seed)
-    primal = float(objective(model, ex.chunk, raw)["objective"])
     bias_value = 1.0 if model.bias_mode == "feature" else 0.0
+    v = np.zeros(n_cols + 1)
+    v[:min(n_cols, model.w.shape[0])] = model.w[:n_cols]
+    v[n_cols] = model.bias if bias_value else 0.0
+    primal = _primal(indptr, indices, data, y_pm, c, v, float(model.lam), model.loss, bias_value)
     margins = y_pm * (model.decision_function(ex.chunk))
     out = finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, lam=float(model.lam),
                          loss=model.loss, bias_value=bias_value, seed=seed, tol=tol, passes=passes)
@@ -257,19 +267,23 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None):
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from .scoring import class_weights, objective
-
     indptr, indices, data, n_cols = ex.indptr, ex.indices, ex.data, int(ex.n_features)
     raw = np.asarray(ex.y, dtype=np.float64)
     targets = model.class_index(raw)
-    c = np.ones(raw.shape[0])
-    for label, weight in class_weights(model).items():
-        c[raw == label] = weight
+    c = _loss_weights(model, ex, raw)
     seed = int(model.info.get("seed", 1)) if seed is None else int(seed)
-    primals = [float(p) for p in objective(model, ex.chunk, raw)["per_class_objective"]]
     f = model.decision_function(ex.chunk)
     bias_value = 1.0 if model.bias_mode == "feature" else 0.0
     K = model.n_classes
+    lam = float(model.lam)
+
+    def primal_of(k):
+        v = np.zeros(n_cols + 1)
+        v[:min(n_cols, model.W.shape[1])] = model.W[k, :n_cols]
+        v[n_cols] = model.biases[k] if bias_value else 0.0
+        return _primal(indptr, indices, data, np.where(targets == k, 1.0, -1.0), c, v, lam, model.loss, bias_value)
+
+    primals = [primal_of(k) for k in range(K)]
     from . import _dual
 
     row_norms = np.empty(raw.shape[0])
@@ -277,7 +291,7 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None):
 
     def one(k):
         y_k = np.where(targets == k, 1.0, -1.0)
-        return finish_problem(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], primals[k], lam=float(model.lam),
+        return finish_problem(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], primals[k], lam=lam,
                               loss=model.loss, bias_value=bias_value, seed=seed, tol=tol,
                               passes=None if passes is None else passes[k], row_norms=row_norms)
 

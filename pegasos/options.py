@@ -199,9 +199,9 @@ class TrainOptions:
         (``tol_gap`` when given) of the optimum.  None (the "auto" preset's
         default): where it applies (linear, hinge or squared hinge, bias
         "none" or "feature", binary or one-vs-rest, no example weights);
-        "dual": after every automatic length, also one that converged (an
-        error where it does not apply); "none" (the "paper" preset's):
-        never.
+        "dual": after every run, also an automatic length that converged
+        and a given T or epochs (an error where it does not apply);
+        "none" (the "paper" preset's): never.
     finish_passes : int, tuple of int or None
         Run exactly this many finishing passes (per class for one-vs-rest:
         one int for all or one per class) after the run of the given T or

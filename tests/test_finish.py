@@ -110,6 +110,20 @@ def test_the_finish_never_returns_a_worse_model():
         assert np.array_equal(out.w, model.w)
 
 
+def test_a_given_length_is_finished_on_request():
+    """--finish dual after -T/--epochs: the Pegasos run of that length, then passes until certified
+    within tol; the header's finish_passes retrain it."""
+    X, y = binary(m=400, n=15, seed=12, noise=0.1)
+    plain = pegasos.fit((X, y), lam=1e-4, epochs=3)
+    model = pegasos.fit((X, y), lam=1e-4, epochs=3, finish="dual")
+    assert float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    assert pegasos.objective(model, X, y)["objective"] <= pegasos.objective(plain, X, y)["objective"]
+    again = pegasos.fit((X, y), TrainOptions.from_header(model.info))
+    assert np.array_equal(again.w, model.w)
+    paper = pegasos.fit((X, y), lam=1e-4, preset="paper", finish="dual")
+    assert paper.info["finish"] == "dual" and paper.info["iterations"] == str(10 * X.shape[0])
+
+
 def test_plain_pegasos_and_the_paper_preset_have_no_finish():
     X, y = binary(m=300, n=10, seed=6)
     for model in (pegasos.fit((X, y), lam=1e-4, finish="none"), pegasos.fit((X, y), lam=1e-4, preset="paper"),
@@ -132,14 +146,50 @@ def test_bad_finish_settings_are_refused(settings, words):
         pegasos.fit((X, y), lam=1e-4, **settings)
 
 
-def test_the_finish_does_not_go_with_checks_that_follow_the_run():
-    X, y = binary(m=100, n=5, seed=8)
+def test_the_finish_and_the_checks_of_a_run():
+    """A trace leaves the model as it is without one (finished); early stopping returns the best model
+    seen, so it keeps plain Pegasos and refuses an explicit finish; so does resume_state (the state is
+    that of a Pegasos run)."""
     from pegasos.trace import Trace
 
-    with pytest.raises(ParameterError, match="does not go with a trace"):
-        pegasos.fit((X, y), lam=1e-4, finish="dual", trace=Trace())
-    traced = pegasos.fit((X, y), lam=1e-4, trace=Trace())          # the default: no finish under a trace
-    assert "finish" not in traced.info
+    X, y = binary(m=300, n=10, seed=8, noise=0.1)
+    Xv, yv = binary(m=100, n=10, seed=18, noise=0.1)
+    plain = pegasos.fit((X, y), lam=1e-4, finish="dual")
+    trace = Trace()
+    traced = pegasos.fit((X, y), lam=1e-4, finish="dual", trace=trace)
+    assert np.array_equal(traced.w, plain.w) and traced.info == plain.info
+    assert trace.rows and trace.header["finish"] == "dual"
+    with pytest.raises(ParameterError, match="best one seen"):
+        pegasos.fit((X, y), lam=1e-4, epochs=5, finish="dual", validation=(Xv, yv), early_stop=3)
+    stopped = pegasos.fit((X, y), lam=1e-4, epochs=5, validation=(Xv, yv), early_stop=3)
+    assert "finish" not in stopped.info
+    kept = pegasos.fit((X, y), lam=1e-4, resume_state=True)
+    assert "finish" not in kept.info and kept.solver_state is not None
+    with pytest.raises(ParameterError, match="resume_state"):
+        pegasos.fit((X, y), lam=1e-4, resume_state=True, finish="dual")
+
+
+def test_example_weights_in_the_finish_are_class_weights_when_they_are_the_same():
+    """Weights per example that follow the class give the model of those class weights, finished (the
+    dual's box is c_i / (lambda m) with c_i the product of both), and the certificate holds for the
+    weighted problem against LIBLINEAR's optimum of the same weights."""
+    sklearn_svm = pytest.importorskip("sklearn.svm")
+    X, y = binary(m=400, n=15, seed=11, noise=0.1)
+    cw = {-1.0: 0.5, 1.0: 3.0}
+    sw = np.array([cw[v] for v in y])
+    a = pegasos.fit((X, y), lam=1e-4, class_weight=cw, finish="dual")
+    b = pegasos.fit((X, y, None, sw), lam=1e-4, finish="dual")
+    assert np.array_equal(a.w, b.w) and a.info["finish_passes"] == b.info["finish_passes"]
+    lam, m = 1e-4, X.shape[0]
+    ref = sklearn_svm.LinearSVC(C=1.0 / (lam * m), loss="hinge", dual=True, fit_intercept=False, tol=1e-10,
+                                max_iter=1_000_000).fit(X, y, sample_weight=sw)
+    w_ref = ref.coef_.ravel()
+
+    def weighted(w):
+        return lam / 2 * w @ w + np.mean(sw * np.maximum(0.0, 1.0 - y * (X @ w)))
+
+    f, f_ref = weighted(b.w), weighted(w_ref)
+    assert f <= f_ref * (1 + 1e-9) + 1e-12 or (f - f_ref) / f <= float(b.info["certified_gap"])
 
 
 def test_the_command_line_finish(tmp_path):

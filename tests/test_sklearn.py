@@ -50,11 +50,6 @@ def _expected_failures(estimator):
                       "check_sample_weights_not_overwritten", "check_classifiers_one_label_sample_weights"):
             failures[check] = _KERNEL_WEIGHTS
         failures["check_class_weight_classifiers"] = "the kernelized trainer takes no class weights"
-    elif isinstance(estimator, PegasosClassifier) and estimator.loss == "squared-hinge":
-        failures["check_class_weight_classifiers"] = (
-            "class weights 1000 and 0.0001 scale the squared hinge's sub-gradients 10^7 apart (and its step is "
-            "projected); the stochastic steps predict class 0 on fewer test points than the check's 0.87 "
-            "(the hinge and log losses pass it with the automatic defaults)")
     return failures
 
 
