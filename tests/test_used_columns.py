@@ -170,7 +170,7 @@ def test_a_multiclass_run_on_huge_indices_is_the_run_on_the_used_columns(monkeyp
         assert np.array_equal(b.predict(huge), a.predict(small))
 
 
-def test_the_dual_finish_of_given_passes_on_huge_indices_is_the_finish_on_the_used_columns(monkeypatch):
+def test_the_dual_finish_of_a_given_length_on_huge_indices_is_the_finish_on_the_used_columns(monkeypatch):
     from pegasos import certificate, finish
 
     seen = []
@@ -185,7 +185,8 @@ def test_the_dual_finish_of_given_passes_on_huge_indices_is_the_finish_on_the_us
     for make, settings in ((_pair, {"epochs": 2, "finish_passes": 40}),
                            (_pair, {"epochs": 64, "finish_passes": 0, "bias": "feature"}),
                            (_three_classes, {"epochs": 2, "finish_passes": (30, 0, 5)}),
-                           (_three_classes, {"epochs": 3, "finish_passes": 20, "bias": "feature"})):
+                           (_three_classes, {"epochs": 3, "finish_passes": 20, "bias": "feature"}),
+                           (_pair, {"epochs": 2, "finish": "dual"}), (_three_classes, {"epochs": 2, "finish": "dual"})):
         small, huge, y = make(seed=3)
         seen.clear()
         a = pegasos.fit((small, y), **settings)
