@@ -30,12 +30,12 @@ import numpy as np
 
 from .certificate import GAP_BIAS_MODES, GAP_LOSSES, dual_vector, start_point
 from .errors import ParameterError
+from .options import MAX_FINISH_PASSES
 
 FINISH_UPDATES = 1 << 28        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
-MAX_FINISH_PASSES = 1_000_000
 STALL = 0.05                    # from STALL_FROM passes on, a doubling of the passes that closes less than this
-SHRINK_SPREAD = 0.1             # the first spread of projected gradients at which shrunk coordinates return
 STALL_FROM = 64                 # fraction of the gap (and less than the one before) ends them: the gap has stalled
+SHRINK_SPREAD = 0.1             # the first spread of projected gradients at which shrunk coordinates return
 
 
 def applicable(options, ex):
