@@ -227,14 +227,35 @@ def _finish_exactly(model, ex, options):
     why = applicable(options, ex)
     if why is not None:
         raise ParameterError(f"{name}: the dual finish does not apply here: {why}")
+    multiclass = model.task == "multiclass"
     passes = None
     if options.finish_passes is not None:
-        K = model.n_classes if model.task == "multiclass" else 1
-        passes = check_finish_passes(options.finish_passes, K, name)
+        passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
+    tol = None if passes else options.tol
+    # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
+    small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
+    part = model if columns is None else _on_columns(model, columns[0], small.n_features)
+    if multiclass:
+        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads)
+    else:
+        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol)
+    if columns is None:
+        return done
+    if not multiclass and done.info["finish_kept"] == "pegasos":
+        return dataclasses.replace(model, info=done.info)        # its weights and solver state as trained
+    return _on_all_columns(done, columns[0], columns[1])
+
+
+def _on_columns(model, columns, used):
+    """A copy of a linear ``model`` on the ``used`` >= len(columns) renumbered ``columns``
+    (:func:`_on_used_columns`): its weights there, in order, and no solver state."""
     if model.task == "multiclass":
-        return finish_ovr(model, ex, passes=passes, tol=None if passes else options.tol, n_threads=options.n_threads)
-    return finish_binary(model, ex, passes=None if passes is None else passes[0],
-                         tol=None if passes else options.tol)
+        W = np.zeros((model.n_classes, used), dtype=np.float64)
+        W[:, :columns.shape[0]] = model.W[:, columns]
+        return dataclasses.replace(model, W=W)
+    w = np.zeros(used, dtype=np.float64)
+    w[:columns.shape[0]] = model.w[columns]
+    return dataclasses.replace(model, w=w, solver_state=None)
 
 
 def _fit_multiclass(ex, options, n_labels, progress, on_plan):
@@ -253,14 +274,20 @@ def _fit_multiclass(ex, options, n_labels, progress, on_plan):
         texts = {label.value: label.text for label in source.distinct_labels}
         class_texts = [texts.get(v) or None for v in np.unique(ex.y)]
     options = options.replace(multiclass=options.multiclass or "ovr")
+    # the K weight vectors of the result in all n_features must fit; the run is then on the used columns
+    ex, columns = _on_used_columns(ex, vectors=int(np.unique(ex.y).size))
     if options.preset == "auto" and (options.step_is_automatic or options.length_is_automatic):
         options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
         if on_plan is not None:
             on_plan(None)
-        return autotune.fit_multiclass_auto(ex, options, class_texts=class_texts, progress=progress)
-    from .multiclass import fit_multiclass
+        model = autotune.fit_multiclass_auto(ex, options, class_texts=class_texts, progress=progress)
+    else:
+        from .multiclass import fit_multiclass
 
-    return fit_multiclass(ex, options, class_texts=class_texts, progress=progress, on_plan=on_plan)
+        model = fit_multiclass(ex, options, class_texts=class_texts, progress=progress, on_plan=on_plan)
+    if columns is not None:
+        model = _on_all_columns(model, columns[0], columns[1])
+    return model
 
 
 def _check_class_labels(ex, options):
@@ -352,16 +379,18 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
     return model
 
 
-def _on_used_columns(ex):
+def _on_used_columns(ex, vectors=1):
     """``ex`` on the columns it uses, renumbered, when they are fewer than half of its n_features
     (hashed or sparse ids with a huge largest index): every dense pass of the run (averaging, the
     objective, copies of the state) is then O(used columns), not O(n_features).  A weight whose
-    feature no example has stays exactly 0 under every step, so the run on the used columns is the
-    run in the full dimension restricted to them.  Returns (examples, None) when that does not pay,
-    else (examples, (columns, n_features))."""
+    feature no example has stays exactly 0 under every step (binary, one-vs-rest and Crammer-Singer
+    alike), so the run on the used columns is the run in the full dimension restricted to them.
+    ``vectors`` weight vectors of the model (1, or K for a multiclass one) must still fit in all
+    n_features (ExampleError otherwise).  Returns (examples, None) when that does not pay, else
+    (examples, (columns, n_features))."""
     if ex.nnz >= ex.n_features // 2:
         return ex, None
-    check_weight_memory(ex.n_features, 1)       # the model's dense w in all n_features must still fit
+    check_weight_memory(ex.n_features, vectors)       # the model's dense weights in all n_features
     columns, compact = compact_columns(ex.indices)
     if columns.shape[0] >= ex.n_features // 2:
         return ex, None
@@ -371,7 +400,13 @@ def _on_used_columns(ex):
 
 def _on_all_columns(model, columns, n_features):
     """The model of a run on the used ``columns`` (:func:`_on_used_columns`) in all ``n_features``:
-    its weights, and the vectors of its solver state, put back at their columns."""
+    its weights (the K rows of a multiclass model's W), and the vectors of its solver state, put back
+    at their columns."""
+    if getattr(model, "task", None) == "multiclass":
+        W = np.zeros((model.n_classes, n_features), dtype=np.float64)
+        W[:, columns] = model.W[:, :columns.shape[0]]
+        model.W = W
+        return model
     w = np.zeros(n_features, dtype=np.float64)
     w[columns] = model.w[:columns.shape[0]]
     model.w = w

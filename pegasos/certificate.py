@@ -118,6 +118,48 @@ def _example_weights(model, raw):
     return c
 
 
+def _used_columns(indices, n_cols):
+    """The examples' columns renumbered 0..u-1 when they use fewer than half of ``n_cols``.
+
+    The dual side ``sum_i alpha_i y_i x_i`` is 0 at every column no example
+    has, so the dual of the problem on the used columns, renumbered, is the
+    dual in ``n_cols`` columns restricted to them (the same alpha, the same
+    values bit for bit: the missing entries only add zeros to the sums), and
+    a pass costs O(nnz + u) instead of O(nnz + n_cols) (hashed or sparse ids
+    with a huge largest index).
+
+    Parameters
+    ----------
+    indices : int32 (nnz,)
+        Column indices of the CSR rows, each below ``n_cols``.
+    n_cols : int
+
+    Returns
+    -------
+    (indices, n_cols, columns)
+        ``indices`` and ``n_cols`` as given and ``columns`` None when that
+        does not pay; else the renumbered indices (int32 (nnz,)), u and the
+        used columns (int64 (u,), increasing).
+    """
+    from .data import compact_columns
+
+    if indices.shape[0] >= n_cols // 2:
+        return indices, n_cols, None
+    columns, compact = compact_columns(indices)
+    if columns.shape[0] >= n_cols // 2:
+        return indices, n_cols, None
+    return compact, int(columns.shape[0]), columns
+
+
+def _on_all_columns(w_dual, columns, n_cols):
+    """``w_dual`` (float64 (u + 1,)) of a dual on the used ``columns`` (:func:`_used_columns`) in all
+    ``n_cols`` columns: float64 (n_cols + 1,), the constant feature's weight last."""
+    full = np.zeros(n_cols + 1, dtype=np.float64)
+    full[columns] = w_dual[:columns.shape[0]]
+    full[n_cols] = w_dual[columns.shape[0]]
+    return full
+
+
 def dual_vector(indptr, indices, data, n_cols, coef, bias_value):
     """sum_i coef_i x_i with the constant feature's weight as last entry, shape (n_cols + 1,).
 
@@ -274,7 +316,9 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
         Label values as in the training file (the model's labels).
     passes : int in [0, 10^6]
         Passes of dual coordinate ascent after the start from the margins
-        (each O(nnz(X))); for one-vs-rest, per class.
+        (each O(nnz(X)) plus the columns the examples use: a dual on fewer
+        than half of the d columns runs on them, renumbered, with the same
+        values); for one-vs-rest, per class.
     tol : float in [0, 1) or None
         Stop after the first pass whose relative gap is at most ``tol``
         (per class for one-vs-rest).
@@ -354,6 +398,8 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
     f = model.decision_function(X)
     options = dict(lam=lam, loss=model.loss, bias_value=1.0 if model.bias_mode == "feature" else 0.0,
                    passes=passes, seed=int(seed))
+    all_cols = n_cols
+    indices, n_cols, columns = _used_columns(indices, n_cols)
     if multiclass:
         parts = []
         for k, primal_k in enumerate(prim["per_class_objective"]):
@@ -387,5 +433,6 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
         out["per_class_dual"] = [p["dual"] for p in parts]
     if return_alpha:
         out["alpha"] = [p["alpha"] for p in parts] if multiclass else parts[0]["alpha"]
-        out["w_dual"] = [p["w_dual"] for p in parts] if multiclass else parts[0]["w_dual"]
+        w_dual = [p["w_dual"] if columns is None else _on_all_columns(p["w_dual"], columns, all_cols) for p in parts]
+        out["w_dual"] = w_dual if multiclass else w_dual[0]
     return out
