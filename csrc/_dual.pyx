@@ -48,6 +48,49 @@ cdef inline uint64_t below(uint64_t *state, uint64_t n) noexcept nogil:
     return r % n
 
 
+cdef inline double _product(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                            const double[::1] v, Py_ssize_t n_cols, double bias_value, Py_ssize_t i) noexcept nogil:
+    """<v, x_i> with the constant feature (bias_value, weight v[n_cols])."""
+    cdef double g = bias_value * v[n_cols]
+    cdef Py_ssize_t j
+    for j in range(indptr[i], indptr[i + 1]):
+        g = g + v[indices[j]] * data[j]
+    return g
+
+
+cdef inline void _move(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                       const double[::1] y, const double[::1] upper, const double[::1] qii, double[::1] alpha,
+                       double[::1] v, Py_ssize_t n_cols, double bias_value, Py_ssize_t i, double g) noexcept nogil:
+    """The exact step along alpha_i for the gradient g, clipped to [0, U_i], and v kept up to date."""
+    cdef double a_old = alpha[i]
+    cdef double a_new = a_old - g / qii[i]
+    cdef double d
+    cdef Py_ssize_t j
+    if a_new < 0.0:
+        a_new = 0.0
+    elif a_new > upper[i]:
+        a_new = upper[i]
+    if a_new != a_old:
+        alpha[i] = a_new
+        d = (a_new - a_old) * y[i]
+        for j in range(indptr[i], indptr[i + 1]):
+            v[indices[j]] += d * data[j]
+        v[n_cols] += d * bias_value
+
+
+cdef inline double _dual_of(const double[::1] alpha, const double[::1] diag, const double[::1] v,
+                            Py_ssize_t m, Py_ssize_t n_cols) noexcept nogil:
+    """D(alpha) = sum alpha - 1/2 ||v||^2 - 1/2 sum D_ii alpha_i^2 from the maintained v."""
+    cdef double total = 0.0, reg = 0.0, sq = 0.0
+    cdef Py_ssize_t i, j
+    for i in range(m):
+        total = total + alpha[i]
+        reg = reg + diag[i] * alpha[i] * alpha[i]
+    for j in range(n_cols + 1):
+        sq = sq + v[j] * v[j]
+    return total - 0.5 * sq - 0.5 * reg
+
+
 def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
                       const floating[::1] data, const double[::1] y,
                       const double[::1] upper, const double[::1] diag, const double[::1] qii,
@@ -95,7 +138,7 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef Py_ssize_t m = indptr.shape[0] - 1
     cdef Py_ssize_t n_cols = v.shape[0] - 1
     cdef Py_ssize_t i, j, p, r, s, done = 0
-    cdef double g, a_old, a_new, d, total, sq, reg
+    cdef double g, a_old
     if n_cols < 0:
         raise ValueError("v must have at least one slot (the constant feature's)")
     if (y.shape[0] != m or upper.shape[0] != m or diag.shape[0] != m or alpha.shape[0] != m
@@ -127,30 +170,9 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
                     # an all-zero row with the hinge loss: D is linear in alpha_i, increasing
                     alpha[i] = upper[i]
                     continue
-                g = bias_value * v[n_cols]
-                for j in range(indptr[i], indptr[i + 1]):
-                    g = g + v[indices[j]] * data[j]
-                g = y[i] * g - 1.0 + diag[i] * a_old
-                a_new = a_old - g / qii[i]
-                if a_new < 0.0:
-                    a_new = 0.0
-                elif a_new > upper[i]:
-                    a_new = upper[i]
-                if a_new != a_old:
-                    alpha[i] = a_new
-                    d = (a_new - a_old) * y[i]
-                    for j in range(indptr[i], indptr[i + 1]):
-                        v[indices[j]] += d * data[j]
-                    v[n_cols] += d * bias_value
-            total = 0.0
-            reg = 0.0
-            for i in range(m):
-                total = total + alpha[i]
-                reg = reg + diag[i] * alpha[i] * alpha[i]
-            sq = 0.0
-            for j in range(n_cols + 1):
-                sq = sq + v[j] * v[j]
-            values[p] = total - 0.5 * sq - 0.5 * reg
+                g = y[i] * _product(indptr, indices, data, v, n_cols, bias_value, i) - 1.0 + diag[i] * a_old
+                _move(indptr, indices, data, y, upper, qii, alpha, v, n_cols, bias_value, i, g)
+            values[p] = _dual_of(alpha, diag, v, m, n_cols)
             done = p + 1
             if values[p] >= stop_at:
                 break
@@ -199,7 +221,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     cdef Py_ssize_t m = indptr.shape[0] - 1
     cdef Py_ssize_t n_cols = v.shape[0] - 1
     cdef Py_ssize_t i, j, p, r, s, n_act, done = 0
-    cdef double g, pg, a_old, a_new, d, total, sq, reg, pg_max, pg_min
+    cdef double g, pg, a_old, pg_max, pg_min
     cdef double old_max, old_min, tight
     cdef int64_t t, work = 0
     if n_cols < 0:
@@ -242,10 +264,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                     alpha[i] = upper[i]
                     s = s + 1
                     continue
-                g = bias_value * v[n_cols]
-                for j in range(indptr[i], indptr[i + 1]):
-                    g = g + v[indices[j]] * data[j]
-                g = y[i] * g - 1.0 + diag[i] * a_old
+                g = y[i] * _product(indptr, indices, data, v, n_cols, bias_value, i) - 1.0 + diag[i] * a_old
                 pg = 0.0
                 if a_old == 0.0:
                     if g > old_max:
@@ -270,17 +289,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 if pg < pg_min:
                     pg_min = pg
                 if pg != 0.0:
-                    a_new = a_old - g / qii[i]
-                    if a_new < 0.0:
-                        a_new = 0.0
-                    elif a_new > upper[i]:
-                        a_new = upper[i]
-                    if a_new != a_old:
-                        alpha[i] = a_new
-                        d = (a_new - a_old) * y[i]
-                        for j in range(indptr[i], indptr[i + 1]):
-                            v[indices[j]] += d * data[j]
-                        v[n_cols] += d * bias_value
+                    _move(indptr, indices, data, y, upper, qii, alpha, v, n_cols, bias_value, i, g)
                 s = s + 1
             if n_act == 0 or pg_max - pg_min <= tight:
                 if n_act == m:
@@ -291,15 +300,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
             else:
                 old_max = pg_max if pg_max > 0.0 else 1e300
                 old_min = pg_min if pg_min < 0.0 else -1e300
-            total = 0.0
-            reg = 0.0
-            for i in range(m):
-                total = total + alpha[i]
-                reg = reg + diag[i] * alpha[i] * alpha[i]
-            sq = 0.0
-            for j in range(n_cols + 1):
-                sq = sq + v[j] * v[j]
-            values[p] = total - 0.5 * sq - 0.5 * reg
+            values[p] = _dual_of(alpha, diag, v, m, n_cols)
             done = p + 1
     counts[0] = n_act
     counts[1] += work
