@@ -56,6 +56,16 @@ def exe():
     return str(Path(sys.executable).parent / "pegasos")
 
 
+def median_seconds(fn, repeats):
+    """The median wall time of ``repeats`` calls of ``fn()``, and the list of them."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
 def train_cmd(data, model, extra):
     return [exe(), "train", "-q", "-l", repr(LAM), "--split", "2", *extra, str(data), str(model)]
 
@@ -78,22 +88,14 @@ def cli_case(a9a, repeats, before_rounds, out):
         dask = ["--engine", "dask", "--local-workers", "2"]
         if extra:          # the old default: time before_rounds rounds, extrapolate to T
             cmd = train_cmd(a9a, out / "dask-before.model", extra + dask + ["-T", str(before_rounds)])
-            times = []
-            for _ in range(repeats):
-                start = time.perf_counter()
-                subprocess.run(cmd, check=True)
-                times.append(time.perf_counter() - start)
-            seconds = statistics.median(times) / before_rounds * T
+            median, times = median_seconds(lambda: subprocess.run(cmd, check=True), repeats)
+            seconds = median / before_rounds * T
             how = f"extrapolated from {before_rounds} rounds ({statistics.median(times):.1f} s, cluster start included)"
             same = "-"
         else:
             load_before = load1()
-            times = []
-            for _ in range(repeats):
-                start = time.perf_counter()
-                subprocess.run(train_cmd(a9a, out / "dask-after.model", extra + dask), check=True)
-                times.append(time.perf_counter() - start)
-            seconds = statistics.median(times)
+            seconds, times = median_seconds(
+                lambda: subprocess.run(train_cmd(a9a, out / "dask-after.model", extra + dask), check=True), repeats)
             how = f"measured, median of {repeats} ({', '.join(f'{t:.1f}' for t in times)} s), load {load_before}"
             local = (out / "local-0-1.model").read_text().replace("engine local", "engine dask")
             same = "yes" if local == (out / "dask-after.model").read_text() else "NO"
@@ -142,23 +144,14 @@ def estimator_case(a9a, repeats, before_rounds):
             T, k = int(info["iterations"]), int(info["batch_size"])
             if params:
                 est = PegasosClassifier(engine=engine, **dict(old, epochs=None, iterations=before_rounds))
-                times = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    est.fit(X, y)
-                    times.append(time.perf_counter() - start)
-                seconds = statistics.median(times) / before_rounds * T
+                median, times = median_seconds(lambda: est.fit(X, y), repeats)
+                seconds = median / before_rounds * T
                 how = f"extrapolated from {before_rounds} rounds ({statistics.median(times):.1f} s)"
                 same = "-"
             else:
                 load_before = load1()
                 est = PegasosClassifier(engine=engine, random_state=1)
-                times = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    est.fit(X, y)
-                    times.append(time.perf_counter() - start)
-                seconds = statistics.median(times)
+                seconds, times = median_seconds(lambda: est.fit(X, y), repeats)
                 how = f"measured, median of {repeats} ({', '.join(f'{t:.1f}' for t in times)} s), load {load_before}"
                 local = fit_shards(array_shards(X, y_pm, 2), opts.replace(seed=1),
                                    EngineSettings(zero_based=True, n_features=X.shape[1]), auto_batch=True)
