@@ -301,6 +301,11 @@ def _spread(values):
     return dict(lo=min(values), mid=float(np.median(values)), hi=max(values))
 
 
+def _spread_over(rows, key, xs, value="subopt"):
+    """The band (:func:`_spread`) of ``value`` at each x of ``xs``, over the rows whose ``key`` is x."""
+    return [_spread([r[value] for r in rows if r[key] == x]) for x in xs]
+
+
 def _log_axes(ax, xlabel, ylabel=None, xlog=True):
     """Log suboptimality axis (and log x unless ``xlog`` is False), labels, grid and legend."""
     if xlog:
@@ -410,10 +415,7 @@ def fig_lambda(res, out):
     fig, ax = plt.subplots(figsize=(6.0, 4.5))
     for T, s in slopes.items():
         lams = s["lambdas"]
-        band = []
-        for lam in lams:
-            v = [r["subopt"] for r in runs if r["T"] == T and r["lam"] == lam]
-            band.append(_spread(v))
+        band = _spread_over([r for r in runs if r["T"] == T], "lam", lams)
         _band(ax, lams, band, f"T = {T} (fitted slope {s['slope']:.2f})", marker="o", markersize=3)
     _log_axes(ax, "lambda", "primal suboptimality f - f*")
     ax.set_title(f"Fig. 6 (lambda): {meta.get('dataset')}, paper setting; the paper predicts slope -1", fontsize=9)
@@ -427,11 +429,9 @@ def fig_batch(res, out):
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.3))
     lefts = [r for r in records if r["kind"] == "left"]
     for kT in sorted({r["kT"] for r in lefts}):
-        ks = sorted({r["k"] for r in lefts if r["kT"] == kT})
-        band = []
-        for k in ks:
-            v = [r["subopt"] for r in lefts if r["kT"] == kT and r["k"] == k]
-            band.append(_spread(v))
+        same = [r for r in lefts if r["kT"] == kT]
+        ks = sorted({r["k"] for r in same})
+        band = _spread_over(same, "k", ks)
         _band(left, ks, band, f"kT = {kT}", marker="o", markersize=3)
     for k in sorted({r["k"] for r in records if r["kind"] == "right"}):
         traces = [[dict(t=x["kT"], subopt=x["subopt"]) for x in r["rows"]] for r in records
@@ -473,14 +473,10 @@ def fig_rules(res, out):
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.3))
     runs = [r for r in records if r["kind"] == "norma"]
     for rule, label in (("pegasos", "Pegasos with projection"), ("norma", "Norma, p = 0.5 (2 + 0.5/sqrt(T))^1/2")):
-        Ts = sorted({r["T"] for r in runs if r["rule"] == rule})
-        band = []
-        hinge = []
-        for T in Ts:
-            v = [r["subopt"] for r in runs if r["rule"] == rule and r["T"] == T]
-            h = [r["test_hinge"] for r in runs if r["rule"] == rule and r["T"] == T]
-            band.append(_spread(v))
-            hinge.append(dict(lo=min(h), mid=float(np.median(h)), hi=max(h)))
+        same = [r for r in runs if r["rule"] == rule]
+        Ts = sorted({r["T"] for r in same})
+        band = _spread_over(same, "T", Ts)
+        hinge = _spread_over(same, "T", Ts, value="test_hinge")
         line = _band(left, Ts, band, f"{label}: objective f - f*")
         _band(left, Ts, hinge, f"{label}: test hinge loss", linestyle="--", color=line.get_color())
     for eta in [None, 0.001, 0.01, 0.1, 1.0, 10.0]:
