@@ -376,10 +376,17 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
     if run is None:
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
-    if finishing and "finish" not in model.info and reason != "converged" and "dual" not in reason \
-            or options.finish == "dual" and "finish" not in model.info:
+    if _still_to_finish(model, reason, finishing, options):
         model = finish(model)[0]
     return model, E, history
+
+
+def _still_to_finish(model, reason, finishing, options):
+    """Whether the model the doubling returned is finished now: it was not finished, and the doubling
+    ended unconverged without an uncertified finish (epoch or work cap), or ``finish="dual"``."""
+    if "finish" in model.info:
+        return False
+    return finishing and reason != "converged" and "dual" not in reason or options.finish == "dual"
 
 
 def finishing_for(options, ex):
@@ -399,13 +406,18 @@ def finishing_for(options, ex):
 def ovr_step_offset(ex, options):
     """The calibrated t0 of a one-vs-rest run: :func:`step_offset_for` on the largest class
     against the rest (each example's weight its class weight times its sample weight)."""
+    return step_offset_for(_largest_class_problem(ex, options), options.replace(class_weight=None, multiclass=None))
+
+
+def _largest_class_problem(ex, options):
+    """The binary examples of the largest class (+1) against the rest (-1), each weighted by its class
+    weight times its own weight."""
     import dataclasses
 
     classes, counts = np.unique(ex.y, return_counts=True)
     largest = classes[int(np.argmax(counts))]
     weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
-    binary = dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
-    return step_offset_for(binary, options.replace(class_weight=None, multiclass=None))
+    return dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
 
 
 def train_until_certified(ex, options, *, labels=None, progress=None, class_texts=None, max_epochs=None):
@@ -738,8 +750,7 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
     if chosen.multiclass == "crammer-singer":
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))     # each length from scratch
-    if finishing and "finish" not in model.info and reason != "converged" and "dual" not in reason \
-            or options.finish == "dual" and "finish" not in model.info:
+    if _still_to_finish(model, reason, finishing, options):
         model = finish(model)[0]
     return model
 
@@ -749,18 +760,13 @@ def _largest_class_hands_over(ex, options, max_epochs):
     offset is calibrated on) hands over to the dual finish, or None when it converges first (or its
     average starts before the last half, so that it cannot be lengthened): a probe that costs 1/K of
     the one-vs-rest run it stands for (sector: 8 epochs of one binary problem instead of 105)."""
-    import dataclasses
-
     from .linear import LinearRun
     from .scoring import objective
 
     plan = options.plan(ex.m)
     if plan.average_from and plan.average_from < 0.5:
         return None
-    classes, counts = np.unique(ex.y, return_counts=True)
-    largest = classes[int(np.argmax(counts))]
-    weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
-    binary = dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
+    binary = _largest_class_problem(ex, options)
     settings = options.replace(class_weight=None, multiclass=None)
     run = LinearRun(binary, settings)
 

@@ -192,6 +192,21 @@ def start_point(margins, upper, diag, loss):
     return out
 
 
+def scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value):
+    """The dual start from the margins (:func:`start_point`) times the best factor s along it, and its
+    v = sum alpha_i y_i x_i: D(s alpha) = s A - s^2/2 B, so s = A / B (capped at 1 for the hinge's
+    box).  Returns (alpha, v), float64 (m,) and (n_cols + 1,)."""
+    alpha = start_point(margins, upper, diag, loss)
+    v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
+    a, b = math.fsum(alpha), math.fsum(v * v) + math.fsum(diag * alpha * alpha)
+    s = a / b if b > 0 else 1.0
+    if loss == "hinge":
+        s = min(s, 1.0)
+    alpha *= s
+    v *= s
+    return alpha, v
+
+
 def problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_norms=None):
     """The box, diagonal and curvature of one binary dual problem (:mod:`pegasos._dual`'s U, D, Q_ii).
 
@@ -255,15 +270,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
 
     m = indptr.shape[0] - 1
     upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value)
-    alpha = start_point(margins, upper, diag, loss)
-    v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
-    # the best multiple s alpha: D(s alpha) = s A - s^2/2 B, so s = A / B (capped at 1 for the box)
-    a, b = math.fsum(alpha), math.fsum(v * v) + math.fsum(diag * alpha * alpha)
-    s = a / b if b > 0 else 1.0
-    if loss == "hinge":
-        s = min(s, 1.0)
-    alpha *= s
-    v *= s
+    alpha, v = scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value)
     dual_start = lam * dual_value(alpha, v, diag)
     start = (alpha.copy(), v.copy())
     run = 0

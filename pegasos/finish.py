@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .certificate import dual_vector, start_point
+from .certificate import dual_value, dual_vector, scaled_start
 from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
@@ -74,11 +74,6 @@ def _cut(before, after):
     return (before - after) / before if math.isfinite(before) and before > 0 else math.inf
 
 
-def _dual_value(alpha, v, diag, lam):
-    """D(alpha) in the primal's scaling (as :func:`pegasos.certificate.dual_value`, pairwise sums)."""
-    return lam * (float(alpha.sum()) - 0.5 * float(v @ v) - 0.5 * float(diag @ (alpha * alpha)))
-
-
 def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, lam, loss, bias_value, seed,
                    tol=None, passes=None, row_norms=None):
     """Dual coordinate ascent on one binary problem, from a model's margins.
@@ -122,15 +117,8 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
 
     m = indptr.shape[0] - 1
     upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_norms)
-    alpha = start_point(margins, upper, diag, loss)
-    v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
-    a, b = float(alpha.sum()), float(v @ v) + float(diag @ (alpha * alpha))
-    s = a / b if b > 0 else 1.0
-    if loss == "hinge":
-        s = min(s, 1.0)
-    alpha *= s
-    v *= s
-    best_dual = _dual_value(alpha, v, diag, lam)
+    alpha, v = scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value)
+    best_dual = lam * dual_value(alpha, v, diag)
     bound = MAX_FINISH_PASSES if passes is None else int(passes)
     active = np.arange(m, dtype=np.int64)
     counts = np.array([m, 0], dtype=np.int64)
@@ -164,7 +152,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         last_gap, last_cut = (gap, own), cut
     if run:
         exact = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)    # the bound: from alpha
-        best_dual = max(best_dual, _dual_value(alpha, exact, diag, lam))
+        best_dual = max(best_dual, lam * dual_value(alpha, exact, diag))
     best = min(primal, p_dual)
     certified = tol is not None and best > 0 and (best - best_dual) / best <= tol
     return {"w": v, "primal_dual": p_dual, "dual": best_dual, "passes": run, "certified": certified}
