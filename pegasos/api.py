@@ -212,7 +212,7 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
                                          "comments and blank lines)")
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
     if options.finish_passes is not None or (options.finish == "dual" and not options.length_is_automatic
-                                             and options.tol_gap is None):
+                                             and options.tol_gap is None) or options.finishes_given_length:
         model = _finish_exactly(model, ex, options)
     return _record_source(model, source)
 

@@ -381,6 +381,18 @@ class TrainOptions:
         return (self.preset == "auto" and self.iterations is None and self.epochs is None
                 and self.schedule == "pegasos")
 
+    @property
+    def finishes_given_length(self):
+        """Whether a run of a given T or epochs is finished in the dual by default (``finish`` None):
+        the "auto" preset with the step left to it (no t0 or eta0: whoever sets the step asks for
+        that Pegasos run, and ``--sampling uniform --no-average --t0 0`` is the paper's Fig. 1),
+        no ``tol_gap``, and where the finish applies (:meth:`finish_unavailable`).  The T
+        iterations run as given; the passes then certify the model within ``tol`` of the optimum,
+        which 3 epochs of Pegasos do not reach where lambda m is small (reuters, mushrooms)."""
+        return (self.finish is None and self.preset == "auto" and not self.length_is_automatic
+                and self.step_is_automatic and self.tol_gap is None and self.finish_passes is None
+                and self.finish_unavailable() is None)
+
     # ------------------------------------------------------------ naming --
     def name(self, field):
         """The option as the user spelled it: ``--eta0`` (command line) or ``eta0=`` (Python)."""

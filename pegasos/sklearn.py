@@ -88,6 +88,17 @@ n_threads : int >= 1, default 1
     model) and for the classes of linear one-vs-rest; the model does not
     depend on it.  Kernel training runs on one thread (its predictions use
     one per core).
+finish : None, "dual" or "none", default None (the classifier only)
+    The dual finish of a linear classifier (``pegasos train --finish``,
+    :mod:`pegasos.finish`): None finishes, where it applies (the hinge or
+    the squared hinge, bias "none" or "feature", binary or one-vs-rest),
+    a run of the automatic length that converges slowly and a run of a
+    given ``iterations``/``epochs`` with ``step_offset="auto"``, by passes
+    of dual coordinate ascent until the model is certified within 0.2% of
+    the optimum (the header's ``certified_gap``); "dual" finishes every
+    linear run (a ParameterError where it does not apply); "none" returns
+    plain Pegasos, the run that ``partial_fit`` continues.  Not with
+    ``engine``.
 
 Training in passes: ``partial_fit``
 -----------------------------------
@@ -98,14 +109,16 @@ in its row order (``sampling="sequential"`` for that pass, whatever
 the run: the counter t goes on, so the step eta_t = 1/(lambda (t + t0)) keeps
 shrinking, and the running average goes on.  Two calls on the same data
 therefore give, bit for bit, the model of ``fit`` with ``epochs=2,
-sampling="sequential"`` and the same other settings.  The length of the run
+sampling="sequential", finish="none"`` and the same other settings.  The length of the run
 is not known in advance, so the output is the last iterate
 (``average_from=None``) or the mean of all iterates since the first call
 (Theorem 1's output) for any other ``average_from`` (the default 0.5
 included) or ``average=True``: the ``fit`` it equals has ``average_from=0``
 (or ``average_from=None``).  A call after ``fit`` continues the run ``fit``
-made when it is a binary linear or regression one (the average goes on over
-the iterates ``fit`` averaged).  ``t_`` counts the iterations of all
+made when it is a binary linear or regression one of plain Pegasos (the
+average goes on over the iterates ``fit`` averaged); after a ``fit`` that
+the dual finish replaced by w(alpha), which is no Pegasos iterate, it starts
+a new run.  ``t_`` counts the iterations of all
 passes, ``n_iter_`` the passes.
 """
 
@@ -394,7 +407,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         Multiplies the loss of each class's examples (LIBLINEAR ``-wi``);
         "balanced" gives class c the weight m / (K m_c).  Linear models only.
     lam, iterations, epochs, batch_size, sampling, projection, average, average_from, bias,
-    step_offset, random_state, n_threads
+    step_offset, random_state, n_threads, finish
         See the module docstring.  ``bias`` defaults to "auto": "feature"
         for a linear model, "none" with a kernel (the only choice there:
         Fig. 3 has no bias).
@@ -422,8 +435,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
                  budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
                  sampling="permutation", projection=False, average=False, average_from=0.5, bias="auto",
                  step_offset="auto",
-                 class_weight=None, random_state=1, n_threads=1, engine=None):
+                 class_weight=None, random_state=1, n_threads=1, engine=None, finish=None):
         self.engine = engine
+        self.finish = finish
         self.loss = loss
         self.multiclass = multiclass
         self.kernel = kernel
@@ -494,21 +508,28 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
         if self.multiclass not in ("ovr", "crammer-singer"):
             raise ParameterError(f"multiclass must be ovr or crammer-singer, got {self.multiclass!r}")
+        if self.finish is not None and self.finish not in ("dual", "none"):
+            raise ParameterError(f"finish must be None, 'dual' or 'none', got {self.finish!r}")
         if self.engine is not None:
+            if self.finish == "dual":
+                raise ParameterError("finish='dual' needs the data in memory; with engine the run is plain "
+                                     "mini-batch Pegasos over the blocks")
             if self.kernel is not None or (K > 2 and self.multiclass != "ovr"):
                 raise ParameterError("engine trains linear classifiers, one-vs-rest for more than two classes "
                                      "(no kernel, no crammer-singer)")
             self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
                                               class_weight=class_weight)
         elif self.kernel is not None:
+            if self.finish == "dual":
+                raise ParameterError("finish='dual': the dual finish is for linear models, not a kernel")
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
             self.model_ = self._fit_linear(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
-                                           class_weight=class_weight, n_threads=self.n_threads)
+                                           class_weight=class_weight, n_threads=self.n_threads, finish=self.finish)
         else:
             self.model_ = self._fit_linear(X, y_num, sw, multiclass=self.multiclass, loss=self.loss,
                                            bias=self._bias_mode(), class_weight=class_weight,
-                                           n_threads=self.n_threads)
+                                           n_threads=self.n_threads, finish=self.finish)
         self.classes_ = classes
         self._set_fitted()
         self._keep_state()

@@ -127,8 +127,30 @@ def test_a_given_length_is_finished_on_request():
 def test_plain_pegasos_and_the_paper_preset_have_no_finish():
     X, y = binary(m=300, n=10, seed=6)
     for model in (pegasos.fit((X, y), lam=1e-4, finish="none"), pegasos.fit((X, y), lam=1e-4, preset="paper"),
-                  pegasos.fit((X, y), lam=1e-4, epochs=5)):
+                  pegasos.fit((X, y), lam=1e-4, epochs=5, finish="none"),
+                  pegasos.fit((X, y), lam=1e-4, epochs=5, step_offset=100.0),      # a given step: that run
+                  pegasos.fit((X, y), lam=1e-4, epochs=5, sampling="uniform", average=False, step_offset=0.0),
+                  pegasos.fit((X, y), lam=1e-4, epochs=5, eta0=0.5)):
         assert not any(key.startswith("finish") for key in model.info)
+
+
+@pytest.mark.parametrize("length", [dict(epochs=3), dict(iterations=1000), dict(epochs=0.25)])
+def test_a_given_length_is_finished_by_default(length):
+    """-T N / --epochs E with the step left automatic: the N iterations as given, then the dual finish
+    until certified within tol; the header's settings retrain it bit for bit."""
+    X, y = binary(m=400, n=20, seed=8)
+    lam = 1e-4
+    model = pegasos.fit((X, y), lam=lam, **length)
+    plain = pegasos.fit((X, y), lam=lam, finish="none", **length)
+    assert model.info["finish"] == "dual" and model.info["iterations"] == plain.info["iterations"]
+    f, f_plain = (pegasos.objective(m, X, y)["objective"] for m in (model, plain))
+    from pegasos.certificate import duality_gap
+
+    assert float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    assert duality_gap(model, X, y, passes=20000, tol=1e-6)["rel_gap"] <= float(model.info["certified_gap"]) + 1e-9
+    assert f <= f_plain * (1 + 1e-12)
+    again = pegasos.fit((X, y), TrainOptions.from_header(model.info))
+    np.testing.assert_array_equal(again.w, model.w)
 
 
 @pytest.mark.parametrize("settings, words", [

@@ -1,6 +1,6 @@
 """partial_fit of PegasosClassifier (binary linear) and PegasosRegressor.
 
-The guarantee: passes of partial_fit over the same data equal one fit of as
+The guarantee: passes of partial_fit over the same data equal one fit (of plain Pegasos) of as
 many epochs with sampling="sequential", bit for bit; t_ counts every
 iteration; bad uses are one-line ParameterErrors.
 """
@@ -36,7 +36,7 @@ SETTINGS = [dict(average_from=0.0), dict(average_from=None), dict(average_from=0
 @pytest.mark.parametrize("settings", SETTINGS)
 def test_two_passes_equal_two_sequential_epochs(settings):
     X, y = binary()
-    fitted = PegasosClassifier(epochs=2, sampling="sequential", **settings).fit(X, y)
+    fitted = PegasosClassifier(epochs=2, sampling="sequential", finish="none", **settings).fit(X, y)
     est = PegasosClassifier(**settings)
     est.partial_fit(X, y, classes=["no", "yes"])
     one_pass = est.coef_.copy()
@@ -75,14 +75,14 @@ def test_passes_over_halves_equal_one_epoch_over_the_whole():
 def test_default_average_from_averages_all_iterates():
     X, y = binary()
     est = PegasosClassifier().partial_fit(X, y).partial_fit(X, y)
-    fitted = PegasosClassifier(epochs=2, sampling="sequential", average_from=0.0).fit(X, y)
+    fitted = PegasosClassifier(epochs=2, sampling="sequential", average_from=0.0, finish="none").fit(X, y)
     np.testing.assert_array_equal(est.coef_, fitted.coef_)
 
 
 def test_partial_fit_after_fit_continues_it():
     X, y = binary()
-    both = PegasosClassifier(epochs=3, sampling="sequential", average_from=0.0).fit(X, y)
-    est = PegasosClassifier(epochs=2, sampling="sequential", average_from=0.0).fit(X, y).partial_fit(X, y)
+    both = PegasosClassifier(epochs=3, sampling="sequential", average_from=0.0, finish="none").fit(X, y)
+    est = PegasosClassifier(epochs=2, sampling="sequential", average_from=0.0, finish="none").fit(X, y).partial_fit(X, y)
     np.testing.assert_array_equal(est.coef_, both.coef_)
     assert est.t_ == both.t_ and est.n_iter_ == 3
 
@@ -130,3 +130,28 @@ def test_batch_larger_than_the_pass_is_a_parameter_error():
     X, y = binary()
     with pytest.raises(ParameterError, match="batch size"):
         PegasosClassifier(batch_size=10).partial_fit(X[:4], y[:4], classes=["no", "yes"])
+
+
+def test_fit_of_given_epochs_is_finished_unless_finish_none():
+    """finish=None finishes a given length in the dual (pegasos train -T/--epochs); "none" is plain
+    Pegasos; a bad value is one ParameterError."""
+    X, y = binary(m=300)
+    finished = PegasosClassifier(epochs=2).fit(X, y)
+    plain = PegasosClassifier(epochs=2, finish="none").fit(X, y)
+    assert finished.model_.info["finish"] == "dual" and "finish" not in plain.model_.info
+    assert finished.t_ == plain.t_ == 600
+    assert "finish" not in PegasosClassifier(epochs=2, step_offset=10.0).fit(X, y).model_.info
+    with pytest.raises(ParameterError, match="finish must be None, 'dual' or 'none'"):
+        PegasosClassifier(finish="yes").fit(X, y)
+    with pytest.raises(ParameterError, match="for linear models"):
+        PegasosClassifier(finish="dual", kernel="rbf").fit(X, y)
+
+
+def test_partial_fit_after_a_fit_replaced_by_the_dual_starts_a_new_run():
+    X, y = binary(m=300)
+    est = PegasosClassifier(epochs=2, average_from=0.0).fit(X, y)
+    assert est.model_.info["finish_kept"] == "dual"       # w(alpha): no Pegasos state to go on from
+    est.partial_fit(X, y)
+    fresh = PegasosClassifier(average_from=0.0).partial_fit(X, y, classes=["no", "yes"])
+    np.testing.assert_array_equal(est.coef_, fresh.coef_)
+    assert est.t_ == 300
