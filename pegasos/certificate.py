@@ -20,8 +20,9 @@ The dual point starts from the model's margins z_i = y_i <w, x_i> (the
 optimality conditions: alpha_i = C_i where z_i < 1, 0 where z_i > 1; for the
 squared hinge alpha_i = 2 C_i max(0, 1 - z_i)), scaled by the factor that
 maximises D along that direction, and is then improved by passes of dual
-coordinate ascent (Hsieh, Chang, Lin, Keerthi and Sundararajan, ICML 2008;
-compiled in ``pegasos._dual``).  The dual value reported is recomputed from
+coordinate ascent with shrinking (Hsieh, Chang, Lin, Keerthi and
+Sundararajan, ICML 2008, Algorithm 1 and Sec. 3.2; compiled in
+``pegasos._dual``), the passes the dual finish runs (:class:`ShrinkingPasses`).  The dual value reported is recomputed from
 alpha at the end, not taken from the solver's running sums.
 """
 
@@ -40,6 +41,7 @@ AUTO_GAP_UPDATES = 1 << 28      # ... and of their coefficient updates (passes t
 STALL = 0.1                     # a doubling of the passes that closes less of the gap than this ...
 STALL_FROM = 16                 # ... and less than the doubling before, from this many passes on, ends them
 _BLOCK_UPDATES = 1 << 26      # coefficient updates per call into the compiled loop
+SHRINK_SPREAD = 0.1             # the first spread of projected gradients at which shrunk coordinates return
 GAP_LOSSES = ("hinge", "squared-hinge")
 GAP_BIAS_MODES = ("none", "feature")
 
@@ -232,6 +234,75 @@ def problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_n
     return upper, diag, qii
 
 
+class ShrinkingPasses:
+    """Passes of dual coordinate ascent with shrinking on one binary problem, resumed from call to call.
+
+    Hsieh, Chang, Lin, Keerthi and Sundararajan (ICML 2008), Sec. 3.2: a
+    coordinate stuck at a bound of its box leaves the passes until the
+    projected gradients of the others are within ``SHRINK_SPREAD`` of each
+    other (:func:`pegasos._dual.coordinate_ascent_shrinking`).  The duality
+    gap (:func:`binary_dual`) and the dual finish
+    (:func:`pegasos.finish.finish_problem`) both run their passes here, each
+    with its own stopping rule.
+
+    Parameters
+    ----------
+    indptr, indices, data : CSR arrays (int64, int32, float32/64) of the m examples
+    y_pm : float64 (m,)
+        Labels in {-1, +1}.
+    upper, diag, qii : float64 (m,)
+        The box, diagonal and curvature of :func:`problem_terms`.
+    bias_value : float
+        1.0 for a regularised constant feature, else 0.0.
+    alpha, v : float64 (m,) and (n_cols + 1,)
+        A feasible start and its sum_i alpha_i y_i x_i; updated in place.
+    seed : int
+        Seed of the coordinate orders.
+
+    The iterates depend only on the passes run so far, not on how they are
+    cut into calls of :meth:`run` (nor into the blocks of about
+    ``_BLOCK_UPDATES`` coefficient updates each call is cut into, so that
+    Ctrl-C is seen in between).
+    """
+
+    def __init__(self, indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, *, seed):
+        m = indptr.shape[0] - 1
+        self._args = (indptr, indices, data, y_pm, upper, diag, qii, float(bias_value), alpha, v)
+        self._active = np.arange(m, dtype=np.int64)
+        self._counts = np.array([m, 0], dtype=np.int64)
+        self._bounds = np.array([np.inf, -np.inf, SHRINK_SPREAD])
+        self._state = np.array([seed], dtype=np.uint64)
+        self._per_pass = int(indptr[m]) + m
+        self._values = np.empty(0)
+        self.value = math.nan
+
+    @property
+    def work(self):
+        """The work done so far: 1 + nnz(x_i) for each visit of a coordinate i (shrunk ones cost nothing)."""
+        return int(self._counts[1])
+
+    def run(self, passes, stop_at=math.inf):
+        """Run up to ``passes`` passes (int >= 0); stop after the first whose dual value D(alpha)/lambda,
+        from the maintained v, is >= ``stop_at``.  Returns the passes run; ``value`` is then that dual
+        value after the last of them (nan before the first pass)."""
+        from . import _dual
+
+        done = 0
+        block = max(1, _BLOCK_UPDATES // max(1, self._per_pass))
+        if self._values.shape[0] < min(block, passes):
+            self._values = np.empty(min(block, passes))
+        while done < passes:
+            want = min(block, passes - done)
+            got = _dual.coordinate_ascent_shrinking(*self._args, self._active, self._counts, self._bounds,
+                                                    self._state, want, self._values, stop_at)
+            done += got
+            if got:
+                self.value = float(self._values[got - 1])
+            if got < want:
+                break
+        return done
+
+
 def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, bias_value, passes,
                 stop_at=math.inf, seed=1, primal=None):
     """Dual lower bound of one binary problem from its margins: start, then coordinate ascent.
@@ -266,35 +337,26 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
         ``dual_end``, ``passes`` (run), ``alpha`` and ``w_dual`` of the
         better point.
     """
-    from . import _dual
-
-    m = indptr.shape[0] - 1
     upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value)
     alpha, v = scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value)
     dual_start = lam * dual_value(alpha, v, diag)
     start = (alpha.copy(), v.copy())
     run = 0
     if passes > 0 and dual_start < stop_at:
-        order = np.arange(m, dtype=np.int64)
-        state = np.array([seed], dtype=np.uint64)
-        # passes in blocks of about _BLOCK_UPDATES coefficient updates, so that Ctrl-C is seen in between
-        block = int(min(passes, max(1, _BLOCK_UPDATES // (int(indptr[m]) + m))))
-        values = np.empty(block, dtype=np.float64)
+        ascent = ShrinkingPasses(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, seed=seed)
         round_end = 1 if primal is not None else passes
         before, last_cut = dual_start, math.inf
         while run < passes:
-            want = min(block, passes - run, round_end - run)
-            got = _dual.coordinate_ascent(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v,
-                                          order, state, want, stop_at / lam, values)
+            want = min(passes, round_end) - run
+            got = ascent.run(want, stop_at / lam)
             run += got
-            if got < want:
+            if got < want or primal is None:
                 break
-            if primal is not None and run == round_end:
-                now = lam * float(values[got - 1])
-                cut = (now - before) / (primal - before) if primal > before else 0.0
-                if run >= STALL_FROM and cut < STALL and cut <= last_cut:
-                    break
-                before, last_cut, round_end = now, cut, 2 * run
+            now = lam * ascent.value
+            cut = (now - before) / (primal - before) if primal > before else 0.0
+            if run >= STALL_FROM and cut < STALL and cut <= last_cut:
+                break
+            before, last_cut, round_end = now, cut, 2 * run
         v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
     dual_end = lam * dual_value(alpha, v, diag)
     if dual_start > dual_end:
