@@ -377,7 +377,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
 
 
 def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, seed=1, return_alpha=False,
-                until_stalled=False):
+                until_stalled=False, sample_weight=None):
     """Certified duality gap of a linear model on (X, y).
 
     Parameters
@@ -413,6 +413,10 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
         ``passes`` is then the bound (see :func:`auto_gap_passes`).
     seed : int in [0, 2^64)
         Seed of the coordinate orders.
+    sample_weight : array (m,) of finite numbers >= 0, or None
+        Example weights s_i of the problem (as in training with them): the
+        primal is :func:`pegasos.objective` with these weights and every
+        c_i is the class weight times s_i (C_i = c_i / (lambda m)).
     return_alpha : bool
         Also return the dual point (``alpha``, float64 (m,), in LIBLINEAR's
         scaling: 0 <= alpha_i <= C_i = c_i / (lambda m) for the hinge) and
@@ -439,7 +443,7 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
     ParameterError
         A model kind without this dual (unregularized bias, log,
         eps-insensitive and rank losses, kernel and Crammer-Singer models),
-        or a bad ``passes``, ``tol``, ``lam`` or ``seed``.
+        or a bad ``passes``, ``tol``, ``lam``, ``seed`` or ``sample_weight``.
     ExampleError
         A label that is not one of the model's, X and y of different
         lengths, or no examples.
@@ -471,8 +475,10 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
     multiclass = model.task == "multiclass"
     targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
 
+    prim = objective(model, X, raw, lam=lam, sample_weight=sample_weight)    # checks sample_weight
     c = _example_weights(model, raw)
-    prim = objective(model, X, raw, lam=lam)
+    if sample_weight is not None:
+        c = c * np.asarray(sample_weight, dtype=np.float64).reshape(-1)
     primal = prim["objective"]
     if not math.isfinite(primal):
         raise ParameterError(f"the model's primal objective is not finite ({primal})")

@@ -189,6 +189,42 @@ def test_converged_dual_matches_liblinear_through_sklearn(loss, sk_loss, bias):
     assert r["gap"] >= r["primal"] - p_sk
 
 
+@pytest.mark.parametrize("loss,sk_loss", [("hinge", "hinge"), ("squared-hinge", "squared_hinge")])
+def test_example_weights_enter_the_primal_and_the_dual(loss, sk_loss):
+    """With sample_weight s_i the certificate is that of the weighted problem (c_i = class weight times
+    s_i): the primal is the NumPy weighted objective, the dual the Gram-matrix formula with those c_i, and
+    the converged bound LIBLINEAR's weighted optimum (through scikit-learn); without the weights the
+    primal differs."""
+    from sklearn.svm import LinearSVC
+
+    rng = np.random.default_rng(8)
+    X, y = tiny_problem(rng, m=60, d=6)
+    lam, m = 1e-2, X.shape[0]
+    sw = rng.uniform(0.2, 4.0, size=m)
+    if loss == "hinge":
+        sw[5] = 0.0        # a weight 0: the example drops out of both (its box is [0, 0]; the squared
+                           # hinge's alpha_i^2 / (4 C_i) of the dense formula has no value there)
+    weights = {1.0: 1.5}
+    model = model_for(X, y, lam, loss=loss, class_weight=weights)
+    y_pm = np.where(y == 2.0, 1.0, -1.0)
+    c = np.where(y == 1.0, 1.5, 1.0) * sw
+    r = pegasos.duality_gap(model, sp.csr_matrix(X), y, passes=5000, tol=1e-12, sample_weight=sw, return_alpha=True)
+    w = np.asarray(model.w, dtype=np.float64)[:X.shape[1]]
+    assert r["primal"] == pytest.approx(dense_primal(X, y_pm, w, 0.0, lam, c, loss, False), rel=1e-12)
+    assert r["primal"] != pytest.approx(pegasos.duality_gap(model, sp.csr_matrix(X), y, passes=0)["primal"],
+                                        rel=1e-3)
+    assert r["dual"] == pytest.approx(dense_dual(X, y_pm, r["alpha"], lam, c, loss, False), rel=1e-10)
+    C = c / (lam * m)
+    assert np.all(r["alpha"] >= 0) and (loss != "hinge" or np.all(r["alpha"] <= C * (1 + 1e-12)))
+    svc = LinearSVC(loss=sk_loss, C=1.0 / (lam * m), dual=True, tol=1e-10, max_iter=1_000_000,
+                    fit_intercept=False, class_weight=weights).fit(X, y, sample_weight=sw)
+    p_sk = dense_primal(X, y_pm, svc.coef_.ravel(), 0.0, lam, c, loss, False)
+    assert r["dual"] <= p_sk + 1e-15
+    assert r["dual"] == pytest.approx(p_sk, rel=1e-7)
+    with pytest.raises(ParameterError, match="sample_weight"):
+        pegasos.duality_gap(model, sp.csr_matrix(X), y, sample_weight=sw[:-1])
+
+
 @pytest.mark.parametrize("name,lam,bias,fstar,passes", OPTIMA,
                          ids=[f"{o[0].split('/')[0]}-{o[1]:g}-{o[2]}" for o in OPTIMA])
 def test_dual_bound_is_below_certified_optimum_and_converges(name, lam, bias, fstar, passes):
