@@ -22,7 +22,8 @@ squared hinge alpha_i = 2 C_i max(0, 1 - z_i)), scaled by the factor that
 maximises D along that direction, and is then improved by passes of dual
 coordinate ascent with shrinking (Hsieh, Chang, Lin, Keerthi and
 Sundararajan, ICML 2008, Algorithm 1 and Sec. 3.2; compiled in
-``pegasos._dual``), the passes the dual finish runs (:class:`ShrinkingPasses`).  The dual value reported is recomputed from
+``pegasos._dual``), the passes the dual finish runs
+(:class:`ShrinkingPasses`).  The dual value reported is recomputed from
 alpha at the end, not taken from the solver's running sums.
 """
 
@@ -79,7 +80,7 @@ def auto_gap_passes(X):
     shrunk: the bound of the work holds whatever the shrinking saves), at least 20.
 
     The bound of the passes only binds on small data (m + nnz below 4096); it was 1000 with plain
-    passes, which left the default heart_scale model (lambda = 1e-4) at 0.38% certified where its dual
+    passes, which left the default heart_scale model (lambda = 1e-4) at 0.39% certified where its dual
     finish had proven 0.07% after 4096 passes."""
     indptr = _csr(X)[0]
     per_pass = int(indptr[-1]) + int(indptr.shape[0] - 1)

@@ -325,7 +325,8 @@ def test_objective_with_example_weights_is_the_weighted_training_objective(heart
 def test_objective_refuses_example_weights_for_the_rank_loss(heart):
     model = train(heart["X"], heart["grade"], lam=LAM, epochs=1, loss="rank", qid=heart["qid"])
     with pytest.raises(ParameterError, match="rank loss"):
-        pegasos.objective(model, heart["X"], heart["grade"], qid=heart["qid"], sample_weight=np.ones(heart["X"].shape[0]))
+        pegasos.objective(model, heart["X"], heart["grade"], qid=heart["qid"],
+                          sample_weight=np.ones(heart["X"].shape[0]))
 
 
 # ========================================================= 2. convergence ==
