@@ -2,9 +2,12 @@
 """Dual coordinate ascent for the linear SVM dual (compiled core).
 
 Hsieh, Chang, Lin, Keerthi and Sundararajan, "A Dual Coordinate Descent
-Method for Large-scale Linear SVM", ICML 2008 (Algorithm 1, without
-shrinking).  In LIBLINEAR's scaling, with per-example upper bounds U_i and
-diagonal terms D_ii, the dual is
+Method for Large-scale Linear SVM", ICML 2008: Algorithm 1 in
+:func:`coordinate_ascent`, with shrinking (Sec. 3.2) in
+:func:`coordinate_ascent_shrinking`, the passes the duality gap and the
+dual finish run; the plain loop is their reference.  In LIBLINEAR's
+scaling, with per-example upper bounds U_i and diagonal terms D_ii, the
+dual is
 
     max_alpha  D(alpha) = sum_i alpha_i - 1/2 ||v(alpha)||^2 - 1/2 sum_i D_ii alpha_i^2,
                0 <= alpha_i <= U_i,      v(alpha) = sum_i alpha_i y_i x_i
@@ -26,6 +29,7 @@ Nothing here knows about files, models or options: the caller
 evaluates the final dual value exactly.
 """
 
+from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from cython cimport floating
 
@@ -184,7 +188,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                                 const double[::1] upper, const double[::1] diag, const double[::1] qii,
                                 double bias_value, double[::1] alpha, double[::1] v, int64_t[::1] active,
                                 int64_t[::1] counts, double[::1] bounds, uint64_t[::1] state,
-                                Py_ssize_t passes, double[::1] values):
+                                Py_ssize_t passes, double[::1] values, double stop_at=INFINITY):
     """:func:`coordinate_ascent` with shrinking (Hsieh et al. 2008, Sec. 3.2 / Algorithm 3).
 
     A pass visits only the active coordinates, in a new random order.  A
@@ -197,7 +201,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
 
     Parameters
     ----------
-    (as :func:`coordinate_ascent`, without ``order`` and ``stop_at``), and
+    (as :func:`coordinate_ascent`, without ``order``; ``stop_at`` last and
+    by default ``inf``), and
     active : int64 (m,), in/out
         Its first ``counts[0]`` entries are the active coordinates (a
         permutation of 0..m-1 on the first call, with counts[0] = m).
@@ -302,6 +307,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 old_min = pg_min if pg_min < 0.0 else -1e300
             values[p] = _dual_of(alpha, diag, v, m, n_cols)
             done = p + 1
+            if values[p] >= stop_at:
+                break
     counts[0] = n_act
     counts[1] += work
     bounds[0] = old_max

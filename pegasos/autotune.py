@@ -93,10 +93,10 @@ def _n_rows(X):
     return int(X.shape[0]) if hasattr(X, "shape") else int(X.indptr.shape[0] - 1)
 
 
-def _sample_objective(model, X, y):
+def _sample_objective(model, X, y, sample_weight):
     from .scoring import objective
 
-    return float(objective(model, X, y)["objective"])
+    return float(objective(model, X, y, sample_weight=sample_weight)["objective"])
 
 
 def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DEFAULT_SEED,
@@ -110,7 +110,8 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     examples with the generator seeded by ``seed``; for each eta0 in
     ``grid`` train one epoch on the sample with t0 = 1/(lambda eta0), the
     given loss, sampling and suffix averaging, and evaluate the primal
-    objective lambda/2 ||w||^2 + mean loss on the sample; keep the eta0_s
+    objective lambda/2 ||w||^2 + mean loss on the sample (each loss
+    weighted as in training: class weight times ``sample_weight``); keep the eta0_s
     with the lowest objective (the smaller on a tie) and return
     t0 = 1/(lambda eta0) with eta0 = eta0_s sqrt(s/m).  The factor carries
     the step from the s iterations of a sample pass to the m of an epoch:
@@ -198,7 +199,7 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
         try:
             model = train(Xs, ys, lam=lam, epochs=1, sampling=sampling, average_from=average_from,
                           step_offset=t0, seed=seed, loss=loss, class_weight=class_weight, **train_kwargs)
-            value = _sample_objective(model, Xs, ys)
+            value = _sample_objective(model, Xs, ys, train_kwargs.get("sample_weight"))
         except ParameterError as exc:
             if "diverged" not in str(exc):
                 raise
@@ -280,8 +281,10 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     seed, t0 and the mean of the iterates t >= ceil(average_from T)): the
     iterations go on and only the suffix average restarts, so reaching E
     costs E epochs, not the 2E - 1 of training each length from scratch.
-    After each E the full training objective f(E) (paper Eq. (1), O(nnz))
-    is evaluated; the schedule stops at the first E >= 2 E0 with
+    After each E the full training objective f(E) (paper Eq. (1), O(nnz),
+    each example's loss weighted by its class weight times its own weight
+    ``ex.sample_weight``, as in training and in the dual finish) is
+    evaluated; the schedule stops at the first E >= 2 E0 with
     |f(E/2) - f(E)| <= tol f(E), or at the epoch cap.  A rise larger than
     that is noise (small data) and does not stop the schedule.  When an
     epoch has fewer than 2^14 iterations the test must hold for two
@@ -358,7 +361,7 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
         else:
             next_T = None if next_E is None else chosen.replace(epochs=next_E, iterations=None).plan(ex.m).T
             model = run.advance(T, next_T)
-        return model, float(objective(model, ex.chunk, ex.y)["objective"])
+        return model, float(objective(model, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
 
     per_epoch = max(1, math.ceil(ex.m / k))
     finishing = finishing_for(options, ex)
@@ -368,7 +371,8 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
         from .finish import finish_binary
 
         done = finish_binary(model, ex, tol=target)
-        return done, float(objective(done, ex.chunk, ex.y)["objective"]), float(done.info["certified_gap"]) <= target
+        f_done = float(objective(done, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
+        return done, f_done, float(done.info["certified_gap"]) <= target
 
     model, E, history, reason = double_until_converged(advance, per_epoch, options.tol, max_epochs,
                                                        handover=HANDOVER * options.tol if finishing else None,
@@ -492,7 +496,8 @@ def train_until_certified(ex, options, *, labels=None, progress=None, class_text
         T = chosen.replace(epochs=E).plan(ex.m).T
         nxt = chosen.replace(epochs=schedule[i + 1]).plan(ex.m).T if i + 1 < len(schedule) else None
         model = run.advance(T, nxt)
-        gap = duality_gap(model, ex.chunk, ex.y, passes=int(min(E, MAX_GAP_PASSES)), tol=eps, seed=int(options.seed))
+        gap = duality_gap(model, ex.chunk, ex.y, passes=int(min(E, MAX_GAP_PASSES)), tol=eps, seed=int(options.seed),
+                          sample_weight=ex.sample_weight)
         history.append({"epochs": E, "iterations": T, "objective": float(gap["primal"]),
                         "rel_gap": float(gap["rel_gap"])})
         if gap["rel_gap"] <= eps:
@@ -655,7 +660,8 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     that length from scratch; Crammer-Singer: each length from scratch)
     until the objective (one-vs-rest: the sum
     over classes of the binary primal objectives, Eq. (1); Crammer-Singer:
-    lambda/2 ||W||^2 plus the mean multiclass hinge) improves by less than
+    lambda/2 ||W||^2 plus the mean multiclass hinge; each example's loss
+    weighted by its class weight times ``ex.sample_weight``) improves by less than
     ``options.tol``; the epoch cap is :func:`default_epoch_cap` of K m
     iterations per epoch, as each costs K decision values (sector: 32
     epochs, dna: 4096).  With ``options.tol_gap``: :func:`train_until_certified`.
@@ -710,7 +716,7 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     max_epochs = default_epoch_cap(ex.m * K, k)
 
     def score(model):
-        return float(objective(model, ex.chunk, ex.y)["objective"])
+        return float(objective(model, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
 
     finishing = finishing_for(chosen.replace(multiclass=chosen.multiclass or "ovr"), ex)
     target = options.tol if finish_tol is None else finish_tol
@@ -774,7 +780,7 @@ def _largest_class_hands_over(ex, options, max_epochs):
         T = settings.replace(epochs=E, iterations=None).plan(binary.m).T
         next_T = None if next_E is None else settings.replace(epochs=next_E, iterations=None).plan(binary.m).T
         model = run.advance(T, next_T)
-        return model, float(objective(model, binary.chunk, binary.y)["objective"])
+        return model, float(objective(model, binary.chunk, binary.y, sample_weight=binary.sample_weight)["objective"])
 
     k = min(int(options.batch_size), max(1, ex.m))
     _, E, _, reason = double_until_converged(advance, max(1, math.ceil(ex.m / k)), options.tol, max_epochs,

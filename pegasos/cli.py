@@ -1201,9 +1201,9 @@ def _other_eval_text(r):
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
                    "(linear hinge / squared hinge models, binary or one-vs-rest; DATA is loaded into memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
-              help="Passes of dual coordinate ascent for --gap (each costs one pass over DATA) [default: doubling "
-                   "the passes until a doubling closes less than a tenth of the gap (and less than the one before), "
-                   "at most 1000 and 2^28 coefficient updates].")
+              help="Passes of dual coordinate ascent for --gap (each costs at most one pass over DATA) "
+                   "[default: doubling the passes until a doubling closes less than a tenth of the gap (and less "
+                   "than the one before), at most 65536 and 2^28 coefficient updates].")
 @click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click

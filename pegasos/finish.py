@@ -28,14 +28,14 @@ import math
 
 import numpy as np
 
-from .certificate import dual_value, dual_vector, scaled_start
+from .certificate import ShrinkingPasses, dual_value, dual_vector, problem_terms, scaled_start
 from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
 FINISH_UPDATES = 1 << 28        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
 STALL = 0.05                    # from STALL_FROM passes on, a doubling of the passes that closes less than this
 STALL_FROM = 64                 # fraction of both gaps (the certified one and the dual point's own) ends them
-SHRINK_SPREAD = 0.1             # the first spread of projected gradients at which shrunk coordinates return
+CHECK_EVERY = 1 << 16           # checks: after 1, 2, 4, ... passes, and at least every this many
 
 
 def applicable(options, ex=None):
@@ -78,6 +78,10 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
                    tol=None, passes=None, row_norms=None):
     """Dual coordinate ascent on one binary problem, from a model's margins.
 
+    The passes are those of the duality gap, with shrinking
+    (:class:`pegasos.certificate.ShrinkingPasses`); the rounds and their
+    stopping rule are the finish's own.
+
     Parameters
     ----------
     indptr, indices, data : CSR arrays (int64, int32, float32/64) of the m examples
@@ -93,7 +97,8 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     seed : int
         Seed of the coordinate orders.
     tol : float or None
-        Stop at the first check (after 1, 2, 4, 8, ... passes) where
+        Stop at the first check (after 1, 2, 4, 8, ... passes, at least
+        every ``CHECK_EVERY`` passes) where
         (min(P, P(w(alpha))) - D) / min(...) <= tol, D the best dual value
         seen; or when the gap stalls, or once the passes have done
         ``FINISH_UPDATES`` (2^28) units of work (a visit of coordinate i
@@ -112,26 +117,16 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         lower bound on f*; ``passes`` run; ``certified`` whether ``tol`` was
         met.
     """
-    from . import _dual
-    from .certificate import problem_terms
-
-    m = indptr.shape[0] - 1
     upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_norms)
     alpha, v = scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value)
     best_dual = lam * dual_value(alpha, v, diag)
     bound = MAX_FINISH_PASSES if passes is None else int(passes)
-    active = np.arange(m, dtype=np.int64)
-    counts = np.array([m, 0], dtype=np.int64)
-    bounds = np.array([np.inf, -np.inf, SHRINK_SPREAD])
-    state = np.array([seed], dtype=np.uint64)
-    values = np.empty(max(1, min(bound, 1 << 16)), dtype=np.float64)
+    ascent = ShrinkingPasses(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, seed=seed)
     run, round_end = 0, 1
     last_gap, last_cut = (math.inf, math.inf), math.inf
     p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value)
-    while run < bound and (passes is not None or counts[1] < FINISH_UPDATES):
-        want = min(round_end, bound, run + values.shape[0]) - run
-        run += _dual.coordinate_ascent_shrinking(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha,
-                                                 v, active, counts, bounds, state, want, values)
+    while run < bound and (passes is not None or ascent.work < FINISH_UPDATES):
+        run += ascent.run(min(round_end, bound, run + CHECK_EVERY) - run)
         round_end = 2 * run
         if passes is not None and run < bound:
             continue
@@ -139,7 +134,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         if passes is not None:
             break
         best = min(primal, p_dual)
-        now = max(best_dual, lam * float(values[want - 1]))    # the loop's running D: to decide only
+        now = max(best_dual, lam * ascent.value)    # the loop's running D: to decide only
         gap = (best - now) / best if best > 0 else 0.0
         if tol is not None and gap <= tol:
             break

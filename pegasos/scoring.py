@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .errors import ParameterError
 from .io import iter_svmlight
 from .linear import example_losses
 
@@ -47,13 +48,15 @@ class _Totals:
         self.scores = [] if keep_scores else None
         self.truth = [] if keep_scores else None
 
-    def add(self, f, y, raw=None):
+    def add(self, f, y, raw=None, sample_weight=None):
         self.m += f.shape[0]
         hinge = np.maximum(0.0, 1.0 - y * f)
         self.hinge += float(hinge.sum())
         per = hinge if self.loss_name == "hinge" else example_losses(self.loss_name, f, y, self.epsilon)
         if self.weights and raw is not None:
             per = per * _weights_of(self.weights, raw)
+        if sample_weight is not None:
+            per = per * sample_weight
         self.loss += float(per.sum())
         pred = f > 0
         pos = y > 0
@@ -64,6 +67,23 @@ class _Totals:
         if self.scores is not None:
             self.scores.append(f)
             self.truth.append(pos)
+
+
+def _checked_weights(sample_weight, m):
+    """``sample_weight`` as float64 (m,) of finite numbers >= 0, or None; ParameterError otherwise."""
+    if sample_weight is None:
+        return None
+    try:
+        sw = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ParameterError("sample_weight must hold numbers") from None
+    if sw.shape[0] != m:
+        raise ParameterError(f"sample_weight has {sw.shape[0]} weights for {m} examples")
+    bad = ~(np.isfinite(sw) & (sw >= 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ParameterError(f"sample_weight[{i}] = {sw[i]!r} is not a finite number >= 0")
+    return sw
 
 
 def _ratio(a, b):
@@ -220,13 +240,45 @@ def objective_file(model, path, lam=None, progress=None, sample=None, seed=1):
     return r
 
 
-def objective(model, X, y, lam=None, qid=None):
-    """In-memory version of :func:`objective_file`; ``y`` holds label values
-    (``qid``, int64 (m,), the queries of a ranking model's examples)."""
+def objective(model, X, y, lam=None, qid=None, sample_weight=None):
+    """In-memory version of :func:`objective_file`, optionally with example weights.
+
+    Parameters
+    ----------
+    model : a trained model (any task)
+    X : scipy.sparse matrix, :class:`pegasos.io.Chunk` or dense array, shape (m, d)
+    y : array (m,)
+        Label values (targets for regression).
+    lam : float or None
+        lambda to evaluate with; default the model's.
+    qid : int64 (m,) or None
+        The queries of a ranking model's examples.
+    sample_weight : array (m,) of finite numbers >= 0, or None
+        Example weights s_i: the loss part becomes 1/m sum_i c_i s_i loss_i
+        (c_i the model's class weight), the objective that training with
+        these weights minimises (paper Eq. (1) with weighted losses; the
+        mean is still over m, not over the sum of the weights).  None: s_i
+        = 1, the objective of :func:`objective_file`.  A binary model's
+        ``hinge_loss`` stays the plain mean hinge loss.
+
+    Returns
+    -------
+    dict
+        As :func:`objective_file`.
+
+    Raises
+    ------
+    ParameterError
+        ``sample_weight`` of the wrong length, or not finite and >= 0, or
+        given for a ranking model (the rank loss takes no example weights).
+    """
+    m = int(np.asarray(y).shape[0])
+    sw = _checked_weights(sample_weight, m)
     if getattr(model, "task", "binary") != "binary":
-        return _objective_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)], lam)
+        return _objective_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)], lam,
+                                sample_weight=sw)
     totals = _Totals(False, model)
-    totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64))
+    totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64), sw)
     return _objective(totals, model, lam)
 
 
@@ -325,17 +377,22 @@ def _evaluate_other(model, parts):
             "labels": list(model.class_texts)}
 
 
-def _objective_other(model, parts, lam=None):
-    """The regularised objective of the loss the model was trained with."""
+def _objective_other(model, parts, lam=None, sample_weight=None):
+    """The regularised objective of the loss the model was trained with (example weights
+    ``sample_weight``, float64 (m,) or None, times the class weights)."""
     f, y, q = _concat(parts)
     m = int(y.shape[0])
     lam = model.lam if lam is None else float(lam)
     task = model.task
     out = {"examples": m, "lambda": lam, "task": task, "loss": model.loss}
     weights = class_weights(model)
+    if task == "ranking" and sample_weight is not None:
+        raise ParameterError("sample weights do not apply to the rank loss (it samples pairs)")
     if task == "multiclass":
         idx = model.class_index(y) if m else np.zeros(0, dtype=np.int32)
         sw = _weights_of(weights, y) if weights else np.ones(m)
+        if sample_weight is not None:
+            sw = sw * sample_weight
         sq = float(np.sum(model.W ** 2)) + (float(np.sum(model.biases ** 2)) if model.bias_mode == "feature" else 0)
         if model.method == "crammer-singer":
             K = model.n_classes
@@ -358,7 +415,10 @@ def _objective_other(model, parts, lam=None):
         return out
     sq = float(model.w @ model.w) + (model.bias ** 2 if model.bias_mode == "feature" else 0.0)
     if task == "regression":
-        mean_loss = float(np.mean(example_losses(model.loss, f, y, model.epsilon))) if m else None
+        losses = example_losses(model.loss, f, y, model.epsilon)
+        if sample_weight is not None:
+            losses = losses * sample_weight
+        mean_loss = float(np.mean(losses)) if m else None
     else:
         n_pairs, _, hinge, _ = _ranking_pairs(f, y, q)
         mean_loss = _ratio(hinge, n_pairs)

@@ -296,6 +296,39 @@ def test_model_losses_match_reference(heart, loss):
     np.testing.assert_allclose(model.losses(f, yv), ref.loss_values(loss, f, target, 0.3), rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("loss", ["hinge", "log", "squared-hinge", "eps-insensitive"])
+def test_objective_with_example_weights_is_the_weighted_training_objective(heart, loss):
+    """pegasos.objective(..., sample_weight=s): lambda/2 ||w||^2 + 1/m sum_i c_i s_i loss_i (c_i the class
+    weight; regression has none), recomputed with the reference losses; hinge_loss stays the plain mean;
+    bad weights and weights for the rank loss are refused."""
+    regression = loss == "eps-insensitive"
+    yv = heart["y_reg"] if regression else heart["y"]
+    class_weight = None if regression else {1.0: 3.0}
+    model = train(heart["X"], yv, lam=LAM, epochs=2, loss=loss, epsilon=0.3, class_weight=class_weight)
+    f = model.decision_function(heart["X"])
+    target = heart["y_reg"] if regression else heart["ypm"]
+    sw = np.random.default_rng(5).uniform(0.0, 4.0, size=f.shape[0])
+    c = sw if regression else np.where(heart["y"] == 1.0, 3.0, 1.0) * sw
+    w = np.asarray(model.w, dtype=np.float64)
+    expected = 0.5 * LAM * float(w @ w) + float(np.mean(c * ref.loss_values(loss, f, target, 0.3)))
+    r = pegasos.objective(model, heart["X"], yv, sample_weight=sw)
+    assert r["objective"] == pytest.approx(expected, rel=1e-12)
+    plain = pegasos.objective(model, heart["X"], yv)
+    assert plain["objective"] != pytest.approx(expected, rel=1e-3)
+    assert pegasos.objective(model, heart["X"], yv, sample_weight=np.ones(f.shape[0])) == plain
+    assert r.get("hinge_loss") == plain.get("hinge_loss")       # binary only: the plain mean hinge
+    for bad, fragment in ((sw[:-1], "weights for"), (-sw, "finite number >= 0"), (["a"] * f.shape[0], "numbers")):
+        with pytest.raises(ParameterError, match=fragment):
+            pegasos.objective(model, heart["X"], yv, sample_weight=bad)
+
+
+def test_objective_refuses_example_weights_for_the_rank_loss(heart):
+    model = train(heart["X"], heart["grade"], lam=LAM, epochs=1, loss="rank", qid=heart["qid"])
+    with pytest.raises(ParameterError, match="rank loss"):
+        pegasos.objective(model, heart["X"], heart["grade"], qid=heart["qid"],
+                          sample_weight=np.ones(heart["X"].shape[0]))
+
+
 # ========================================================= 2. convergence ==
 
 A9A_LAM = 1e-4
