@@ -280,7 +280,8 @@ def _run_path(train, test, options, points, warm, metric_names):
         if warm:
             start = (np.asarray(model.w, dtype=np.float64), float(model.bias))
         row = {"seconds": seconds,
-               "objective": objective(model, train.chunk, train.y, qid=train.qid)["objective"]}
+               "objective": objective(model, train.chunk, train.y, qid=train.qid,
+                                      sample_weight=None if opts.loss == "rank" else train.sample_weight)["objective"]}
         if test is not None:
             row.update(_metric_values(evaluate(model, test.chunk, test.y, qid=test.qid), metric_names))
         out.append(row)

@@ -116,3 +116,15 @@ def test_cli_search_writes_the_model_of_train_at_the_best_lambda(tmp_path):
     assert "validation on" in out and "± 0.0000" in out
     error_line(run_pegasos("search", path, "-l", "1:0.1"), "-l/--lambda", "0 < lo < hi", status=1)
     error_line(run_pegasos("search", path, "-l", "0.1", "--metric", "nope"), "--metric: unknown metric 'nope'", status=1)
+
+
+def test_rows_report_the_objective_with_the_example_weights():
+    """A row's training objective is the one its model minimised: each loss times its example weight."""
+    X, y = small_data.binary(m=300)
+    sw = np.random.default_rng(3).uniform(0.0, 4.0, size=300)
+    options = TrainOptions(lam=1e-2, epochs=3)
+    r = search((X, y, None, sw), options, [1e-2], validation=(X[:50], y[:50]), warm_start=False)
+    model = pegasos.fit((X, y, None, sw), options)
+    weighted = pegasos.objective(model, X, y, sample_weight=sw)["objective"]
+    assert r["rows"][0]["objective"] == pytest.approx(weighted, rel=1e-12)
+    assert abs(weighted - pegasos.objective(model, X, y)["objective"]) > 1e-3 * weighted
