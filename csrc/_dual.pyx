@@ -208,7 +208,9 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         permutation of 0..m-1 on the first call, with counts[0] = m).
     counts : int64 (2,), in/out
         The number of active coordinates, and a running count of the work
-        done: each visit of coordinate i adds 1 + nnz(x_i).
+        done: each visit of coordinate i adds 1 + nnz(x_i), and each pass
+        m + n_cols + 1 (its dual value; what a pass costs when shrinking
+        has left few coordinates active).
     bounds : float64 (3,), in/out
         The largest and smallest projected gradient of the last pass
         (+inf, -inf on the first call) and the threshold of the test above
@@ -306,6 +308,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 old_max = pg_max if pg_max > 0.0 else 1e300
                 old_min = pg_min if pg_min < 0.0 else -1e300
             values[p] = _dual_of(alpha, diag, v, m, n_cols)
+            work = work + m + n_cols + 1        # the dual value: O(m + n) a pass, however few are active
             done = p + 1
             if values[p] >= stop_at:
                 break

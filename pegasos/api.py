@@ -219,9 +219,11 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
 
 def _finish_exactly(model, ex, options):
     """``model`` of a run of a given length after the dual finish: exactly ``options.finish_passes``
-    passes (what a finished model's header records: its settings retrain it), or, with
-    ``finish="dual"``, passes until certified within ``options.tol``."""
-    from .finish import applicable, check_finish_passes, finish_binary, finish_ovr
+    passes (what a finished model's header records: its settings retrain it), or passes until
+    certified within ``options.tol``: with ``finish="dual"`` up to ``FINISH_UPDATES`` units of work,
+    by default (:attr:`TrainOptions.finishes_given_length`) up to
+    :func:`pegasos.finish.work_bound` of the T iterations run."""
+    from .finish import FINISH_UPDATES, applicable, check_finish_passes, finish_binary, finish_ovr, work_bound
 
     name = options.name("finish_passes" if options.finish_passes is not None else "finish")
     why = applicable(options, ex)
@@ -232,13 +234,15 @@ def _finish_exactly(model, ex, options):
     if options.finish_passes is not None:
         passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
     tol = None if passes else options.tol
+    # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
+    work = FINISH_UPDATES if options.finish == "dual" else work_bound(int(model.info["iterations"]), ex)
     # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
     small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
     part = model if columns is None else _on_columns(model, columns[0], small.n_features)
     if multiclass:
-        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads)
+        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, max_work=work)
     else:
-        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol)
+        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, max_work=work)
     if columns is None:
         return done
     if not multiclass and done.info["finish_kept"] == "pegasos":

@@ -367,10 +367,10 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     finishing = finishing_for(options, ex)
     target = options.tol if finish_tol is None else finish_tol
 
-    def finish(model):
+    def finish(model, iterations):
         from .finish import finish_binary
 
-        done = finish_binary(model, ex, tol=target)
+        done = finish_binary(model, ex, tol=target, max_work=_finish_work(options, iterations, ex))
         f_done = float(objective(done, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
         return done, f_done, float(done.info["certified_gap"]) <= target
 
@@ -381,8 +381,17 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     if run is None:
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
     if _still_to_finish(model, reason, finishing, options):
-        model = finish(model)[0]
+        model = finish(model, int(model.info["iterations"]))[0]
     return model, E, history
+
+
+def _finish_work(options, iterations, ex):
+    """The bound of the finish's work per problem after Pegasos ran ``iterations`` (per problem):
+    :func:`pegasos.finish.work_bound` by default, the full ``FINISH_UPDATES`` when the finish was
+    asked for (``finish="dual"``, and ``tol_gap``, which runs through it)."""
+    from .finish import FINISH_UPDATES, work_bound
+
+    return FINISH_UPDATES if options.finish == "dual" else work_bound(iterations, ex)
 
 
 def _still_to_finish(model, reason, finishing, options):
@@ -568,13 +577,16 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         ``HANDOVER_EPOCHS`` (64) epochs or more (tiny data, whose objective
         is too noisy for the first test: heart_scale took 16384 epochs to
         converge, where 1000 dual passes cost 0.04 s).  Needs ``finish``.
-    finish : callable(model) -> (model, objective, certified) or None
-        The dual finish of the better of the last two models.  When it
+    finish : callable(model, iterations) -> (model, objective, certified) or None
+        The dual finish of the better of the last two models, after
+        Pegasos trained ``iterations`` (per problem) so far.  When it
         certifies, the schedule ends there; when it does not (the dual
         passes stalled, or reached their bound of work), the doubling goes
         on without handing over again and the finished model is returned
         only if its objective is the lower one at the end ("... (after an
-        uncertified dual finish)"): never worse than plain Pegasos.
+        uncertified dual finish)"; otherwise "... (an uncertified dual finish
+        was not kept: certified gap G after N passes)"): never worse than
+        plain Pegasos.
 
     Time against gain, without a clock (the model depends on the seed
     only): the error of the averaged model decays about like 1/E, so the
@@ -619,7 +631,7 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
                 break
             if handover is not None and (abs(runs[0][2] - f) > handover * abs(f) or E >= HANDOVER_EPOCHS):
                 best = min(runs, key=lambda r: r[2])
-                done, f_done, certified = finish(best[0])
+                done, f_done, certified = finish(best[0], history[-1]["iterations"])
                 finished = (done, best[1], f_done)
                 if certified:
                     reason = "handed over"
@@ -630,6 +642,11 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         model, E = finished[0], finished[1]
         if reason != "handed over":
             reason += " (after an uncertified dual finish)"
+    elif finished is not None:
+        info = finished[0].info
+        passes = max(int(p) for p in info["finish_passes"].split(","))
+        reason += (f" (an uncertified dual finish was not kept: certified gap {float(info['certified_gap']):.3g} "
+                   f"after {passes} passes)")
     return model, E, history, reason
 
 
@@ -721,10 +738,11 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     finishing = finishing_for(chosen.replace(multiclass=chosen.multiclass or "ovr"), ex)
     target = options.tol if finish_tol is None else finish_tol
 
-    def finish(model):
+    def finish(model, iterations):
         from .finish import finish_ovr
 
-        done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads)
+        done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads,
+                          max_work=_finish_work(options, iterations, ex))
         return done, score(done), float(done.info["certified_gap"]) <= target
 
     if finishing and (chosen.multiclass or "ovr") == "ovr":
@@ -732,7 +750,8 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
         if probe is not None:
             # the K problems go to the dual from one epoch of Pegasos: their doubling would hand over too
             start = fit_multiclass(ex, chosen.replace(epochs=1), class_texts=class_texts, progress=progress)
-            done, f_done, certified = finish(start)
+            # the finish's work is weighed against the probe's Pegasos run and this epoch
+            done, f_done, certified = finish(start, (probe + 1) * per_epoch)
             if certified:
                 history = [{"epochs": 1, "iterations": int(start.info["iterations"]), "objective": f_done}]
                 return _record(done, 1, history, rule, options.lam, chosen.t0, options.tol, max_epochs,
@@ -757,7 +776,7 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     if chosen.multiclass == "crammer-singer":
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))     # each length from scratch
     if _still_to_finish(model, reason, finishing, options):
-        model = finish(model)[0]
+        model = finish(model, int(model.info["iterations"]))[0]
     return model
 
 
@@ -784,7 +803,7 @@ def _largest_class_hands_over(ex, options, max_epochs):
 
     k = min(int(options.batch_size), max(1, ex.m))
     _, E, _, reason = double_until_converged(advance, max(1, math.ceil(ex.m / k)), options.tol, max_epochs,
-                                             handover=HANDOVER * options.tol, finish=lambda model: (model, 0.0, True))
+                                             handover=HANDOVER * options.tol, finish=lambda model, iterations: (model, 0.0, True))
     return E if reason == "handed over" else None
 
 

@@ -215,11 +215,11 @@ _solver_options = _options(
     (("--tol",), dict(type=float, default=0.002, show_default=True,
                       help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
     (("--finish",), dict(type=click.Choice(["dual", "none"]), default=None,
-                         help="When the automatic length finds Pegasos converging slowly (small lambda m), finish "
-                              "with passes of dual coordinate ascent until the model is certified within --tol of "
-                              "the optimum (default where it applies: linear, hinge or squared hinge, binary or "
-                              "one-vs-rest; dual: finish every run, also one of a given -T/--epochs; none: plain "
-                              "Pegasos; --paper implies none).")),
+                         help="When the automatic length finds Pegasos converging slowly (small lambda m), and "
+                              "after the given -T/--epochs unless --t0 or --eta0 is given, finish with passes of "
+                              "dual coordinate ascent until the model is certified within --tol of the optimum "
+                              "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; "
+                              "dual: finish every run; none: plain Pegasos; --paper implies none).")),
     (("--finish-passes",), dict(metavar="N[,N...]",
                                 help="Exactly N dual passes after a run of the given -T/--epochs (one per class for "
                                      "one-vs-rest): what a finished model's header records, so that its settings "
@@ -581,19 +581,25 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                    f"{options.tol!r}; `pegasos objective --gap` can run more passes to tighten the bound", err=True)
     elif result.info.get("finish") == "dual":
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
+    elif not quiet and "an uncertified dual finish was not kept" in stopping:
+        gap = stopping.rsplit("certified gap ", 1)[-1].split(" ", 1)[0]
+        click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
+                   f"certified relative gap of {gap}: its gap stalled, or its bound of work), so Pegasos went on "
+                   "and its model, of lower objective, was written"
+                   + ("" if report_gap else "; --report-gap to see how far from the optimum it is"), err=True)
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
                    f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap; give "
                    "--epochs or -T to train longer", err=True)
     elif not quiet and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
-                   "before the objective settled (--tol); give --epochs or -T to train longer, --report-gap to "
-                   "see how far from the optimum the model is", err=True)
+                   "before the objective settled (--tol); give --epochs or -T to train longer"
+                   + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
     elif not quiet and stopping.endswith("work cap"):
         click.echo(f"pegasos: note: the automatic length stopped at {result.info.get('epochs')} epochs, where the "
                    "last doubling improved the objective by at most 1% and the next would train more than 2^24 "
-                   "iterations (--tol not reached); give --epochs or -T to train longer, --report-gap to see how "
-                   "far from the optimum the model is", err=True)
+                   "iterations (--tol not reached); give --epochs or -T to train longer"
+                   + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
 
 
 def _is_shard_spec(data):

@@ -35,6 +35,8 @@ from .options import MAX_FINISH_PASSES
 FINISH_UPDATES = 1 << 28        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
 STALL = 0.05                    # from STALL_FROM passes on, a doubling of the passes that closes less than this
 STALL_FROM = 64                 # fraction of both gaps (the certified one and the dual point's own) ends them
+FINISH_WORK_RATIO = 256         # by default a problem's passes do at most this many times the work of its
+FINISH_MIN_UPDATES = 1 << 23    # Pegasos run so far (and at least this much): see work_bound
 CHECK_EVERY = 1 << 16           # checks: after 1, 2, 4, ... passes, and at least every this many
 
 
@@ -61,6 +63,23 @@ def check_finish_passes(value, classes, name="finish_passes"):
     return tuple(out)
 
 
+def work_bound(iterations, ex):
+    """The bound of a problem's finishing passes (units of :func:`finish_problem`) after a Pegasos run
+    of ``iterations`` on ``ex``: FINISH_WORK_RATIO (256) times that run's work, an iteration costing
+    about 1 + nnz/m like a coordinate visit, at least FINISH_MIN_UPDATES (2^23) and at most
+    FINISH_UPDATES (2^28).
+
+    The finish replaces the rest of a slow Pegasos run, so its work is weighed against what Pegasos
+    spent: the measured finishes that certified took at most 32 times it (mushrooms, heart_scale;
+    reuters 2 times) in binary runs, and a one-vs-rest class up to about 256 times the probe that
+    handed over (dna).  Where the dual converges no faster than Pegasos (a nearly hard margin on tiny
+    data, C = 1/(lambda m) in the tens of thousands), the full 2^28 took 0.5 s a problem for a finish
+    that then did not certify, against 0.02 s for the whole Pegasos run."""
+    m = max(1, int(ex.m))
+    per_iteration = 1.0 + float(ex.indptr[-1]) / m
+    return int(max(FINISH_MIN_UPDATES, min(FINISH_UPDATES, FINISH_WORK_RATIO * int(iterations) * per_iteration)))
+
+
 def _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value):
     """P(w) for w = v[:n_cols] and bias v[n_cols] (a regularised constant feature), compiled, without the
     GIL (float64 sums; their rounding is far below any gap reported)."""
@@ -75,7 +94,7 @@ def _cut(before, after):
 
 
 def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, lam, loss, bias_value, seed,
-                   tol=None, passes=None, row_norms=None):
+                   tol=None, passes=None, row_norms=None, max_work=FINISH_UPDATES):
     """Dual coordinate ascent on one binary problem, from a model's margins.
 
     The passes are those of the duality gap, with shrinking
@@ -101,13 +120,16 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         every ``CHECK_EVERY`` passes) where
         (min(P, P(w(alpha))) - D) / min(...) <= tol, D the best dual value
         seen; or when the gap stalls, or once the passes have done
-        ``FINISH_UPDATES`` (2^28) units of work (a visit of coordinate i
-        costs 1 + nnz(x_i); shrinking, Hsieh et al. Sec. 3.2, leaves
-        coordinates stuck at a bound out of most passes).
+        ``max_work`` units of work (a visit of coordinate i costs
+        1 + nnz(x_i); shrinking, Hsieh et al. Sec. 3.2, leaves coordinates
+        stuck at a bound out of most passes).
     passes : int or None
         Run exactly this many passes instead (``tol`` is then ignored).
     row_norms : float64 (m,) or None
         ||x_i||^2, when the caller has them (one-vs-rest: once for all classes).
+    max_work : int > 0
+        The bound of the work with ``tol`` (default ``FINISH_UPDATES``,
+        2^28; the automatic finish passes :func:`work_bound`).
 
     Returns
     -------
@@ -125,7 +147,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     run, round_end = 0, 1
     last_gap, last_cut = (math.inf, math.inf), math.inf
     p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value)
-    while run < bound and (passes is not None or ascent.work < FINISH_UPDATES):
+    while run < bound and (passes is not None or ascent.work < max_work):
         run += ascent.run(min(round_end, bound, run + CHECK_EVERY) - run)
         round_end = 2 * run
         if passes is not None and run < bound:
@@ -165,7 +187,7 @@ def _loss_weights(model, ex, raw):
     return c
 
 
-def finish_binary(model, ex, *, tol=None, passes=None, seed=None):
+def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINISH_UPDATES):
     """The better of ``model`` and the dual finish of its problem on ``ex`` (:func:`finish_problem`).
 
     Parameters
@@ -174,7 +196,7 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None):
         A binary model with a loss and bias mode of :func:`applicable`.
     ex : pegasos.examples.Examples
         Its training examples.
-    tol, passes :
+    tol, passes, max_work :
         As :func:`finish_problem`.
     seed : int or None
         Seed of the coordinate orders (default: the model's).
@@ -199,7 +221,8 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None):
     primal = _primal(indptr, indices, data, y_pm, c, v, float(model.lam), model.loss, bias_value)
     margins = y_pm * (model.decision_function(ex.chunk))
     out = finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, lam=float(model.lam),
-                         loss=model.loss, bias_value=bias_value, seed=seed, tol=tol, passes=passes)
+                         loss=model.loss, bias_value=bias_value, seed=seed, tol=tol, passes=passes,
+                         max_work=max_work)
     info = dict(model.info, finish="dual", finish_passes=str(out["passes"]))
     if out["primal_dual"] < primal:
         weights = np.zeros(model.w.shape[0])
@@ -216,7 +239,7 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None):
     return model
 
 
-def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None):
+def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_work=FINISH_UPDATES):
     """:func:`finish_binary` for each class of a one-vs-rest ``model`` (its class against the rest).
 
     Parameters
@@ -229,6 +252,8 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None):
         so is their sum's).
     passes : tuple of K ints or None
         Exactly these passes per class instead.
+    max_work : int > 0
+        Per class, as :func:`finish_problem`.
     n_threads : int >= 1
         Classes finished in parallel (the compiled passes release the GIL);
         the model is the same for any number.
@@ -270,7 +295,8 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None):
         y_k = np.where(targets == k, 1.0, -1.0)
         return finish_problem(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], primals[k], lam=lam,
                               loss=model.loss, bias_value=bias_value, seed=seed, tol=tol,
-                              passes=None if passes is None else passes[k], row_norms=row_norms)
+                              passes=None if passes is None else passes[k], row_norms=row_norms,
+                              max_work=max_work)
 
     with ThreadPoolExecutor(max_workers=max(1, min(int(n_threads), K))) as pool:
         parts = list(pool.map(one, range(K)))

@@ -198,10 +198,13 @@ class TrainOptions:
         until the better of the two models is certified within ``tol``
         (``tol_gap`` when given) of the optimum.  None (the "auto" preset's
         default): where it applies (linear, hinge or squared hinge, bias
-        "none" or "feature", binary or one-vs-rest, no example weights);
-        "dual": after every run, also an automatic length that converged
-        and a given T or epochs (an error where it does not apply);
-        "none" (the "paper" preset's): never.
+        "none" or "feature", binary or one-vs-rest), and after a run of a
+        given T or epochs whose step is left automatic (no t0 or eta0;
+        :attr:`finishes_given_length`), the passes' work weighed against
+        the Pegasos run's (:func:`pegasos.finish.work_bound`); "dual": after
+        every run, also an automatic length that converged, up to 2^28
+        units of work (an error where it does not apply); "none" (the
+        "paper" preset's): never.
     finish_passes : int, tuple of int or None
         Run exactly this many finishing passes (per class for one-vs-rest:
         one int for all or one per class) after the run of the given T or

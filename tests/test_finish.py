@@ -241,6 +241,54 @@ def test_the_command_line_finish(tmp_path):
     assert not (tmp_path / "q").exists()
 
 
+def test_the_work_bound_weighs_the_pegasos_run():
+    X, y = binary(m=300, n=10, seed=2)
+    ex = as_examples((X, y))
+    per = 1 + X.nnz / 300
+    assert finish.work_bound(10 ** 5, ex) == int(finish.FINISH_WORK_RATIO * 10 ** 5 * per)
+    assert finish.work_bound(1, ex) == finish.FINISH_MIN_UPDATES
+    assert finish.work_bound(10 ** 9, ex) == finish.FINISH_UPDATES
+
+
+def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_path, monkeypatch):
+    """A nearly hard margin on tiny data (lambda = 1e-7, C = 1/(lambda m) = 3e4): the dual passes do
+    not certify; they stop at the bound weighed against the Pegasos run (2^28 updates took 0.5 s,
+    25 times the whole Pegasos run), Pegasos' model is kept, and the command line says so."""
+    X, y = binary(m=300, n=10, seed=2, noise=0.1)
+    seen = []
+    real = finish.finish_problem
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append((kwargs["max_work"], out))
+        return out
+
+    monkeypatch.setattr(finish, "finish_problem", spy)
+    model = pegasos.fit((X, y), lam=1e-7)
+    monkeypatch.undo()
+    assert "an uncertified dual finish was not kept" in model.info["stopping"]
+    assert "finish" not in model.info
+    np.testing.assert_array_equal(model.w, pegasos.fit((X, y), lam=1e-7, finish="none").w)
+    (bound, out), = seen
+    assert not out["certified"] and bound < finish.FINISH_UPDATES
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "-l", "1e-7", data, tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    assert "the dual finish did not certify the model within --tol" in r.stderr
+    assert "--report-gap to see" in r.stderr
+    r = run_pegasos("train", "-l", "1e-7", "--report-gap", data, tmp_path / "m")
+    assert r.returncode == 0 and "did not certify" in r.stderr and "--report-gap to see" not in r.stderr
+
+
+def test_the_epoch_cap_note_does_not_ask_for_an_option_given(tmp_path):
+    X, y = multiclass(m=300, n=10, classes=3, seed=1)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "-l", "1e-6", "--finish", "none", data, tmp_path / "m")
+    assert r.returncode == 0 and "stopped at its cap" in r.stderr and "--report-gap to see" in r.stderr
+    r = run_pegasos("train", "-l", "1e-6", "--finish", "none", "--report-gap", data, tmp_path / "m")
+    assert r.returncode == 0 and "stopped at its cap" in r.stderr and "--report-gap" not in r.stderr
+
+
 def _shrinking_problem(seed=0, m=150, n=12, lam=1e-3, loss="hinge"):
     from pegasos.certificate import problem_terms
 
