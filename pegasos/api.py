@@ -211,18 +211,36 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             raise DataError(source.path, "no training examples found (the file is empty or holds only "
                                          "comments and blank lines)")
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
-    if options.finish_passes is not None or (options.finish == "dual" and not options.length_is_automatic
-                                             and options.tol_gap is None) or options.finishes_given_length:
-        model = _finish_exactly(model, ex, options)
+    if options.finishes_given_length:
+        model = finish_given_length(model, ex, options)
     return _record_source(model, source)
 
 
-def _finish_exactly(model, ex, options):
-    """``model`` of a run of a given length after the dual finish: exactly ``options.finish_passes``
-    passes (what a finished model's header records: its settings retrain it), or passes until
-    certified within ``options.tol``: with ``finish="dual"`` up to ``FINISH_UPDATES`` units of work,
-    by default (:attr:`TrainOptions.finishes_given_length`) up to
-    :func:`pegasos.finish.work_bound` of the T iterations run."""
+def finish_given_length(model, ex, options):
+    """``model``, trained by a run of a given T or epochs of ``options`` on ``ex``, after the dual finish
+    (:mod:`pegasos.finish`, when :attr:`TrainOptions.finishes_given_length`).
+
+    Exactly ``options.finish_passes`` passes (what a finished model's header records: its settings
+    retrain it), or passes until certified within ``options.tol``: with ``finish="dual"`` up to
+    ``FINISH_UPDATES`` units of work, by default up to :func:`pegasos.finish.work_bound` of the T
+    iterations run.
+
+    Parameters
+    ----------
+    model : LinearModel or MulticlassModel (one-vs-rest)
+    ex : pegasos.examples.Examples
+        The examples it was trained on.
+    options : TrainOptions
+
+    Returns
+    -------
+    The better of ``model`` and w(alpha) (per class), with the ``finish`` header entries.
+
+    Raises
+    ------
+    ParameterError
+        The finish does not apply to ``options``, or ``finish_passes`` has the wrong number of entries.
+    """
     from .finish import FINISH_UPDATES, applicable, check_finish_passes, finish_binary, finish_ovr, work_bound
 
     name = options.name("finish_passes" if options.finish_passes is not None else "finish")

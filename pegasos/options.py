@@ -386,14 +386,18 @@ class TrainOptions:
 
     @property
     def finishes_given_length(self):
-        """Whether a run of a given T or epochs is finished in the dual by default (``finish`` None):
-        the "auto" preset with the step left to it (no t0 or eta0: whoever sets the step asks for
-        that Pegasos run, and ``--sampling uniform --no-average --t0 0`` is the paper's Fig. 1),
-        no ``tol_gap``, and where the finish applies (:meth:`finish_unavailable`).  The T
-        iterations run as given; the passes then certify the model within ``tol`` of the optimum,
-        which 3 epochs of Pegasos do not reach where lambda m is small (reuters, mushrooms)."""
-        return (self.finish is None and self.preset == "auto" and not self.length_is_automatic
-                and self.step_is_automatic and self.tol_gap is None and self.finish_passes is None
+        """Whether a run of a given T or epochs is finished in the dual after its T iterations:
+        with ``finish_passes`` or ``finish="dual"``, and by default (``finish`` None) with the
+        "auto" preset and the step left to it (no t0 or eta0: whoever sets the step asks for that
+        Pegasos run, and ``--sampling uniform --no-average --t0 0`` is the paper's Fig. 1) where
+        the finish applies (:meth:`finish_unavailable`); never with ``tol_gap``.  The passes then
+        certify the model within ``tol`` of the optimum, which 3 epochs of Pegasos do not reach
+        where lambda m is small (reuters, mushrooms)."""
+        if self.length_is_automatic or self.tol_gap is not None:
+            return False
+        if self.finish_passes is not None or self.finish == "dual":
+            return True
+        return (self.finish is None and self.preset == "auto" and self.step_is_automatic
                 and self.finish_unavailable() is None)
 
     # ------------------------------------------------------------ naming --

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import autotune
-from .api import fit
+from .api import finish_given_length, fit
 from .errors import DataError, ParameterError, PegasosError
 from .examples import Examples, as_examples
 from .labels import BinaryLabels
@@ -252,6 +252,8 @@ def _fit_from(train, options, start):
     else:
         t0 = autotune.step_offset_for(train, options, labels) if options.step_is_automatic else options.plan(train.m).t0
         model = fit_linear(train, options.replace(step_offset=t0, eta0=None), labels=labels, start=start)
+        if options.finishes_given_length:      # as a cold run of these options is (pegasos.fit)
+            model = finish_given_length(model, train, options)
     model.info["warm_start"] = "previous lambda"
     return model
 

@@ -128,3 +128,16 @@ def test_rows_report_the_objective_with_the_example_weights():
     weighted = pegasos.objective(model, X, y, sample_weight=sw)["objective"]
     assert r["rows"][0]["objective"] == pytest.approx(weighted, rel=1e-12)
     assert abs(weighted - pegasos.objective(model, X, y)["objective"]) > 1e-3 * weighted
+
+
+def test_warm_started_rows_of_a_given_length_are_finished_as_cold_ones():
+    """-T/--epochs with the step left automatic: every row is finished in the dual, the warm-started
+    ones too (from their warm-started Pegasos run), so warm and cold rows agree within tol."""
+    X, y = small_data.binary(m=400, n=20)
+    options = TrainOptions(epochs=3)
+    lambdas = [1e-2, 1e-3, 1e-4]
+    warm = search((X, y), options, lambdas, validation=(X[:80], y[:80]))
+    cold = search((X, y), options, lambdas, validation=(X[:80], y[:80]), warm_start=False)
+    assert warm["warm_start"]
+    for a, b in zip(warm["rows"], cold["rows"]):
+        assert abs(a["objective"] - b["objective"]) <= 2 * options.tol * b["objective"], (a, b)
