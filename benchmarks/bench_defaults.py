@@ -25,7 +25,8 @@ peers too: the CPU is shared) and epochs:
 * ``auto --finish none``: the same without the dual finish (plain
   averaged Pegasos, the automatic length alone);
 * ``auto -T 100000`` and ``auto 3 epochs``: ``pegasos.fit`` with the given
-  T (calibrated t0, permutation, ``average_from`` 0.5);
+  T (calibrated t0, permutation, ``average_from`` 0.5), then the dual finish
+  (a given length with the step left automatic is finished by default);
 * LIBLINEAR (liblinear-official) ``-s 3 -c 1/(lambda m) -B -1`` with its
   default stopping tolerance: the same problem, so its f is comparable;
 * scikit-learn ``LinearSVC()`` and ``SGDClassifier()`` with their defaults
@@ -218,7 +219,9 @@ def multiclass_rows(case, log):
                        ("auto: pegasos.fit defaults (dual finish per class where handed over), 2 threads",
                         lambda: pegasos.fit((X, y), lam=lam, n_threads=2)),
                        ("auto --finish none (one-vs-rest runs lengthened), 2 threads",
-                        lambda: pegasos.fit((X, y), lam=lam, n_threads=2, finish="none"))):
+                        lambda: pegasos.fit((X, y), lam=lam, n_threads=2, finish="none")),
+                       ("auto 3 epochs (then the dual finish per class), 2 threads",
+                        lambda: pegasos.fit((X, y), lam=lam, epochs=3, n_threads=2))):
         model, dt = timed(fit, 1)
         f = float(pegasos.objective(model, X, y)["objective"])
         bound = f_star

@@ -26,6 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LAM = 1e-4
+DESIGN_T = 100_000      # pegasos train -l 1e-4 -T 100000 data.svm
 
 
 def pegasos_cmd(args):
@@ -85,6 +86,9 @@ def main():
         for name, e in variants:
             commands += [(f"{name}: pegasos train -l 1e-4 {label}",
                           pegasos_cmd(["train", "-q", "-l", str(LAM), data, model + name + label]), e),
+                         (f"{name}: pegasos train -l 1e-4 -T {DESIGN_T} {label} (the design card)",
+                          pegasos_cmd(["train", "-q", "-l", str(LAM), "-T", str(DESIGN_T), data,
+                                       model + name + label + ".T"]), e),
                          (f"{name}: pegasos predict {label}",
                           pegasos_cmd(["predict", "-q", data, model + name + label, out]), e)]
         c = 1.0 / (LAM * examples(data))
