@@ -738,11 +738,12 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     finishing = finishing_for(chosen.replace(multiclass=chosen.multiclass or "ovr"), ex)
     target = options.tol if finish_tol is None else finish_tol
 
-    def finish(model, iterations):
+    def finish(model, iterations, give_up=True):
         from .finish import finish_ovr
 
+        # during the doubling (and from the probe) Pegasos goes on when the finish does not certify
         done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads,
-                          max_work=_finish_work(options, iterations, ex))
+                          max_work=_finish_work(options, iterations, ex), give_up=give_up)
         return done, score(done), float(done.info["certified_gap"]) <= target
 
     if finishing and (chosen.multiclass or "ovr") == "ovr":
@@ -776,7 +777,7 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     if chosen.multiclass == "crammer-singer":
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))     # each length from scratch
     if _still_to_finish(model, reason, finishing, options):
-        model = finish(model, int(model.info["iterations"]))[0]
+        model = finish(model, int(model.info["iterations"]), give_up=False)[0]
     return model
 
 

@@ -578,19 +578,22 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
           and options.finish_passes is None and float(result.info["certified_gap"]) > options.tol):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of work) at a "
                    f"certified relative gap of {float(result.info['certified_gap']):.3g}, above --tol "
-                   f"{options.tol!r}; `pegasos objective --gap` can run more passes to tighten the bound", err=True)
+                   f"{options.tol!r}" + _more_passes(options), err=True)
     elif result.info.get("finish") == "dual":
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
     elif not quiet and "an uncertified dual finish was not kept" in stopping:
         gap = stopping.rsplit("certified gap ", 1)[-1].split(" ", 1)[0]
+        cap = result.info.get("epochs") if "cap" in stopping.split(" (", 1)[0] else None
         click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
-                   f"certified relative gap of {gap}: its gap stalled, or its bound of work), so Pegasos went on "
-                   "and its model, of lower objective, was written"
+                   f"certified relative gap of {gap}: its gap stalled, or its bound of work), so Pegasos went on"
+                   + (f" to its cap of {cap} epochs" if cap else "") + " and its model, of lower objective, was "
+                   "written" + _more_passes(options)
                    + ("" if report_gap else "; --report-gap to see how far from the optimum it is"), err=True)
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
-                   f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap; give "
-                   "--epochs or -T to train longer", err=True)
+                   f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap"
+                   + ("; without --finish none the dual finish would go on to --tol-gap" if options.finish == "none"
+                      else ""), err=True)
     elif not quiet and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
                    "before the objective settled (--tol); give --epochs or -T to train longer"
@@ -602,10 +605,11 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                    + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
 
 
-def _is_shard_spec(data):
-    from .engine_dask import is_shard_spec
-
-    return is_shard_spec(data)
+def _more_passes(options):
+    """How to give the dual finish more work, for a note: its full bound, unless it already had it."""
+    if options.finish == "dual" or options.tol_gap is not None:
+        return ""
+    return "; --finish dual lets its passes run to their full bound (2^28 updates a problem)"
 
 
 def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):
@@ -850,8 +854,13 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(_objective_summary(obj))
     if result.info.get("finish") == "dual":
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
-        parts.append(f"dual finish: {max(passes)} passes{' (the most of any class)' if len(passes) > 1 else ''}, "
-                     f"certified within {100 * max(0.0, float(result.info['certified_gap'])):.3g}% of the optimum")
+        most = max(passes)
+        gap = max(0.0, float(result.info["certified_gap"]))
+        within = options.tol if options.tol_gap is None else options.tol_gap
+        proof = (f"certified within {100 * gap:.3g}% of the optimum" if gap <= within or options.finish_passes
+                 else f"not certified within {100 * within:.3g}% (its gap: {100 * gap:.3g}%)")
+        parts.append(f"dual finish: {most} pass{'' if most == 1 else 'es'}"
+                     f"{' (the most of any class)' if len(passes) > 1 else ''}, {proof}")
     if "best_iteration" in result.info:
         parts.append(f"{'stopped early' if result.info.get('stopping') == 'early-stop' else 'ran all T'}: best "
                      f"validation {result.info['early_stop_metric']} {float(result.info['best_validation']):.6g} "

@@ -239,7 +239,8 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINIS
     return model
 
 
-def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_work=FINISH_UPDATES):
+def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_work=FINISH_UPDATES,
+               give_up=False):
     """:func:`finish_binary` for each class of a one-vs-rest ``model`` (its class against the rest).
 
     Parameters
@@ -254,9 +255,18 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
         Exactly these passes per class instead.
     max_work : int > 0
         Per class, as :func:`finish_problem`.
+    give_up : bool
+        With ``tol``: the others run 0 passes as soon as the largest class
+        does not certify (for a caller that goes on with Pegasos when the
+        finish does not certify: the automatic length), not only when its
+        passes did not beat its Pegasos weights.
     n_threads : int >= 1
         Classes finished in parallel (the compiled passes release the GIL);
-        the model is the same for any number.
+        the model is the same for any number.  With ``tol``, the largest
+        class is finished first, alone; when its passes neither certify
+        nor beat its Pegasos weights, the others run 0 passes (their
+        Pegasos weights, or w(alpha) of the start from their margins when
+        its objective is lower).
     seed : int or None
 
     Returns
@@ -291,15 +301,31 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
     row_norms = np.empty(raw.shape[0])
     _dual.row_norms(indptr, data, row_norms)
 
-    def one(k):
+    def one(k, given=None):
         y_k = np.where(targets == k, 1.0, -1.0)
         return finish_problem(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], primals[k], lam=lam,
                               loss=model.loss, bias_value=bias_value, seed=seed, tol=tol,
-                              passes=None if passes is None else passes[k], row_norms=row_norms,
+                              passes=given if passes is None else passes[k], row_norms=row_norms,
                               max_work=max_work)
 
+    parts = [None] * K
+    rest = list(range(K))
+    if passes is None:
+        # the largest class first (the one-vs-rest probe's problem): when its passes neither certify nor
+        # even beat its Pegasos weights, the other K - 1 would most likely spend their bound for nothing
+        # too (20 classes at lambda = 1e-6 on 400 rows: 29 s against 0.9 s of Pegasos, no class improved);
+        # they then run 0 passes, as finish_passes records, whatever the number of threads.  A class whose
+        # w(alpha) is better goes on: from a short run (dna, 1 epoch) the others' passes are the model
+        lead = int(np.argmax(np.bincount(targets, minlength=K)))
+        parts[lead] = one(lead)
+        rest.remove(lead)
+        if not parts[lead]["certified"] and (give_up or parts[lead]["primal_dual"] >= primals[lead]):
+            for k in rest:
+                parts[k] = one(k, given=0)
+            rest = []
     with ThreadPoolExecutor(max_workers=max(1, min(int(n_threads), K))) as pool:
-        parts = list(pool.map(one, range(K)))
+        for k, out in zip(rest, pool.map(one, rest)):
+            parts[k] = out
     W, biases = model.W.copy(), model.biases.copy()
     kept, best = 0, []
     for k, out in enumerate(parts):
