@@ -283,6 +283,20 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     assert r.returncode == 0 and "did not certify" in r.stderr and "--report-gap to see" not in r.stderr
 
 
+def test_a_finish_cut_short_at_the_hand_over_is_tried_again_at_the_cap(monkeypatch):
+    """The bound of the hand-over's finish is weighed against the Pegasos run so far; when it did not
+    certify and Pegasos then ran to its epoch cap, the model at the cap is finished with a bound weighed
+    against the whole run (here: 1 update at first, the full bound at the cap)."""
+    X, y = multiclass(m=300, n=10, classes=3, seed=1)
+    real = finish.work_bound
+    monkeypatch.setattr(finish, "work_bound", lambda iterations, ex: 1 if iterations < 10 ** 6 else real(iterations, ex))
+    model = pegasos.fit((X, y), lam=1e-6)
+    stopping = model.info["stopping"]
+    assert stopping.startswith("tol=0.002 max_epochs=16384 epoch cap (an uncertified dual finish was not kept")
+    assert stopping.endswith("; the model at the cap was finished)")
+    assert model.info["finish"] == "dual" and float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+
+
 def test_the_epoch_cap_note_does_not_ask_for_an_option_given(tmp_path):
     X, y = multiclass(m=300, n=10, classes=3, seed=1)
     data = write_svm(tmp_path / "d.svm", X, y)
