@@ -81,7 +81,11 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
         is exact mini-batch Pegasos over the union of the shards
         (:func:`pegasos.engine_dask.fit_shards`, which also offers model
         averaging and checkpoints); the model is the one of the local shard
-        engine, bit for bit.
+        engine, bit for bit.  A batch size k = 1 that was not given as the
+        ``batch_size`` keyword (the default, also that of a TrainOptions) is
+        the automatic k = ceil(n / 128) of ``pegasos train`` on shards
+        without -k (each step is a round trip to every worker: at k = 1 a9a
+        would take hours); the header's ``batch_size_rule`` records it.
     **settings
         TrainOptions fields that replace those of ``options``
         (``fit((X, y), lam=1e-4, epochs=5)``).
@@ -129,7 +133,9 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
                                  "a directory or @list.txt), not arrays")
         if init is not None or trace is not None or validation is not None:
             raise ParameterError("training on shards takes no init, trace or validation")
-        return fit_shards(os.fspath(data), options, progress=progress, on_plan=on_plan, cluster=engine)
+        automatic = options.preset == "auto" and options.batch_size == 1 and "batch_size" not in settings
+        return fit_shards(os.fspath(data), options, progress=progress, on_plan=on_plan, cluster=engine,
+                          auto_batch=automatic)
     checks = None
     if trace is not None or validation is not None or options.early_stop is not None:
         if options.early_stop is not None and validation is None:

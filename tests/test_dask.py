@@ -552,6 +552,13 @@ def test_fit_and_estimators_with_an_engine(shards, engine):
 
     folder = str(shards / "bin")
     assert np.array_equal(pegasos.fit(folder, OPTS, engine=engine).w, fit_shards(folder, OPTS).w)
+    # k = 1 not given as a keyword is the automatic k of pegasos train on shards without -k
+    plain = OPTS.replace(batch_size=1)
+    auto = pegasos.fit(folder, plain, engine=engine)
+    assert "batch_size_rule" in auto.info and int(auto.info["batch_size"]) > 1
+    assert np.array_equal(auto.w, fit_shards(folder, plain, auto_batch=True).w)
+    one = pegasos.fit(folder, plain, engine=engine, batch_size=1)
+    assert "batch_size_rule" not in one.info and int(one.info["batch_size"]) == 1
     with pytest.raises(ParameterError, match="not arrays"):
         pegasos.fit((np.eye(3), np.array([1.0, -1.0, 1.0])), OPTS, engine=engine)
     X, y, _ = _concat(sorted((shards / "bin").glob("*.svm")))
