@@ -56,7 +56,8 @@ def test_the_best_point_is_the_best_cross_validated_one(kind, metric):
         cold[lam] = float(np.mean(per))
     for row in r["rows"]:
         assert row["mean"][name] == pytest.approx(cold[row["lam"]], rel=1e-12)
-    pick = (min if name in ("hinge_loss", "mse") else max)(sorted(lambdas), key=lambda lam: cold[lam])
+    # on a tie the largest lambda: the most regularised model
+    pick = (min if name in ("hinge_loss", "mse") else max)(sorted(lambdas, reverse=True), key=lambda lam: cold[lam])
     assert r["best"] == {"lam": pick}
     assert [row["best"] for row in r["rows"]].count(True) == 1
 
@@ -141,3 +142,14 @@ def test_warm_started_rows_of_a_given_length_are_finished_as_cold_ones():
     assert warm["warm_start"]
     for a, b in zip(warm["rows"], cold["rows"]):
         assert abs(a["objective"] - b["objective"]) <= 2 * options.tol * b["objective"], (a, b)
+
+
+def test_a_tie_goes_to_the_largest_lambda():
+    """Every lambda classifies the well-separated validation set perfectly: the most regularised wins."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 5))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    X[:, 0] += 3 * y
+    r = search((X, y), TrainOptions(epochs=2), [1e-4, 1e-2, 1e-3], validation=(X, y), warm_start=False)
+    assert [row["mean"]["accuracy"] for row in r["rows"]] == [1.0, 1.0, 1.0]
+    assert r["best"] == {"lam": 1e-2} and r["rows"][-1]["best"]
