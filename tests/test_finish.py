@@ -320,7 +320,7 @@ def _twenty_classes(seed, m=400, n=30, K=20, noise=0.1):
 
 def test_one_vs_rest_stops_after_a_largest_class_whose_passes_gained_nothing():
     """The largest class runs first; when its passes neither certify nor beat its Pegasos weights, the
-    other classes run 0 passes (the trial case: 20 classes took 17 s for a model equal to Pegasos'),
+    other classes run 0 passes (20 classes took 17 s for a model equal to Pegasos' when all ran),
     for any number of threads, and the header's passes retrain the model."""
     X, y = _twenty_classes(seed=2)
     model = pegasos.fit((X, y), lam=1e-6, epochs=256)
