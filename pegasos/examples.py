@@ -106,7 +106,7 @@ def as_examples(data, n_features=None):
             if qid.shape != (m,):
                 raise ParameterError(f"qid has shape {qid.shape}; it needs one query id per example ({m})")
         if sw is not None:
-            sw = _sample_weight(sw, m)
+            sw = check_sample_weight(sw, m)
         ex = Examples(indptr, indices, values, y, int(cols), qid, sw)
     else:
         raise ParameterError("the training data must be (X, y), (X, y, qid), (X, y, qid, sample_weight), "
@@ -119,13 +119,23 @@ def as_examples(data, n_features=None):
     return ex
 
 
-def _sample_weight(sw, m):
+def check_sample_weight(sw, m):
+    """Example weights ``sw`` as a contiguous float64 (m,) array of finite numbers >= 0.
+
+    Raises
+    ------
+    ParameterError
+        Not numbers, or not one weight per example.
+    ExampleError
+        A weight that is not a finite number >= 0 (the example named).
+    """
     try:
         sw = np.asarray(sw, dtype=np.float64)
     except (TypeError, ValueError):
         raise ParameterError("sample_weight must hold numbers") from None
     if sw.shape != (m,):
-        raise ParameterError(f"sample_weight has shape {sw.shape}; it needs one weight per example ({m})")
+        raise ParameterError(f"sample_weight has {sw.size} weights for {m} examples (shape {sw.shape}; it needs "
+                             "one weight per example)")
     bad = np.flatnonzero(~(np.isfinite(sw) & (sw >= 0)))
     if bad.size:
         i = int(bad[0])

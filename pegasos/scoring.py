@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .errors import ParameterError
+from .examples import check_sample_weight
 from .io import iter_svmlight
 from .linear import example_losses
 
@@ -67,23 +68,6 @@ class _Totals:
         if self.scores is not None:
             self.scores.append(f)
             self.truth.append(pos)
-
-
-def _checked_weights(sample_weight, m):
-    """``sample_weight`` as float64 (m,) of finite numbers >= 0, or None; ParameterError otherwise."""
-    if sample_weight is None:
-        return None
-    try:
-        sw = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise ParameterError("sample_weight must hold numbers") from None
-    if sw.shape[0] != m:
-        raise ParameterError(f"sample_weight has {sw.shape[0]} weights for {m} examples")
-    bad = ~(np.isfinite(sw) & (sw >= 0))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ParameterError(f"sample_weight[{i}] = {sw[i]!r} is not a finite number >= 0")
-    return sw
 
 
 def _ratio(a, b):
@@ -272,8 +256,7 @@ def objective(model, X, y, lam=None, qid=None, sample_weight=None):
         ``sample_weight`` of the wrong length, or not finite and >= 0, or
         given for a ranking model (the rank loss takes no example weights).
     """
-    m = int(np.asarray(y).shape[0])
-    sw = _checked_weights(sample_weight, m)
+    sw = None if sample_weight is None else check_sample_weight(sample_weight, int(np.asarray(y).shape[0]))
     if getattr(model, "task", "binary") != "binary":
         return _objective_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)], lam,
                                 sample_weight=sw)
