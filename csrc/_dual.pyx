@@ -397,3 +397,32 @@ def combine_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const fl
                 for j in range(indptr[i], indptr[i + 1]):
                     out[indices[j]] += coef[i] * data[j]
         out[n_cols] = bias_value * total
+
+
+cdef inline void _add(double *total, double *lost, double x) noexcept nogil:
+    """Neumaier's compensated step: total + lost is the running sum, lost the rounding error so far."""
+    cdef double t = total[0] + x
+    if (total[0] if total[0] >= 0.0 else -total[0]) >= (x if x >= 0.0 else -x):
+        lost[0] += (total[0] - t) + x
+    else:
+        lost[0] += (x - t) + total[0]
+    total[0] = t
+
+
+def dual_sums(const double[::1] alpha, const double[::1] v, const double[::1] diag):
+    """(sum_i alpha_i, ||v||^2, sum_i D_ii alpha_i^2), each a compensated (Neumaier) float64 sum, without
+    the GIL: the three terms of D(alpha) = sum alpha - 1/2 ||v||^2 - 1/2 sum D_ii alpha_i^2.
+
+    alpha, diag : float64 (m,); v : float64 (any length, every entry counted)."""
+    cdef Py_ssize_t m = alpha.shape[0]
+    cdef Py_ssize_t i
+    cdef double a = 0.0, a_lost = 0.0, b = 0.0, b_lost = 0.0, d = 0.0, d_lost = 0.0
+    if diag.shape[0] != m:
+        raise ValueError("array lengths do not match")
+    with nogil:
+        for i in range(m):
+            _add(&a, &a_lost, alpha[i])
+            _add(&d, &d_lost, diag[i] * alpha[i] * alpha[i])
+        for i in range(v.shape[0]):
+            _add(&b, &b_lost, v[i] * v[i])
+    return a + a_lost, b + b_lost, d + d_lost

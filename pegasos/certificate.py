@@ -182,8 +182,13 @@ def dual_vector(indptr, indices, data, n_cols, coef, bias_value):
 
 
 def dual_value(alpha, v, diag):
-    """D(alpha) / lambda = sum alpha - 1/2 ||v||^2 - 1/2 sum diag alpha^2, with compensated sums."""
-    return math.fsum(alpha) - 0.5 * math.fsum(v * v) - 0.5 * math.fsum(diag * alpha * alpha)
+    """D(alpha) / lambda = sum alpha - 1/2 ||v||^2 - 1/2 sum diag alpha^2, with compensated sums
+    (:func:`pegasos._dual.dual_sums`, compiled: ``math.fsum`` took 7 ms for one ||v||^2 of sector's
+    55,197 columns, a pass of the data's 1M values 3.7 ms)."""
+    from . import _dual
+
+    total, square, curvature = _dual.dual_sums(alpha, v, diag)
+    return total - 0.5 * square - 0.5 * curvature
 
 
 def start_point(margins, upper, diag, loss):
@@ -206,7 +211,10 @@ def scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss
     box).  Returns (alpha, v), float64 (m,) and (n_cols + 1,)."""
     alpha = start_point(margins, upper, diag, loss)
     v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
-    a, b = math.fsum(alpha), math.fsum(v * v) + math.fsum(diag * alpha * alpha)
+    from . import _dual
+
+    a, square, curvature = _dual.dual_sums(alpha, v, diag)
+    b = square + curvature
     s = a / b if b > 0 else 1.0
     if loss == "hinge":
         s = min(s, 1.0)
@@ -281,6 +289,7 @@ class ShrinkingPasses:
         self._per_pass = int(indptr[m]) + m
         self._values = np.empty(0)
         self.value = math.nan
+        self.rise = math.inf
 
     @property
     def work(self):
@@ -290,7 +299,8 @@ class ShrinkingPasses:
     def run(self, passes, stop_at=math.inf):
         """Run up to ``passes`` passes (int >= 0); stop after the first whose dual value D(alpha)/lambda,
         from the maintained v, is >= ``stop_at``.  Returns the passes run; ``value`` is then that dual
-        value after the last of them (nan before the first pass)."""
+        value after the last of them (nan before the first pass), and ``rise`` how much the last pass
+        raised it (inf after the first)."""
         from . import _dual
 
         done = 0
@@ -303,7 +313,9 @@ class ShrinkingPasses:
                                                     self._state, want, self._values, stop_at)
             done += got
             if got:
+                before = self.value if got == 1 else float(self._values[got - 2])
                 self.value = float(self._values[got - 1])
+                self.rise = self.value - before if math.isfinite(before) else math.inf
             if got < want:
                 break
         return done

@@ -482,3 +482,81 @@ def test_cross_validation_takes_the_finish_options(tmp_path):
         assert out[extra]["options"].get("finish") == (extra[1] if extra else None)
     one_error(run_pegasos("train", "-v", "3", "-l", "1e-4", "--finish-passes", "7", data),
               "--finish-passes finishes a run of a given length")
+
+
+def _problem(X, y, lam, model):
+    """finish_problem's arguments for a binary model on (X, y), unit example weights."""
+    ex = as_examples((X, y))
+    y_pm = np.where(np.asarray(y) > 0, 1.0, -1.0)
+    c = np.ones(X.shape[0])
+    v = np.zeros(ex.n_features + 1)
+    v[:ex.n_features] = model.w[:ex.n_features]
+    primal = finish._primal(ex.indptr, ex.indices, ex.data, y_pm, c, v, lam, "hinge", 0.0)
+    margins = y_pm * model.decision_function(X)
+    return (ex.indptr, ex.indices, ex.data, ex.n_features, y_pm, c, margins, primal)
+
+
+@pytest.mark.parametrize("max_work", [1, 5000, 10 ** 5, finish.FINISH_UPDATES])
+@pytest.mark.parametrize("lam", [1e-2, 1e-4, 1e-6])
+def test_the_finishs_primal_is_that_of_its_weights_however_its_checks_fell(lam, max_work):
+    """The checks of w(alpha) are skipped while the dual still rises and come between doublings where the
+    rate says tol is reached: whatever pass the loop ends at (certified, stalled, or at the bound of
+    work right after a skipped check), primal_dual is P(w) of the w returned, and dual <= P(w)."""
+    X, y = binary(m=300, n=10, seed=5, noise=0.1)
+    model = pegasos.fit((X, y), lam=lam, epochs=1, finish="none")
+    args = _problem(X, y, lam, model)
+    out = finish.finish_problem(*args, lam=lam, loss="hinge", bias_value=0.0, seed=3, tol=1e-3,
+                                max_work=max_work)
+    ex = as_examples((X, y))
+    again = finish._primal(ex.indptr, ex.indices, ex.data, args[4], args[5], out["w"], lam, "hinge", 0.0)
+    assert out["primal_dual"] == again
+    assert out["dual"] <= min(out["primal_dual"], args[7]) * (1 + 1e-12)
+    exact = finish.finish_problem(*args, lam=lam, loss="hinge", bias_value=0.0, seed=3, passes=out["passes"])
+    np.testing.assert_array_equal(exact["w"], out["w"])     # the header's finish_passes retrain it
+
+
+def test_the_finish_checks_less_often_than_every_doubling(monkeypatch):
+    """Where the dual is far from the optimum (the first passes on a problem of C = 1/(lambda m) = 30),
+    a pass raises D by more than tol of the primal and no O(nnz) check of w(alpha) is made after it;
+    the run still certifies, with fewer checks than the 1, 2, 4, ... doublings it ran through."""
+    X, y = binary(m=300, n=10, seed=2, noise=0.05)
+    lam = 1e-4
+    model = pegasos.fit((X, y), lam=lam, epochs=1, finish="none")
+    args = _problem(X, y, lam, model)
+    calls = []
+    real = finish._primal
+    monkeypatch.setattr(finish, "_primal", lambda *a: calls.append(1) or real(*a))
+    out = finish.finish_problem(*args, lam=lam, loss="hinge", bias_value=0.0, seed=1, tol=2e-3)
+    assert out["certified"]
+    doublings = out["passes"].bit_length()          # checks at 1, 2, 4, ... up to the last pass
+    assert len(calls) < doublings
+
+
+def test_the_aimed_check_follows_the_gaps_linear_rate():
+    # the gap halves every 4 passes: from 0.01 at 8 to 1e-3 takes log2(10) * 4 = 13.3 more passes
+    assert finish._aim((4, 0.02), (8, 0.01), 1e-3) == 8 + 14
+    # no rate: a first check, a gap that grew, or one already below tol
+    assert finish._aim(None, (8, 0.01), 1e-3) is None
+    assert finish._aim((4, 0.01), (8, 0.02), 1e-3) is None
+    assert finish._aim((4, 0.02), (8, 1e-4), 1e-3) is None
+    # at least MIN_STRIDE of the passes after the last check: a fast rate does not check every pass
+    assert finish._aim((512, 0.5), (1024, 0.0011), 1e-3) == 1024 + int(finish.MIN_STRIDE * 1024)
+
+
+def test_the_dual_sums_are_compensated():
+    """dual_sums agrees with math.fsum where plain float64 sums lose digits (large and tiny terms)."""
+    import math
+
+    from pegasos import _dual
+
+    rng = np.random.default_rng(0)
+    alpha = np.concatenate([[1e16], rng.random(1000), [-1e16]])
+    diag = rng.random(alpha.shape[0])
+    v = np.concatenate([[1e8], rng.random(5000), [1e8]])
+    total, square, curvature = _dual.dual_sums(alpha, v, diag)
+    assert total == pytest.approx(math.fsum(alpha), rel=1e-14)
+    assert abs(float(np.sum(alpha[::-1].cumsum()[-1])) - math.fsum(alpha)) > 1     # a plain sum loses them
+    assert square == pytest.approx(math.fsum(v * v), rel=1e-15)
+    assert curvature == pytest.approx(math.fsum(diag * alpha * alpha), rel=1e-15)
+    with pytest.raises(ValueError):
+        _dual.dual_sums(alpha, v, diag[:-1])
