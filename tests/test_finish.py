@@ -254,6 +254,8 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     """A nearly hard margin on tiny data (lambda = 1e-7, C = 1/(lambda m) = 3e4): the dual passes do
     not certify; they stop at the bound weighed against the Pegasos run (2^28 updates took 0.5 s,
     25 times the whole Pegasos run), Pegasos' model is kept, and the command line says so."""
+    from pegasos.trace import Trace
+
     X, y = binary(m=300, n=10, seed=2, noise=0.1)
     seen = []
     real = finish.finish_problem
@@ -268,6 +270,10 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     monkeypatch.undo()
     assert "an uncertified dual finish was not kept" in model.info["stopping"]
     assert "finish" not in model.info
+    gap = float(model.info["finish_discarded_gap"])         # the header's own key, the gap of the stopping text
+    assert f"certified gap {gap:.3g} after" in model.info["stopping"] and gap > autotune.DEFAULT_TOL
+    traced = pegasos.fit((X, y), lam=1e-7, trace=Trace())    # the run trained again under the checks says so too
+    assert traced.info["finish_discarded_gap"] == model.info["finish_discarded_gap"]
     np.testing.assert_array_equal(model.w, pegasos.fit((X, y), lam=1e-7, finish="none").w)
     (bound, out), = seen
     assert not out["certified"] and bound < finish.FINISH_UPDATES
@@ -275,6 +281,9 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     r = run_pegasos("train", "-l", "1e-7", data, tmp_path / "m")
     assert r.returncode == 0, r.stderr
     assert "the dual finish did not certify the model within --tol" in r.stderr
+    saved = pegasos.load_model(str(tmp_path / "m"))     # the key round-trips through the model file
+    assert saved.info["finish_discarded_gap"] == model.info["finish_discarded_gap"]
+    assert f"certified relative gap of {gap:.3g}:" in r.stderr
     assert "--report-gap to see" in r.stderr and "--finish dual lets its passes run" in r.stderr
     r = run_pegasos("train", "-l", "1e-7", "--finish", "dual", data, tmp_path / "m")
     assert r.returncode == 0 and "above --tol" in r.stderr and "--finish dual lets" not in r.stderr
@@ -295,6 +304,7 @@ def test_a_finish_cut_short_at_the_hand_over_is_tried_again_at_the_cap(monkeypat
     assert stopping.startswith("tol=0.002 max_epochs=16384 epoch cap (an uncertified dual finish was not kept")
     assert stopping.endswith("; the model at the cap was finished)")
     assert model.info["finish"] == "dual" and float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    assert float(model.info["finish_discarded_gap"]) > autotune.DEFAULT_TOL     # the earlier finish's gap stays
 
 
 def test_the_epoch_cap_note_does_not_ask_for_an_option_given(tmp_path):
