@@ -436,12 +436,13 @@ def ovr_step_offset(ex, options):
 
 
 def _largest_class_problem(ex, options):
-    """The binary examples of the largest class (+1) against the rest (-1), each weighted by its class
-    weight times its own weight."""
+    """The binary examples of the largest class (+1; :func:`pegasos.multiclass.largest_class`) against
+    the rest (-1), each weighted by its class weight times its own weight."""
     import dataclasses
 
-    classes, counts = np.unique(ex.y, return_counts=True)
-    largest = classes[int(np.argmax(counts))]
+    from .multiclass import largest_class
+
+    largest = largest_class(ex.y)
     weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
     return dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
 

@@ -292,6 +292,28 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     assert r.returncode == 0 and "did not certify" in r.stderr and "--report-gap to see" not in r.stderr
 
 
+def test_the_calibration_and_the_finish_take_the_same_largest_class_also_on_a_tie(monkeypatch):
+    """One-vs-rest calibrates t0 on the largest class against the rest, and the dual finish runs that
+    class's passes first (the others' depend on them): both take the smallest label on a tie (classes
+    2 and 3 have 40 examples each, class 3's first in the data), in label values as in class indices."""
+    from pegasos.multiclass import largest_class
+
+    y = np.array([3.0] * 40 + [1.0] * 20 + [2.0] * 40)
+    X = np.random.default_rng(3).normal(size=(100, 5)) + y[:, None]
+    assert largest_class(y) == 2.0 and largest_class(np.array([2, 0, 1, 1, 2])) == 1
+    ex = as_examples((X, y))
+    model = pegasos.fit((X, y), lam=1e-3, epochs=2, finish="none")
+    positives = []
+    monkeypatch.setattr(autotune, "step_offset_for", lambda binary, *args: positives.append(binary.y > 0) or 1.0)
+    autotune.ovr_step_offset(ex, TrainOptions(lam=1e-3).validate())
+    real = finish.finish_problem
+    monkeypatch.setattr(finish, "finish_problem",
+                        lambda *args, **kw: positives.append(args[4] > 0) or real(*args, **kw))
+    finish.finish_ovr(model, ex)
+    calibrated, first_finished = positives[0], positives[1]
+    assert np.array_equal(calibrated, y == 2.0) and np.array_equal(first_finished, y == 2.0)
+
+
 def test_a_finish_cut_short_at_the_hand_over_is_tried_again_at_the_cap(monkeypatch):
     """The bound of the hand-over's finish is weighed against the Pegasos run so far; when it did not
     certify and Pegasos then ran to its epoch cap, the model at the cap is finished with a bound weighed
