@@ -476,7 +476,8 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             t0 = float(model.info.get("step_offset", 0.0))
             watched = fit_linear(ex, options.replace(step_offset=t0, eta0=None, epochs=epochs), labels=labels,
                                  progress=progress, monitor=monitor)
-            for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping"):
+            for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping",
+                        "finish_discarded_gap"):
                 if key in model.info:
                     watched.info[key] = model.info[key]
             if "finish" not in model.info:     # a finished model stays: the trace follows its Pegasos part

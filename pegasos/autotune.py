@@ -395,10 +395,10 @@ def _finish_work(options, iterations, ex):
 
 
 def _finished_at_the_end(model):
-    """``model`` finished after the doubling: its ``stopping`` says so when an earlier finish was not kept."""
-    stopping = model.info.get("stopping", "")
-    if stopping.endswith(")") and "was not kept" in stopping:
-        model.info["stopping"] = stopping[:-1] + "; the model at the cap was finished)"
+    """``model`` finished after the doubling: its ``stopping`` says so when an earlier finish was not kept
+    (``finish_discarded_gap``, which the finish's copy of the header keeps)."""
+    if "finish_discarded_gap" in model.info:
+        model.info["stopping"] = model.info["stopping"][:-1] + "; the model at the cap was finished)"
     return model
 
 
@@ -436,12 +436,13 @@ def ovr_step_offset(ex, options):
 
 
 def _largest_class_problem(ex, options):
-    """The binary examples of the largest class (+1) against the rest (-1), each weighted by its class
-    weight times its own weight."""
+    """The binary examples of the largest class (+1; :func:`pegasos.multiclass.largest_class`) against
+    the rest (-1), each weighted by its class weight times its own weight."""
     import dataclasses
 
-    classes, counts = np.unique(ex.y, return_counts=True)
-    largest = classes[int(np.argmax(counts))]
+    from .multiclass import largest_class
+
+    largest = largest_class(ex.y)
     weights = None if options.class_weight is None and ex.sample_weight is None else _ovr_weights(ex, options)
     return dataclasses.replace(ex, y=np.where(ex.y == largest, 1.0, -1.0), sample_weight=weights, source=None)
 
@@ -598,8 +599,9 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         on without handing over again and the finished model is returned
         only if its objective is the lower one at the end ("... (after an
         uncertified dual finish)"; otherwise "... (an uncertified dual finish
-        was not kept: certified gap G after N passes)"): never worse than
-        plain Pegasos.
+        was not kept: certified gap G after N passes)", and the model's
+        ``info["finish_discarded_gap"]`` is G, repr of a float): never worse
+        than plain Pegasos.
 
     Time against gain, without a clock (the model depends on the seed
     only): the error of the averaged model decays about like 1/E, so the
@@ -658,6 +660,7 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
     elif finished is not None:
         info = finished[0].info
         passes = max(int(p) for p in info["finish_passes"].split(","))
+        model.info["finish_discarded_gap"] = info["certified_gap"]
         reason += (f" (an uncertified dual finish was not kept: certified gap {float(info['certified_gap']):.3g} "
                    f"after {passes} passes)")
     return model, E, history, reason

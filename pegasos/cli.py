@@ -581,8 +581,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                    f"{options.tol!r}" + _more_passes(options), err=True)
     elif result.info.get("finish") == "dual":
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
-    elif not quiet and "an uncertified dual finish was not kept" in stopping:
-        gap = stopping.rsplit("certified gap ", 1)[-1].split(" ", 1)[0]
+    elif not quiet and "finish_discarded_gap" in result.info:
+        gap = f"{float(result.info['finish_discarded_gap']):.3g}"
         cap = result.info.get("epochs") if "cap" in stopping.split(" (", 1)[0] else None
         click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
                    f"certified relative gap of {gap}: its gap stalled, or its bound of work), so Pegasos went on"

@@ -773,6 +773,7 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
 
 def _shard_options(options):
     options.validate()
+    options.check_finish(on_shards=True)
     if options.task not in ("binary", "regression") or options.multiclass not in (None, "ovr"):
         raise ParameterError("training on shards supports linear binary classification, one-vs-rest and "
                              f"regression (not {options.name('loss')} rank or {options.name('multiclass')} "

@@ -30,6 +30,7 @@ import numpy as np
 
 from .certificate import ShrinkingPasses, dual_value, dual_vector, problem_terms, scaled_start
 from .errors import ParameterError
+from .multiclass import largest_class
 from .options import MAX_FINISH_PASSES
 
 FINISH_UPDATES = 1 << 28        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
@@ -354,7 +355,7 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
         # too (20 classes at lambda = 1e-6 on 400 rows: 29 s against 0.9 s of Pegasos, no class improved);
         # they then run 0 passes, as finish_passes records, whatever the number of threads.  A class whose
         # w(alpha) is better goes on: from a short run (dna, 1 epoch) the others' passes are the model
-        lead = int(np.argmax(np.bincount(targets, minlength=K)))
+        lead = int(largest_class(targets))
         parts[lead] = one(lead)
         rest.remove(lead)
         if not parts[lead]["certified"] and (give_up or parts[lead]["primal_dual"] >= primals[lead]):

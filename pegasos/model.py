@@ -52,8 +52,8 @@ HEADER_KEYS = (
 # written after those only when they apply (absent: binary task, no class weights)
 OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
                  "step_offset", "schedule", "eta", "shuffle_buffer", "step_offset_rule", "eta0", "epochs",
-                 "epochs_trained", "stopping", "finish", "finish_passes", "finish_kept", "certified_gap", "early_stop", "early_stop_metric", "best_iteration",
-                 "best_validation", "warm_start")
+                 "epochs_trained", "stopping", "finish", "finish_passes", "finish_kept", "finish_discarded_gap",
+                 "certified_gap", "early_stop", "early_stop_metric", "best_iteration", "best_validation", "warm_start")
 # training on shards (pegasos.engine_dask): the engine, the shard count, the rounds between model averages,
 # the guarantee of averaging mode, how k was chosen when the user gave none
 OPTIONAL_KEYS += ("engine", "shards", "sync_every", "guarantee", "batch_size_rule")

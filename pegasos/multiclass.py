@@ -185,6 +185,37 @@ def _classes(y, options):
     return classes
 
 
+def largest_class(y):
+    """The class with the most examples: the value occurring most often in ``y``, the smallest one on a
+    tie (the first in a model's increasing class order).
+
+    One-vs-rest (Sec. 5) lets this class against the rest stand for the K problems twice: the step
+    offset is calibrated on it (:func:`pegasos.autotune.ovr_step_offset`), and the dual finish
+    (:func:`pegasos.finish.finish_ovr`) runs its passes first and decides from them whether the
+    others run; both pick it here, so that they pick the same class.
+
+    Parameters
+    ----------
+    y : array-like of shape (m,), m >= 1
+        Label values (float64) or class indices (int); the same examples give the same class either
+        way, as indices follow the increasing label order.
+
+    Returns
+    -------
+    scalar of ``y``'s dtype
+        The label value or class index.
+
+    Raises
+    ------
+    ValueError
+        ``y`` is empty.
+    """
+    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    if classes.size == 0:
+        raise ValueError("the largest class of no examples is not defined")
+    return classes[int(np.argmax(counts))]
+
+
 def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None):
     """Train a multiclass linear SVM with Pegasos (one-vs-rest or Crammer-Singer).
 

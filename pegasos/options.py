@@ -525,11 +525,12 @@ class TrainOptions:
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
 
-    def finish_unavailable(self):
+    def finish_unavailable(self, on_shards=False):
         """Why the dual finish (:mod:`pegasos.finish`) cannot run with these options (a phrase), or None.
 
         It needs a linear model with the hinge or the squared hinge loss, bias "none" or "feature",
-        binary or one-vs-rest, the Pegasos step rule, the data in memory, and no early stopping (which
+        binary or one-vs-rest, the Pegasos step rule, the data in memory (not streamed, nor on shards:
+        ``on_shards``, a run of :func:`pegasos.engine_dask.fit_shards`), and no early stopping (which
         returns the best model seen) or resume section (the state of a Pegasos run).
         """
         if self.kernel != "linear":
@@ -544,20 +545,35 @@ class TrainOptions:
             return "it finishes a run of the Pegasos step"
         if self.shuffle_buffer is not None:
             return "it needs the data in memory (not streamed)"
+        if on_shards:
+            return "it needs the data in memory (on shards the run is plain mini-batch Pegasos over the blocks)"
         if self.early_stop is not None:
             return f"{self.name('early_stop')} returns the best model seen during the run"
         if self.resume_state:
             return f"{self.name('resume_state')} keeps the state of the Pegasos run, which w(alpha) is not"
         return None
 
-    def _validate_finish(self):
+    def check_finish(self, on_shards=False):
+        """Refuse a dual finish asked for (``finish="dual"`` or ``finish_passes``) where it does not apply
+        (:meth:`finish_unavailable`, with ``on_shards`` for a run on shards); the one check behind
+        :meth:`validate`, :func:`pegasos.engine_dask.fit_shards` and the estimators.
+
+        Raises
+        ------
+        ParameterError
+            A finish value other than None, "dual" and "none", or a finish asked for where it does not
+            apply; one line naming the option as the user spelled it.
+        """
         if self.finish is not None and self.finish not in FINISHES:
             self._fail("finish", f"the finish must be one of {', '.join(FINISHES)}, got {self.finish!r}")
         if self.finish == "dual" or self.finish_passes is not None:
-            why = self.finish_unavailable()
+            why = self.finish_unavailable(on_shards)
             if why is not None:
                 given = self.name("finish") + " dual" if self.finish == "dual" else self.name("finish_passes")
                 raise ParameterError(f"{given}: the dual finish does not apply here: {why}")
+
+    def _validate_finish(self):
+        self.check_finish()
         if self.finish_passes is None:
             return
         items = self.finish_passes if isinstance(self.finish_passes, (tuple, list)) else (self.finish_passes,)

@@ -508,20 +508,14 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
         if self.multiclass not in ("ovr", "crammer-singer"):
             raise ParameterError(f"multiclass must be ovr or crammer-singer, got {self.multiclass!r}")
-        if self.finish is not None and self.finish not in ("dual", "none"):
-            raise ParameterError(f"finish must be None, 'dual' or 'none', got {self.finish!r}")
+        # finish: checked by the options of each run (TrainOptions.check_finish), for a kernel and an engine too
         if self.engine is not None:
-            if self.finish == "dual":
-                raise ParameterError("finish='dual' needs the data in memory; with engine the run is plain "
-                                     "mini-batch Pegasos over the blocks")
             if self.kernel is not None or (K > 2 and self.multiclass != "ovr"):
                 raise ParameterError("engine trains linear classifiers, one-vs-rest for more than two classes "
                                      "(no kernel, no crammer-singer)")
             self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
-                                              class_weight=class_weight)
+                                              class_weight=class_weight, finish=self.finish)
         elif self.kernel is not None:
-            if self.finish == "dual":
-                raise ParameterError("finish='dual': the dual finish is for linear models, not a kernel")
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
             self.model_ = self._fit_linear(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
@@ -663,7 +657,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         if values.size > 2 and self.multiclass != "ovr":
             raise ParameterError("a kernel trains several classes one-vs-rest only: multiclass='ovr'")
         common = self._common(kernel=True)
-        kw = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, budget=self.budget)
+        kw = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, budget=self.budget,
+                  finish=self.finish)
         if values.size == 2:
             self.model_ = train_kernel(X, y_num, **kw, **common)
             return

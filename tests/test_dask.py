@@ -7,6 +7,7 @@ Tests that need Dask skip without it; the process-based ones are marked slow.
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -262,6 +263,18 @@ def test_cli_local_shards(shards, tmp_path):
     assert r.exit_code == 1 and "Error: --sampling sequential" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(main, ["train", "--sync-every", "x", str(shards / "bin"), str(out)])
     assert r.exit_code == 1 and "Error: --sync-every" in r.output
+
+
+def test_a_finish_asked_for_on_shards_is_refused(shards, tmp_path):
+    """The dual finish needs the data in memory: train on shards with --finish dual trained plain
+    Pegasos without a word; it is now the one error of the options' rule (TrainOptions.check_finish)."""
+    why = "the dual finish does not apply here: it needs the data in memory (on shards"
+    for changes, given in (({"finish": "dual"}, "finish= dual"), ({"finish_passes": 3}, "finish_passes=")):
+        with pytest.raises(ParameterError, match=re.escape(f"{given}: {why}")):
+            fit_shards(str(shards / "bin"), OPTS.replace(**changes))
+    r = CliRunner().invoke(main, ["train", "--finish", "dual", str(shards / "bin"), str(tmp_path / "m")])
+    assert r.exit_code == 1 and f"Error: --finish dual: {why}" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "m").exists()
 
 
 def test_no_dask_import_without_the_engine(shards, tmp_path):

@@ -254,6 +254,8 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     """A nearly hard margin on tiny data (lambda = 1e-7, C = 1/(lambda m) = 3e4): the dual passes do
     not certify; they stop at the bound weighed against the Pegasos run (2^28 updates took 0.5 s,
     25 times the whole Pegasos run), Pegasos' model is kept, and the command line says so."""
+    from pegasos.trace import Trace
+
     X, y = binary(m=300, n=10, seed=2, noise=0.1)
     seen = []
     real = finish.finish_problem
@@ -268,6 +270,10 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     monkeypatch.undo()
     assert "an uncertified dual finish was not kept" in model.info["stopping"]
     assert "finish" not in model.info
+    gap = float(model.info["finish_discarded_gap"])         # the header's own key, the gap of the stopping text
+    assert f"certified gap {gap:.3g} after" in model.info["stopping"] and gap > autotune.DEFAULT_TOL
+    traced = pegasos.fit((X, y), lam=1e-7, trace=Trace())    # the run trained again under the checks says so too
+    assert traced.info["finish_discarded_gap"] == model.info["finish_discarded_gap"]
     np.testing.assert_array_equal(model.w, pegasos.fit((X, y), lam=1e-7, finish="none").w)
     (bound, out), = seen
     assert not out["certified"] and bound < finish.FINISH_UPDATES
@@ -275,12 +281,37 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     r = run_pegasos("train", "-l", "1e-7", data, tmp_path / "m")
     assert r.returncode == 0, r.stderr
     assert "the dual finish did not certify the model within --tol" in r.stderr
+    saved = pegasos.load_model(str(tmp_path / "m"))     # the key round-trips through the model file
+    assert saved.info["finish_discarded_gap"] == model.info["finish_discarded_gap"]
+    assert f"certified relative gap of {gap:.3g}:" in r.stderr
     assert "--report-gap to see" in r.stderr and "--finish dual lets its passes run" in r.stderr
     r = run_pegasos("train", "-l", "1e-7", "--finish", "dual", data, tmp_path / "m")
     assert r.returncode == 0 and "above --tol" in r.stderr and "--finish dual lets" not in r.stderr
     assert "not certified within 0.2% (its gap: " in r.stdout      # the full bound does not certify either
     r = run_pegasos("train", "-l", "1e-7", "--report-gap", data, tmp_path / "m")
     assert r.returncode == 0 and "did not certify" in r.stderr and "--report-gap to see" not in r.stderr
+
+
+def test_the_calibration_and_the_finish_take_the_same_largest_class_also_on_a_tie(monkeypatch):
+    """One-vs-rest calibrates t0 on the largest class against the rest, and the dual finish runs that
+    class's passes first (the others' depend on them): both take the smallest label on a tie (classes
+    2 and 3 have 40 examples each, class 3's first in the data), in label values as in class indices."""
+    from pegasos.multiclass import largest_class
+
+    y = np.array([3.0] * 40 + [1.0] * 20 + [2.0] * 40)
+    X = np.random.default_rng(3).normal(size=(100, 5)) + y[:, None]
+    assert largest_class(y) == 2.0 and largest_class(np.array([2, 0, 1, 1, 2])) == 1
+    ex = as_examples((X, y))
+    model = pegasos.fit((X, y), lam=1e-3, epochs=2, finish="none")
+    positives = []
+    monkeypatch.setattr(autotune, "step_offset_for", lambda binary, *args: positives.append(binary.y > 0) or 1.0)
+    autotune.ovr_step_offset(ex, TrainOptions(lam=1e-3).validate())
+    real = finish.finish_problem
+    monkeypatch.setattr(finish, "finish_problem",
+                        lambda *args, **kw: positives.append(args[4] > 0) or real(*args, **kw))
+    finish.finish_ovr(model, ex)
+    calibrated, first_finished = positives[0], positives[1]
+    assert np.array_equal(calibrated, y == 2.0) and np.array_equal(first_finished, y == 2.0)
 
 
 def test_a_finish_cut_short_at_the_hand_over_is_tried_again_at_the_cap(monkeypatch):
@@ -295,6 +326,7 @@ def test_a_finish_cut_short_at_the_hand_over_is_tried_again_at_the_cap(monkeypat
     assert stopping.startswith("tol=0.002 max_epochs=16384 epoch cap (an uncertified dual finish was not kept")
     assert stopping.endswith("; the model at the cap was finished)")
     assert model.info["finish"] == "dual" and float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    assert float(model.info["finish_discarded_gap"]) > autotune.DEFAULT_TOL     # the earlier finish's gap stays
 
 
 def test_the_epoch_cap_note_does_not_ask_for_an_option_given(tmp_path):

@@ -360,3 +360,30 @@ def test_an_engine_given_as_a_string_is_a_clear_error():
     for engine in ("dask", "local"):
         with pytest.raises(ParameterError, match="engine must be a pegasos.engine_dask.DaskEngine"):
             PegasosClassifier(engine=engine).fit(np.eye(4), [0, 1, 0, 1])
+
+
+def test_the_finish_of_the_classifier_is_checked_by_the_options_rule():
+    """A finish asked for where it does not apply (a kernel, an engine) or a bad finish value is the one
+    ParameterError of TrainOptions, in its wording, for the estimator as for pegasos.fit; no cluster is
+    needed to be told (the check precedes the run)."""
+    from types import SimpleNamespace
+
+    from pegasos.options import TrainOptions
+
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.array([0, 1] * 10)
+
+    def message(call):
+        with pytest.raises(ParameterError) as e:
+            call()
+        assert "\n" not in str(e.value)
+        return str(e.value)
+
+    rule = message(lambda: TrainOptions(kernel="rbf", finish="dual").validate())
+    assert message(lambda: PegasosClassifier(kernel="rbf", finish="dual").fit(X, y)) == rule
+    assert rule == "finish= dual: the dual finish does not apply here: it is for linear models"
+    rule = message(lambda: TrainOptions(finish="yes").validate())
+    assert message(lambda: PegasosClassifier(kernel="rbf", finish="yes").fit(X, y)) == rule
+    one_worker = SimpleNamespace(client=SimpleNamespace(scheduler_info=lambda: {"workers": {"w": {}}}))
+    assert message(lambda: PegasosClassifier(engine=one_worker, finish="dual").fit(X, y)) == (
+        "finish= dual: the dual finish does not apply here: it needs the data in memory (on shards the run is "
+        "plain mini-batch Pegasos over the blocks)")
