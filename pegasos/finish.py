@@ -30,7 +30,6 @@ import numpy as np
 
 from .certificate import ShrinkingPasses, dual_value, dual_vector, problem_terms, scaled_start
 from .errors import ParameterError
-from .multiclass import largest_class
 from .options import MAX_FINISH_PASSES
 
 FINISH_UPDATES = 1 << 28        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
@@ -317,6 +316,8 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
         ``certified_gap`` of the sum of the K objectives.
     """
     from concurrent.futures import ThreadPoolExecutor
+
+    from .multiclass import largest_class      # here: a binary run does not import the multiclass module
 
     indptr, indices, data, n_cols = ex.indptr, ex.indices, ex.data, int(ex.n_features)
     raw = np.asarray(ex.y, dtype=np.float64)
