@@ -758,9 +758,9 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
         from .finish import finish_ovr
 
         # during the doubling (and from the probe) Pegasos goes on when the finish does not certify
-        done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads,
-                          max_work=_finish_work(options, iterations, ex), give_up=give_up)
-        return done, score(done), float(done.info["certified_gap"]) <= target
+        done, f_done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads, give_up=give_up,
+                                  max_work=_finish_work(options, iterations, ex), with_objective=True)
+        return done, f_done, float(done.info["certified_gap"]) <= target
 
     if finishing and (chosen.multiclass or "ovr") == "ovr":
         probe = _largest_class_hands_over(ex, chosen, max_epochs)

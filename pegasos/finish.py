@@ -278,7 +278,7 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINIS
 
 
 def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_work=FINISH_UPDATES,
-               give_up=False):
+               give_up=False, with_objective=False):
     """:func:`finish_binary` for each class of a one-vs-rest ``model`` (its class against the rest).
 
     Parameters
@@ -306,10 +306,15 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
         Pegasos weights, or w(alpha) of the start from their margins when
         its objective is lower).
     seed : int or None
+    with_objective : bool
+        Also return the returned model's objective (the sum of its K
+        binary objectives, each computed by the finish already: the
+        one-vs-rest objective of :func:`pegasos.scoring.objective`, to
+        rounding), sparing the caller another pass over the data.
 
     Returns
     -------
-    MulticlassModel
+    MulticlassModel, or (MulticlassModel, float) with ``with_objective``
         A copy whose class c has the better of its weights and w(alpha_c);
         ``info`` gains ``finish``, ``finish_passes`` (K numbers),
         ``finish_kept`` (how many classes took w(alpha)) and
@@ -382,4 +387,5 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
                 finish_kept=f"{kept} of {K} classes dual")
     total, lower = math.fsum(best), math.fsum(p["dual"] for p in parts)
     info["certified_gap"] = repr(max(0.0, float((total - lower) / total)) if total > 0 else 0.0)
-    return dataclasses.replace(model, W=W, biases=biases, info=info)
+    done = dataclasses.replace(model, W=W, biases=biases, info=info)
+    return (done, float(total)) if with_objective else done

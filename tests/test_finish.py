@@ -592,3 +592,22 @@ def test_the_dual_sums_are_compensated():
     assert curvature == pytest.approx(math.fsum(diag * alpha * alpha), rel=1e-15)
     with pytest.raises(ValueError):
         _dual.dual_sums(alpha, v, diag[:-1])
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(bias="feature"), dict(class_weight={1.0: 3.0, 3.0: 0.5}),
+                                      dict(loss="squared-hinge", weighted=True)])
+def test_one_vs_rest_finish_reports_the_objective_scoring_computes(settings):
+    """The automatic length takes the finished model's objective from finish_ovr (the K binary objectives
+    its passes computed) instead of another pass of pegasos.objective: the two agree to rounding, with a
+    regularised bias, class weights and example weights."""
+    settings = dict(settings)
+    X, y = multiclass(m=300, n=10, classes=3, seed=2)
+    sw = np.random.default_rng(3).uniform(0.2, 4.0, size=300) if settings.pop("weighted", False) else None
+    data = (X, y) if sw is None else (X, y, None, sw)
+    model = pegasos.fit(data, lam=1e-3, epochs=1, finish="none", **settings)
+    ex = as_examples(data)
+    done, f = finish.finish_ovr(model, ex, tol=1e-3, with_objective=True)
+    expected = pegasos.objective(done, X, y, sample_weight=sw)["objective"]
+    assert f == pytest.approx(expected, rel=1e-12)
+    again = finish.finish_ovr(model, ex, tol=1e-3)
+    np.testing.assert_array_equal(again.W, done.W)
