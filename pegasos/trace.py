@@ -230,7 +230,7 @@ class Monitor:
             return False
         w, b = output()
         opts, plan = self.options, self.plan
-        sq = float(np.dot(w, w))
+        sq = float(np.einsum("i,i->", w, w))      # not BLAS: its threads cost ms a call on a busy machine
         reg = 0.5 * opts.lam * (sq + (b * b if opts.bias == "feature" else 0.0))
         row = None
         if self.trace is not None:
