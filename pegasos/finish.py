@@ -33,8 +33,8 @@ from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
 FINISH_UPDATES = 1 << 28        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
-STALL = 0.05                    # from STALL_FROM passes on, a doubling of the passes that closes less than this
-STALL_FROM = 64                 # fraction of both gaps (the certified one and the dual point's own) ends them
+STALL = 0.05                    # from STALL_FROM passes on, two doublings of the passes in a row that close less
+STALL_FROM = 64                 # than this fraction of both gaps (the certified one and the dual point's own) end them
 FINISH_WORK_RATIO = 256         # by default a problem's passes do at most this many times the work of its
 FINISH_MIN_UPDATES = 1 << 23    # Pegasos run so far (and at least this much): see work_bound
 CHECK_EVERY = 1 << 16           # checks: after 1, 2, 4, ... passes (and between), at least every this many
@@ -137,7 +137,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         of the gap so far says it is reached; none while a pass still
         raises D by more than tol P) where
         (min(P, P(w(alpha))) - D) / min(...) <= tol, D the best dual value
-        seen; or when the gap stalls (over a doubling), or once the passes have done
+        seen; or when the gap stalls (over two doublings in a row), or once the passes have done
         ``max_work`` units of work (a visit of coordinate i costs
         1 + nnz(x_i); shrinking, Hsieh et al. Sec. 3.2, leaves coordinates
         stuck at a bound out of most passes).
@@ -171,7 +171,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     # at least that rise
     stop_at = primal * (1.0 - tol) / lam if tol is not None and primal > 0 else math.inf
     run, doubling, aim = 0, 1, None
-    last_gap, last_cut, seen = (math.inf, math.inf), math.inf, None
+    last_gap, last_cut, seen, stalled_before = (math.inf, math.inf), math.inf, None, False
     p_dual, checked = None, -1
     best = primal
     if passes is not None:
@@ -197,12 +197,15 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
             continue
         # stalled: neither the certified gap nor the dual point's own gap P(w(alpha)) - D (which shrinks at
         # the passes' linear rate even while w(alpha) is still worse than the Pegasos model) closed by STALL
-        # over a doubling of the passes
+        # over two doublings of the passes in a row (one is a plateau the passes may leave: a class of 23
+        # of 400 examples with a regularised bias, gap 5.31% at 128 passes, 5.34% at 256, 1.2% at 512,
+        # certified within 0.1% at 2048)
         own = (p_dual - now) / p_dual if p_dual > 0 else 0.0
         cut = max(_cut(last_gap[0], gap), _cut(last_gap[1], own))
-        if run >= STALL_FROM and cut < STALL and cut <= last_cut:
+        stalled = run >= STALL_FROM and cut < STALL and cut <= last_cut
+        if stalled and stalled_before:
             break
-        last_gap, last_cut, doubling = (gap, own), cut, 2 * run
+        last_gap, last_cut, doubling, stalled_before = (gap, own), cut, 2 * run, stalled
     if checked != run:
         p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value)
     if run:
