@@ -264,9 +264,11 @@ def finish_given_length(model, ex, options):
     small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
     part = model if columns is None else _on_columns(model, columns[0], small.n_features)
     if multiclass:
-        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, max_work=work)
+        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, max_work=work,
+                          stall=options.finish != "dual")
     else:
-        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, max_work=work)
+        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, max_work=work,
+                             stall=options.finish != "dual")
     if columns is None:
         return done
     if not multiclass and done.info["finish_kept"] == "pegasos":

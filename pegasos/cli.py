@@ -570,7 +570,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     elif report_gap and "error" in certificate:
         click.echo(f"pegasos: note: {_gap_summary(certificate)}", err=True)
     stopping = getattr(result, "info", {}).get("stopping", "")
-    if not quiet and stopping.startswith("tol_gap=") and stopping.endswith("finish stalled"):
+    if not quiet and stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
                    "--tol-gap", err=True)

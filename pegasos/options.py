@@ -569,7 +569,8 @@ class TrainOptions:
         if self.finish == "dual" or self.finish_passes is not None:
             why = self.finish_unavailable(on_shards)
             if why is not None:
-                given = self.name("finish") + " dual" if self.finish == "dual" else self.name("finish_passes")
+                dual = " dual" if self.spelling == "cli" else "'dual'"
+                given = self.name("finish") + dual if self.finish == "dual" else self.name("finish_passes")
                 raise ParameterError(f"{given}: the dual finish does not apply here: {why}")
 
     def _validate_finish(self):

@@ -621,3 +621,44 @@ def test_a_plateau_of_one_doubling_does_not_end_the_passes():
     model = pegasos.fit((X, y), lam=1e-4, bias="feature", tol_gap=1e-3)
     assert model.info["stopping"].endswith(" certified"), model.info["stopping"]
     assert float(model.info["certified_gap"]) <= 1e-3
+
+
+def _sparse_binary(m, n, density, seed, noise=0.1):
+    import scipy.sparse as sp
+
+    X = sp.random(m, n, density=density, random_state=np.random.default_rng(seed), format="csr")
+    y = np.where(X @ np.random.default_rng(seed + 10).normal(size=n) > 0, 1.0, -1.0)
+    flip = np.random.default_rng(seed).random(m) < noise
+    y[flip] = -y[flip]
+    return X, y
+
+
+def test_a_converged_run_is_finished_too():
+    """The doubling's "converged" (a doubling of the epochs that gained less than tol) is a guess: with
+    the calibrated t0 far above the iterations run, the step has not decayed, and 2000 rows at lambda =
+    1e-6 "converge" 2.7% above f*.  The default finishes that model too: certified within tol."""
+    X, y = _sparse_binary(2000, 200, 0.05, seed=4)
+    plain = pegasos.fit((X, y), lam=1e-6, finish="none")
+    assert plain.info["stopping"].endswith("converged")
+    model = pegasos.fit((X, y), lam=1e-6)
+    assert model.info["finish"] == "dual" and float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    f_plain = pegasos.objective(plain, X, y)["objective"]
+    f = pegasos.objective(model, X, y)["objective"]
+    assert f_plain > 1.01 * f       # the plain run's "converged" model: more than 1% above the optimum
+
+
+def test_finish_dual_runs_its_passes_past_a_stall():
+    """A dual slow for hundreds of passes, then fast: 200 separable dense rows at lambda = 1e-3 stalled
+    at 256 passes, 4.7 times above f* ("finish stalled" with --tol-gap too).  Where the certificate was
+    asked for (finish="dual", tol_gap), only tol and the bound of work end the passes; by default the
+    stall still ends them, and the certified gap says how far the model may be."""
+    rng = np.random.default_rng(0)
+    X = 100 * rng.random((200, 20))
+    s = X @ rng.normal(size=20)
+    y = np.where(s > np.quantile(s, 0.9), 1.0, -1.0)
+    asked = pegasos.fit((X, y), lam=1e-3, finish="dual")
+    assert float(asked.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    gap = pegasos.fit((X, y), lam=1e-3, tol_gap=1e-3)
+    assert gap.info["stopping"].endswith(" certified") and float(gap.info["certified_gap"]) <= 1e-3
+    default = pegasos.fit((X, y), lam=1e-3)
+    assert float(default.info["certified_gap"]) > autotune.DEFAULT_TOL       # stalled: said, not hidden

@@ -380,10 +380,10 @@ def test_the_finish_of_the_classifier_is_checked_by_the_options_rule():
 
     rule = message(lambda: TrainOptions(kernel="rbf", finish="dual").validate())
     assert message(lambda: PegasosClassifier(kernel="rbf", finish="dual").fit(X, y)) == rule
-    assert rule == "finish= dual: the dual finish does not apply here: it is for linear models"
+    assert rule == "finish='dual': the dual finish does not apply here: it is for linear models"
     rule = message(lambda: TrainOptions(finish="yes").validate())
     assert message(lambda: PegasosClassifier(kernel="rbf", finish="yes").fit(X, y)) == rule
     one_worker = SimpleNamespace(client=SimpleNamespace(scheduler_info=lambda: {"workers": {"w": {}}}))
     assert message(lambda: PegasosClassifier(engine=one_worker, finish="dual").fit(X, y)) == (
-        "finish= dual: the dual finish does not apply here: it needs the data in memory (on shards the run is "
+        "finish='dual': the dual finish does not apply here: it needs the data in memory (on shards the run is "
         "plain mini-batch Pegasos over the blocks)")
