@@ -19,9 +19,9 @@ peers too: the CPU is shared) and epochs:
 * ``auto``: ``pegasos.fit((X, y), lam=lam)``, the defaults (calibrated t0,
   permutation, ``average_from`` 0.5, one run lengthened to E = 1, 2, 4, ...
   epochs until the objective improves by less than ``tol`` = 0.002, the
-  work cap of :func:`pegasos.autotune.double_until_converged`; where it
-  hands over, the dual finish of :mod:`pegasos.finish`); epochs = E of the
-  model (epochs trained);
+  work cap of :func:`pegasos.autotune.double_until_converged`, handing a
+  slow run over; then the dual finish of :mod:`pegasos.finish`); epochs =
+  E of the model (epochs trained);
 * ``auto --finish none``: the same without the dual finish (plain
   averaged Pegasos, the automatic length alone);
 * ``auto -T 100000`` and ``auto 3 epochs``: ``pegasos.fit`` with the given
@@ -165,7 +165,7 @@ def binary_rows(case, seeds, log):
         ("recipe (perm, avg 0.5, eta0 0.01, 1 epoch)",
          lambda s: pegasos.train(X, y, lam=lam, epochs=1, sampling="permutation", average_from=0.5,
                                  step_offset=1.0 / (lam * RECIPE_ETA0), seed=s)),
-        ("auto: pegasos.fit defaults (dual finish where handed over)", lambda s: pegasos.fit((X, y), lam=lam, seed=s)),
+        ("auto: pegasos.fit defaults (then the dual finish)", lambda s: pegasos.fit((X, y), lam=lam, seed=s)),
         ("auto --finish none (plain Pegasos, one run lengthened)",
          lambda s: pegasos.fit((X, y), lam=lam, seed=s, finish="none")),
         ("auto -T 100000", lambda s: pegasos.fit((X, y), lam=lam, iterations=DESIGN_T, seed=s)),
@@ -230,7 +230,7 @@ def multiclass_rows(case, log):
     measured, bounds = [], []
     for title, fit in (("today (10 epochs, uniform, last, t0 = 0)",
                         lambda: pegasos.fit((X, y), lam=lam, preset="paper", n_threads=2)),
-                       ("auto: pegasos.fit defaults (dual finish per class where handed over), 2 threads",
+                       ("auto: pegasos.fit defaults (then the dual finish per class), 2 threads",
                         lambda: pegasos.fit((X, y), lam=lam, n_threads=2)),
                        ("auto --finish none (one-vs-rest runs lengthened), 2 threads",
                         lambda: pegasos.fit((X, y), lam=lam, n_threads=2, finish="none")),
