@@ -227,9 +227,9 @@ def finish_given_length(model, ex, options):
     (:mod:`pegasos.finish`, when :attr:`TrainOptions.finishes_given_length`).
 
     Exactly ``options.finish_passes`` passes (what a finished model's header records: its settings
-    retrain it), or passes until certified within ``options.tol``: with ``finish="dual"`` up to
-    ``FINISH_UPDATES`` units of work, by default up to :func:`pegasos.finish.work_bound` of the T
-    iterations run.
+    retrain it), or passes until certified within ``options.tol``, within the
+    :func:`pegasos.finish.budget` of the T iterations run (by default a bound weighed against them, and
+    a stop at a stall; with ``finish="dual"`` the full bound).
 
     Parameters
     ----------
@@ -247,7 +247,7 @@ def finish_given_length(model, ex, options):
     ParameterError
         The finish does not apply to ``options``, or ``finish_passes`` has the wrong number of entries.
     """
-    from .finish import FINISH_UPDATES, applicable, check_finish_passes, finish_binary, finish_ovr, work_bound
+    from .finish import applicable, budget, check_finish_passes, finish_binary, finish_ovr
 
     name = options.name("finish_passes" if options.finish_passes is not None else "finish")
     why = applicable(options, ex)
@@ -259,16 +259,14 @@ def finish_given_length(model, ex, options):
         passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
     tol = None if passes else options.tol
     # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
-    work = FINISH_UPDATES if options.finish == "dual" else work_bound(int(model.info["iterations"]), ex)
+    spend = budget(options, int(model.info["iterations"]), ex)
     # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
     small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
     part = model if columns is None else _on_columns(model, columns[0], small.n_features)
     if multiclass:
-        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, max_work=work,
-                          stall=options.finish != "dual")
+        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, **spend)
     else:
-        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, max_work=work,
-                             stall=options.finish != "dual")
+        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, **spend)
     if columns is None:
         return done
     if not multiclass and done.info["finish_kept"] == "pegasos":

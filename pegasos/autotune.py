@@ -368,10 +368,9 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     target = options.tol if finish_tol is None else finish_tol
 
     def finish(model, iterations):
-        from .finish import finish_binary
+        from .finish import budget, finish_binary
 
-        done = finish_binary(model, ex, tol=target, max_work=_finish_work(options, iterations, ex),
-                             stall=options.finish != "dual")
+        done = finish_binary(model, ex, tol=target, **budget(options, iterations, ex))
         f_done = float(objective(done, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
         return done, f_done, float(done.info["certified_gap"]) <= target
 
@@ -384,15 +383,6 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     if _still_to_finish(model, reason, finishing, options):
         model = _finished_at_the_end(finish(model, int(model.info["iterations"]))[0])
     return model, E, history
-
-
-def _finish_work(options, iterations, ex):
-    """The bound of the finish's work per problem after Pegasos ran ``iterations`` (per problem):
-    :func:`pegasos.finish.work_bound` by default, the full ``FINISH_UPDATES`` when the finish was
-    asked for (``finish="dual"``, and ``tol_gap``, which runs through it)."""
-    from .finish import FINISH_UPDATES, work_bound
-
-    return FINISH_UPDATES if options.finish == "dual" else work_bound(iterations, ex)
 
 
 def _finished_at_the_end(model):
@@ -769,12 +759,11 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     target = options.tol if finish_tol is None else finish_tol
 
     def finish(model, iterations, give_up=True):
-        from .finish import finish_ovr
+        from .finish import budget, finish_ovr
 
         # during the doubling (and from the probe) Pegasos goes on when the finish does not certify
         done, f_done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads, give_up=give_up,
-                                  max_work=_finish_work(options, iterations, ex), with_objective=True,
-                                  stall=options.finish != "dual")
+                                  with_objective=True, **budget(options, iterations, ex))
         return done, f_done, float(done.info["certified_gap"]) <= target
 
     if finishing and (chosen.multiclass or "ovr") == "ovr":

@@ -84,6 +84,17 @@ def work_bound(iterations, ex):
     return int(max(FINISH_MIN_UPDATES, min(FINISH_UPDATES, FINISH_WORK_RATIO * int(iterations) * per_iteration)))
 
 
+def budget(options, iterations, ex):
+    """How much the finish of a run of ``options`` may spend after ``iterations`` Pegasos iterations on
+    ``ex``: the keywords ``max_work`` and ``stall`` of :func:`finish_binary` / :func:`finish_ovr`.
+
+    By default :func:`work_bound` of those iterations, and the passes end at a stall.  Where the
+    certificate was asked for (``finish="dual"``, which ``tol_gap`` runs through), the full
+    ``FINISH_UPDATES`` and no stall rule."""
+    asked = options.finish == "dual"
+    return {"max_work": FINISH_UPDATES if asked else work_bound(iterations, ex), "stall": not asked}
+
+
 def _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value):
     """P(w) for w = v[:n_cols] and bias v[n_cols] (a regularised constant feature), compiled, without the
     GIL (float64 sums; their rounding is far below any gap reported)."""
