@@ -780,10 +780,6 @@ def _shard_options(options):
                              "crammer-singer)")
     if options.kernel != "linear" or options.shuffle_buffer is not None:
         raise ParameterError("training on shards is linear and in memory (no --kernel, no --stream)")
-    if options.tol_gap is not None:
-        raise ParameterError(f"{options.name('tol_gap')}: the certified gap needs the data in memory (on shards "
-                             "the run is plain mini-batch Pegasos over the blocks); use pegasos objective --gap "
-                             "on the model")
     if options.sampling not in ("uniform", "permutation"):
         raise ParameterError(f"{options.name('sampling')}: training on shards draws i.i.d. (uniform) batches; "
                              f"got {options.sampling}")

@@ -59,6 +59,7 @@ DEFAULT_MAX_CLASSES = 1000  # more labels than this in a classification run is r
 DEFAULT_TOL = 0.002         # stop when doubling the epochs improves the objective by less (same source)
 FINISHES = ("dual", "none")
 MAX_FINISH_PASSES = 1_000_000
+ON_SHARDS = "on shards the run is plain mini-batch Pegasos over the blocks"
 
 
 def fmt_label(value, text=None):
@@ -546,7 +547,7 @@ class TrainOptions:
         if self.shuffle_buffer is not None:
             return "it needs the data in memory (not streamed)"
         if on_shards:
-            return "it needs the data in memory (on shards the run is plain mini-batch Pegasos over the blocks)"
+            return f"it needs the data in memory ({ON_SHARDS})"
         if self.early_stop is not None:
             return f"{self.name('early_stop')} returns the best model seen during the run"
         if self.resume_state:
@@ -554,7 +555,8 @@ class TrainOptions:
         return None
 
     def check_finish(self, on_shards=False):
-        """Refuse a dual finish asked for (``finish="dual"`` or ``finish_passes``) where it does not apply
+        """Refuse a dual finish asked for (``finish="dual"``, ``finish_passes``, or ``tol_gap``, which runs
+        through it, on shards) where it does not apply
         (:meth:`finish_unavailable`, with ``on_shards`` for a run on shards); the one check behind
         :meth:`validate`, :func:`pegasos.engine_dask.fit_shards` and the estimators.
 
@@ -564,6 +566,9 @@ class TrainOptions:
             A finish value other than None, "dual" and "none", or a finish asked for where it does not
             apply; one line naming the option as the user spelled it.
         """
+        if on_shards and self.tol_gap is not None:
+            self._fail("tol_gap", f"the certified gap needs the data in memory ({ON_SHARDS}); use pegasos "
+                                  "objective --gap on the model")
         if self.finish is not None and self.finish not in FINISHES:
             self._fail("finish", f"the finish must be one of {', '.join(FINISHES)}, got {self.finish!r}")
         if self.finish == "dual" or self.finish_passes is not None:
