@@ -30,7 +30,8 @@ directives = {
 }
 
 common = dict(
-    include_dirs=[numpy.get_include()],
+    include_dirs=[numpy.get_include(), "csrc"],
+    depends=["csrc/prefetch.h"],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
 )

@@ -70,27 +70,8 @@ cdef extern from *:
     int pg_num_threads() noexcept nogil
     void pg_barrier() noexcept nogil
 
-# Software prefetch: a hint to the processor to start loading a cache line
-# that will be read (or written) soon; it changes no value.  Without GCC or
-# Clang builtins the hints compile to nothing.
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #if defined(__GNUC__) || defined(__clang__)
-    #define PG_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
-    #define PG_PREFETCH_W(p) __builtin_prefetch((const void *)(p), 1, 3)
-    #else
-    #define PG_PREFETCH(p) ((void)(p))
-    #define PG_PREFETCH_W(p) ((void)(p))
-    #endif
-    static inline void pg_prefetch(const void *p) { PG_PREFETCH(p); }
-    static inline void pg_prefetch_w(const void *p) { PG_PREFETCH_W(p); }
-    /* every 64-byte line of [p, p + n) */
-    static inline void pg_prefetch_range(const void *p, size_t n) {
-        uintptr_t c = (uintptr_t)p & ~(uintptr_t)63, e = (uintptr_t)p + n;
-        for (; c < e; c += 64) PG_PREFETCH((const void *)c);
-    }
-    """
+# Software prefetch (csrc/prefetch.h): hints that change no value.
+cdef extern from "prefetch.h":
     void pg_prefetch(const void* p) noexcept nogil
     void pg_prefetch_w(const void* p) noexcept nogil
     void pg_prefetch_range(const void* p, size_t n) noexcept nogil

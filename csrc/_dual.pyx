@@ -33,6 +33,77 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from cython cimport floating
 
+# Software prefetch (csrc/prefetch.h): hints that change no value.
+cdef extern from "prefetch.h":
+    void pg_prefetch(const void* p) noexcept nogil
+    void pg_prefetch_range(const void* p, size_t n) noexcept nogil
+
+# How far ahead in a pass's random order the shrinking loop prefetches: the
+# row's index and value arrays PF_ROWS coordinates ahead, its row pointers,
+# label, alpha_i, U_i, D_ii and ||x_i||^2 twice as far (the Pegasos loop's
+# distances, pegasos._core.prefetch_distances).  0 turns it off.
+cdef Py_ssize_t PF_ROWS = 16
+
+
+def prefetch_distance(rows=None):
+    """The prefetch distance of :func:`coordinate_ascent_shrinking`, optionally set first.
+
+    Parameters
+    ----------
+    rows : int >= 0 or None
+        Coordinates ahead in the pass's order whose index and value arrays
+        are prefetched (their row pointers, labels, alpha_i, U_i, D_ii and
+        ||x_i||^2: twice as far); 0 turns prefetching off.
+
+    Returns
+    -------
+    int : the distance now in force.  Prefetching only moves data into the
+    caches earlier, so no setting changes a result.
+
+    Raises
+    ------
+    ValueError
+        A negative distance.
+    """
+    global PF_ROWS
+    if rows is not None:
+        if rows < 0:
+            raise ValueError("the prefetch distance must be >= 0")
+        PF_ROWS = rows
+    return PF_ROWS
+
+
+cdef inline void _prefetch(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                           const double[::1] y, const double[::1] upper, const double[::1] diag,
+                           const double[::1] qii, const double[::1] alpha, const int64_t[::1] active, Py_ssize_t s,
+                           Py_ssize_t n_act) noexcept nogil:
+    """Prefetch for the coordinates after entry ``s`` of ``active`` (``n_act``
+    of them active): the per-example entries 2 PF_ROWS ahead, the row's
+    index and value arrays PF_ROWS ahead.  Reads only ``active`` and the row
+    pointers; writes nothing."""
+    cdef Py_ssize_t q, d = PF_ROWS
+    cdef int64_t i, j0, j1
+    if d <= 0:
+        return
+    q = s + 2 * d
+    if q < n_act:
+        i = active[q]
+        pg_prefetch(&indptr[i])
+        pg_prefetch(&indptr[i + 1])
+        pg_prefetch(&y[i])
+        pg_prefetch(&alpha[i])
+        pg_prefetch(&upper[i])
+        pg_prefetch(&diag[i])
+        pg_prefetch(&qii[i])
+    q = s + d
+    if q < n_act:
+        i = active[q]
+        j0 = indptr[i]
+        j1 = indptr[i + 1]
+        if j1 > j0:
+            pg_prefetch_range(&indices[j0], sizeof(int32_t) * (j1 - j0))
+            pg_prefetch_range(&data[j0], sizeof(floating) * (j1 - j0))
+
 
 cdef inline uint64_t splitmix64(uint64_t *state) noexcept nogil:
     """Next value of Vigna's splitmix64 generator (public-domain constants)."""
@@ -50,6 +121,35 @@ cdef inline uint64_t below(uint64_t *state, uint64_t n) noexcept nogil:
     while r >= limit:
         r = splitmix64(state)
     return r % n
+
+
+cdef Py_ssize_t _first_bad_column(const int32_t[::1] indices, int64_t nnz, Py_ssize_t n_cols) noexcept nogil:
+    """The position of the first column index outside [0, n_cols) among indices[:nnz], or -1."""
+    cdef int64_t j
+    cdef int32_t c
+    for j in range(nnz):
+        c = indices[j]
+        if c < 0 or c >= n_cols:
+            return j
+    return -1
+
+
+cdef _check_columns(const int32_t[::1] indices, int64_t nnz, Py_ssize_t n_cols):
+    cdef Py_ssize_t bad
+    with nogil:
+        bad = _first_bad_column(indices, nnz, n_cols)
+    if bad >= 0:
+        raise ValueError(f"column index {indices[bad]} outside [0, {n_cols})")
+
+
+def check_columns(const int64_t[::1] indptr, const int32_t[::1] indices, Py_ssize_t n_cols):
+    """Raise ValueError unless the first indptr[-1] column indices lie in [0, n_cols) (and there are
+    that many): the test every function here makes, once for the calls of
+    :func:`coordinate_ascent_shrinking` with ``checked=True``."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    if m < 0 or indices.shape[0] < indptr[m]:
+        raise ValueError("array lengths do not match")
+    _check_columns(indices, indptr[m], n_cols)
 
 
 cdef inline double _product(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
@@ -154,9 +254,7 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
     for i in range(m):
         if order[i] < 0 or order[i] >= m:
             raise ValueError("order is not a permutation")
-    for j in range(indptr[m]):
-        if indices[j] < 0 or indices[j] >= n_cols:
-            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    _check_columns(indices, indptr[m], n_cols)
     if m == 0 or passes <= 0:
         return 0
     with nogil:
@@ -188,7 +286,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                                 const double[::1] upper, const double[::1] diag, const double[::1] qii,
                                 double bias_value, double[::1] alpha, double[::1] v, int64_t[::1] active,
                                 int64_t[::1] counts, double[::1] bounds, uint64_t[::1] state,
-                                Py_ssize_t passes, double[::1] values, double stop_at=INFINITY):
+                                Py_ssize_t passes, double[::1] values, double stop_at=INFINITY,
+                                bint checked=False):
     """:func:`coordinate_ascent` with shrinking (Hsieh et al. 2008, Sec. 3.2 / Algorithm 3).
 
     A pass visits only the active coordinates, in a new random order.  A
@@ -203,6 +302,10 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     ----------
     (as :func:`coordinate_ascent`, without ``order``; ``stop_at`` last and
     by default ``inf``), and
+    checked : bool
+        The column indices were already found in [0, n_cols) by
+        :func:`check_columns` (the same arrays, unchanged): the O(nnz) test
+        is skipped.  A caller that runs many calls on one problem tests once.
     active : int64 (m,), in/out
         Its first ``counts[0]`` entries are the active coordinates (a
         permutation of 0..m-1 on the first call, with counts[0] = m).
@@ -244,9 +347,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     for i in range(m):
         if active[i] < 0 or active[i] >= m:
             raise ValueError("active is not a permutation")
-    for j in range(indptr[m]):
-        if indices[j] < 0 or indices[j] >= n_cols:
-            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    if not checked:
+        _check_columns(indices, indptr[m], n_cols)
     if m == 0 or passes <= 0:
         return 0
     n_act = counts[0]
@@ -264,6 +366,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
             pg_min = 1e300
             s = 0
             while s < n_act:
+                _prefetch(indptr, indices, data, y, upper, diag, qii, alpha, active, s, n_act)
                 i = active[s]
                 a_old = alpha[i]
                 work = work + 1 + indptr[i + 1] - indptr[i]
@@ -340,9 +443,7 @@ def primal_value(const int64_t[::1] indptr, const int32_t[::1] indices, const fl
     cdef double z, slack, loss = 0.0, sq = 0.0
     if n_cols < 0 or y.shape[0] != m or c.shape[0] != m or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]:
         raise ValueError("array lengths do not match")
-    for j in range(indptr[m]):
-        if indices[j] < 0 or indices[j] >= n_cols:
-            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    _check_columns(indices, indptr[m], n_cols)
     if m == 0:
         raise ValueError("no examples")
     with nogil:
@@ -385,9 +486,7 @@ def combine_rows(const int64_t[::1] indptr, const int32_t[::1] indices, const fl
     cdef double total = 0.0
     if n_cols < 0 or coef.shape[0] != m or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]:
         raise ValueError("array lengths do not match")
-    for j in range(indptr[m]):
-        if indices[j] < 0 or indices[j] >= n_cols:
-            raise ValueError(f"column index {indices[j]} outside [0, {n_cols})")
+    _check_columns(indices, indptr[m], n_cols)
     with nogil:
         for j in range(n_cols + 1):
             out[j] = 0.0

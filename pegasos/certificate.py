@@ -280,7 +280,10 @@ class ShrinkingPasses:
     """
 
     def __init__(self, indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, *, seed):
+        from . import _dual
+
         m = indptr.shape[0] - 1
+        _dual.check_columns(indptr, indices, v.shape[0] - 1)      # once, not at every call of run
         self._args = (indptr, indices, data, y_pm, upper, diag, qii, float(bias_value), alpha, v)
         self._active = np.arange(m, dtype=np.int64)
         self._counts = np.array([m, 0], dtype=np.int64)
@@ -310,7 +313,7 @@ class ShrinkingPasses:
         while done < passes:
             want = min(block, passes - done)
             got = _dual.coordinate_ascent_shrinking(*self._args, self._active, self._counts, self._bounds,
-                                                    self._state, want, self._values, stop_at)
+                                                    self._state, want, self._values, stop_at, checked=True)
             done += got
             if got:
                 before = self.value if got == 1 else float(self._values[got - 2])

@@ -252,9 +252,10 @@ def test_iterates_do_not_depend_on_how_the_passes_are_cut_into_calls(monkeypatch
     calls = []
     compiled = _dual.coordinate_ascent_shrinking
 
-    def counted(*args):
+    def counted(*args, **keywords):
         calls.append(args[-3])                      # the passes asked of this call
-        return compiled(*args)
+        assert keywords == {"checked": True}         # the columns were tested once, before the calls
+        return compiled(*args, **keywords)
 
     monkeypatch.setattr(_dual, "coordinate_ascent_shrinking", counted)
     cut = pegasos.duality_gap(model, X, y, passes=40, return_alpha=True)
@@ -533,3 +534,25 @@ def test_the_gap_proves_again_what_the_dual_finish_certified(name, fstar):
     assert 0 <= r["rel_gap"] <= header * (1 + STALL), (r["rel_gap"], header)
     assert r["dual"] <= fstar + TABLE_ROUNDING
     assert r["gap"] >= r["primal"] - fstar - TABLE_ROUNDING
+
+
+def test_column_indices_are_tested_once_and_refused_with_their_value():
+    """The compiled passes trust their columns only after check_columns found them in range."""
+    from pegasos import _dual
+
+    indptr = np.array([0, 2, 3], dtype=np.int64)
+    indices = np.array([0, 4, 1], dtype=np.int32)          # 4 is outside [0, 3)
+    data = np.ones(3)
+    with pytest.raises(ValueError, match=r"column index 4 outside \[0, 3\)"):
+        _dual.check_columns(indptr, indices, 3)
+    for bad in (-1, 3):
+        indices[1] = bad
+        with pytest.raises(ValueError, match=rf"column index {bad} outside"):
+            pegasos.certificate.ShrinkingPasses(indptr, indices, data, np.array([1.0, -1.0]), np.ones(2), np.zeros(2),
+                                        np.ones(2), 0.0, np.zeros(2), np.zeros(4), seed=1)
+        with pytest.raises(ValueError, match=rf"column index {bad} outside"):
+            _dual.primal_value(indptr, indices, data, np.array([1.0, -1.0]), np.ones(2), np.zeros(4), 0.0, 1.0, False)
+    indices[1] = 2
+    _dual.check_columns(indptr, indices, 3)
+    with pytest.raises(ValueError, match="lengths"):
+        _dual.check_columns(indptr, indices[:2], 3)

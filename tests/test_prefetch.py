@@ -8,6 +8,9 @@ run out at the end of the order) and demand bit-identical weights, state
 and model text with prefetching off, at the default distances and at
 others: k = 1 (Fig. 1), k > 1 (Fig. 2), the threaded batch step, ranking
 pairs and float32 values; and the result equals the dense NumPy reference.
+The dual coordinate ascent of the certificate and the finish
+(``_dual.prefetch_distance``) is held to the same: identical alpha, v and
+dual values, shrinking included.
 """
 
 import math
@@ -17,7 +20,7 @@ import pytest
 import scipy.sparse as sp
 
 import reference as ref
-from pegasos import _core, linear
+from pegasos import _core, _dual, certificate, linear
 from pegasos.data import csr_arrays
 from pegasos.trainers import train
 
@@ -29,8 +32,10 @@ EXACT = 1e-9
 @pytest.fixture(autouse=True)
 def restore_distances():
     chosen = _core.prefetch_distances()
+    dual = _dual.prefetch_distance()
     yield
     _core.prefetch_distances(*chosen)
+    _dual.prefetch_distance(dual)
 
 
 def generated(m=6000, n=700, seed=0, dtype=np.float64):
@@ -160,3 +165,52 @@ def test_threads_capped_keeps_result(monkeypatch):
     one = train(X, y, n_threads=1, **kw)
     two = train(X, y, n_threads=2, **kw)
     assert np.array_equal(one.w, two.w) and one.to_text() == two.to_text()
+
+
+def test_dual_distance_is_set_checked_and_kept():
+    assert _dual.prefetch_distance() == 16
+    assert _dual.prefetch_distance(0) == 0
+    with pytest.raises(ValueError, match=">= 0"):
+        _dual.prefetch_distance(-1)
+    assert _dual.prefetch_distance() == 0                    # a refused setting changes nothing
+
+
+def dual_passes(X, y, lam, passes, dtype=np.float64):
+    """alpha, v and the dual values of ``passes`` shrinking passes from alpha = 0 (hinge, no bias)."""
+    Xc = X.astype(dtype).tocsr()
+    m = Xc.shape[0]
+    upper = np.full(m, 1.0 / (lam * m))
+    diag = np.zeros(m)
+    qii = np.asarray(Xc.multiply(Xc).sum(axis=1), dtype=np.float64).ravel()
+    alpha = np.zeros(m)
+    v = np.zeros(Xc.shape[1] + 1)
+    run = certificate.ShrinkingPasses(Xc.indptr.astype(np.int64), Xc.indices.astype(np.int32), Xc.data,
+                                      y, upper, diag, qii, 0.0, alpha, v, seed=7)
+    values = []
+    for _ in range(passes):
+        assert run.run(1) == 1
+        values.append(run.value)
+    return alpha, v, values
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dual_passes_identical_for_any_distance(dtype):
+    """Enough passes that shrinking removes coordinates (so the prefetched entry can move) and puts them back."""
+    X, y = generated(m=3000, n=400, seed=6)
+    got = [at_dual(d, lambda: dual_passes(X, y, 1e-4, 30, dtype)) for d in (0, None, 1, 3, 5000)]
+    alpha0, v0, values0 = got[0]
+    assert np.count_nonzero(alpha0 == 1.0 / (1e-4 * 3000)) > 0 and np.count_nonzero(alpha0 == 0) > 0
+    for alpha, v, values in got[1:]:
+        assert np.array_equal(alpha, alpha0) and np.array_equal(v, v0)
+        assert values == values0
+
+
+def at_dual(distance, fn):
+    """fn() with the dual loop's prefetch distance (None: the library's default)."""
+    chosen = _dual.prefetch_distance()
+    try:
+        if distance is not None:
+            _dual.prefetch_distance(distance)
+        return fn()
+    finally:
+        _dual.prefetch_distance(chosen)
