@@ -574,21 +574,26 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
                    "--tol-gap", err=True)
+        _note_uneven_scale(d)
     elif (not quiet and result.info.get("finish") == "dual" and not stopping.startswith("tol_gap=")
           and options.finish_passes is None and float(result.info["certified_gap"]) > options.tol):
+        uneven = _uneven_scale(d)
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of work) at a "
                    f"certified relative gap of {float(result.info['certified_gap']):.3g}, above --tol "
-                   f"{options.tol!r}" + _more_passes(options), err=True)
+                   f"{options.tol!r}" + ("" if uneven else _more_passes(options)), err=True)
+        _note_uneven_scale(d, uneven)
     elif result.info.get("finish") == "dual":
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
     elif not quiet and "finish_discarded_gap" in result.info:
         gap = f"{float(result.info['finish_discarded_gap']):.3g}"
+        uneven = _uneven_scale(d)
         cap = result.info.get("epochs") if "cap" in stopping.split(" (", 1)[0] else None
         click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
                    f"certified relative gap of {gap}: its gap stalled, or its bound of work), so Pegasos went on"
                    + (f" to its cap of {cap} epochs" if cap else "") + " and its model, of lower objective, was "
-                   "written" + _more_passes(options)
+                   "written" + ("" if uneven else _more_passes(options))
                    + ("" if report_gap else "; --report-gap to see how far from the optimum it is"), err=True)
+        _note_uneven_scale(d, uneven)
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
                    f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap"
@@ -603,6 +608,30 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                    "last doubling improved the objective by at most 1% and the next would train more than 2^24 "
                    "iterations (--tol not reached); give --epochs or -T to train longer"
                    + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
+
+
+def _uneven_scale(d):
+    """(column, largest, typical) of the feature whose scale dwarfs the others' in the training data
+    ``d`` (:func:`pegasos.data.uneven_scale`), or None: asked after a finish that did not certify."""
+    chunk = getattr(d, "chunk", None)
+    if chunk is None:
+        return None
+    from .data import uneven_scale
+
+    return uneven_scale(chunk.indices, chunk.data, d.n_features)
+
+
+def _note_uneven_scale(d, found=False):
+    """The note naming that feature (``found``: as :func:`_uneven_scale` gave it; default: look),
+    the likely cause of the uncertified finish, and what to do about it."""
+    found = _uneven_scale(d) if found is False else found
+    if found is None:
+        return
+    column, largest, typical = found
+    click.echo(f"pegasos: note: feature {column + (0 if d.zero_based else 1)} reaches |x| = {largest:.3g}, "
+               f"{largest / typical:.3g} times the typical feature's largest |x| ({typical:.3g}); on features of "
+               "so different scales neither Pegasos nor the dual finish converges in reasonable time: scale "
+               "each feature to [-1, 1] (divide it by its largest |x|) and train again", err=True)
 
 
 def _more_passes(options):

@@ -126,11 +126,13 @@ import json
 import math
 import numbers
 import os
+import warnings
 
 import numpy as np
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.utils.metaestimators import available_if
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -142,6 +144,28 @@ from .defaults import DEFAULT_LAMBDA
 from .errors import ParameterError
 
 __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
+
+
+def _warn_if_not_certified(model, X):
+    """A ConvergenceWarning (as LinearSVC gives one) when the dual finish of an automatic run stopped
+    above the tolerance: the header's ``certified_gap`` of a kept finish, or ``finish_discarded_gap``
+    of one that was not kept; with the feature whose scale dwarfs the others', when one does
+    (:func:`pegasos.data.uneven_scale`, X's column numbers from 0)."""
+    from .data import uneven_scale
+    from .options import DEFAULT_TOL
+
+    info = getattr(model, "info", {})
+    gap = info.get("certified_gap") if info.get("finish") == "dual" else info.get("finish_discarded_gap")
+    if gap is None or not float(gap) > DEFAULT_TOL:
+        return
+    message = (f"the dual finish did not certify the model within tol = {DEFAULT_TOL:g} of the optimum (its "
+               f"certified relative gap: {float(gap):.3g})")
+    found = uneven_scale(X.indices, X.data, X.shape[1]) if hasattr(X, "indices") else None
+    if found is not None:
+        column, largest, typical = found
+        message += (f"; column {column} reaches |x| = {largest:.3g}, {largest / typical:.3g} times the typical "
+                    "column's largest |x|: scale the features (e.g. sklearn.preprocessing.MaxAbsScaler)")
+    warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
 _ACCEPT_SPARSE = ("csr", "csc", "coo")
 _KERNELS = ("rbf", "poly", "sigmoid")
@@ -293,7 +317,9 @@ class _PegasosBase(BaseEstimator):
         parameters leave them, as ``pegasos train`` makes them."""
         from .api import fit
 
-        return fit((X, y, None, sw), preset="auto", **problem, **self._common(automatic=True))
+        model = fit((X, y, None, sw), preset="auto", **problem, **self._common(automatic=True))
+        _warn_if_not_certified(model, X)
+        return model
 
     def _partial_common(self, X=None, y=None, sw=None, labels=None, problem=None, first=True):
         """The keyword arguments of pegasos.train for one partial_fit pass: one
