@@ -611,27 +611,28 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
 
 
 def _uneven_scale(d):
-    """(column, largest, typical) of the feature whose scale dwarfs the others' in the training data
-    ``d`` (:func:`pegasos.data.uneven_scale`), or None: asked after a finish that did not certify."""
+    """The training data's columns of most different scales (:func:`pegasos.data.uneven_scale`), or
+    None: asked after a finish that did not certify."""
     chunk = getattr(d, "chunk", None)
     if chunk is None:
         return None
     from .data import uneven_scale
 
-    return uneven_scale(chunk.indices, chunk.data, d.n_features)
+    return uneven_scale(chunk.indices, chunk.data, d.n_features, chunk.indptr.shape[0] - 1)
 
 
 def _note_uneven_scale(d, found=False):
-    """The note naming that feature (``found``: as :func:`_uneven_scale` gave it; default: look),
+    """The note naming those columns (``found``: as :func:`_uneven_scale` gave them; default: look),
     the likely cause of the uncertified finish, and what to do about it."""
     found = _uneven_scale(d) if found is False else found
     if found is None:
         return
-    column, largest, typical = found
-    click.echo(f"pegasos: note: feature {column + (0 if d.zero_based else 1)} reaches |x| = {largest:.3g}, "
-               f"{largest / typical:.3g} times the typical feature's largest |x| ({typical:.3g}); on features of "
-               "so different scales neither Pegasos nor the dual finish converges in reasonable time: scale "
-               "each feature to [-1, 1] (divide it by its largest |x|) and train again", err=True)
+    large, s_large, small, s_small = found
+    base = 0 if d.zero_based else 1
+    click.echo(f"pegasos: note: the features' scales differ {s_large / s_small:.3g}-fold (feature {large + base} "
+               f"reaches |x| = {s_large:.3g}, feature {small + base} at most {s_small:.3g}), likely what keeps Pegasos and "
+               "the dual finish from converging: scale each feature to [-1, 1] (divide it by its largest |x|) "
+               "and train again", err=True)
 
 
 def _more_passes(options):

@@ -149,8 +149,8 @@ __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
 def _warn_if_not_certified(model, X):
     """A ConvergenceWarning (as LinearSVC gives one) when the dual finish of an automatic run stopped
     above the tolerance: the header's ``certified_gap`` of a kept finish, or ``finish_discarded_gap``
-    of one that was not kept; with the feature whose scale dwarfs the others', when one does
-    (:func:`pegasos.data.uneven_scale`, X's column numbers from 0)."""
+    of one that was not kept; with the columns of most different scales, when they differ
+    widely (:func:`pegasos.data.uneven_scale`, X's column numbers from 0)."""
     from .data import uneven_scale
     from .options import DEFAULT_TOL
 
@@ -160,11 +160,12 @@ def _warn_if_not_certified(model, X):
         return
     message = (f"the dual finish did not certify the model within tol = {DEFAULT_TOL:g} of the optimum (its "
                f"certified relative gap: {float(gap):.3g})")
-    found = uneven_scale(X.indices, X.data, X.shape[1]) if hasattr(X, "indices") else None
+    found = uneven_scale(X.indices, X.data, X.shape[1], X.shape[0]) if hasattr(X, "indices") else None
     if found is not None:
-        column, largest, typical = found
-        message += (f"; column {column} reaches |x| = {largest:.3g}, {largest / typical:.3g} times the typical "
-                    "column's largest |x|: scale the features (e.g. sklearn.preprocessing.MaxAbsScaler)")
+        large, s_large, small, s_small = found
+        message += (f"; the columns' scales differ {s_large / s_small:.3g}-fold (column {large} reaches |x| = "
+                    f"{s_large:.3g}, column {small} at most {s_small:.3g}): scale the features (e.g. "
+                    "sklearn.preprocessing.MaxAbsScaler)")
     warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
 _ACCEPT_SPARSE = ("csr", "csc", "coo")
