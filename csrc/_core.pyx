@@ -74,7 +74,8 @@ cdef extern from *:
 cdef extern from "prefetch.h":
     void pg_prefetch(const void* p) noexcept nogil
     void pg_prefetch_w(const void* p) noexcept nogil
-    void pg_prefetch_range(const void* p, size_t n) noexcept nogil
+    void pg_prefetch_row(const int64_t* indptr, int64_t i, const int32_t* indices, const void* data,
+                         size_t value_size) noexcept nogil
 
 import math
 
@@ -687,7 +688,7 @@ cdef class LinearState:
         of them valid example indices, as run() requires), the row pointers
         and, for the weights, the column indices of those rows."""
         cdef Py_ssize_t q, d = PF_ROWS
-        cdef int64_t i, j, j0, j1
+        cdef int64_t i, j
         if d <= 0:
             return
         q = e + 2 * d
@@ -698,12 +699,7 @@ cdef class LinearState:
             pg_prefetch(&y[i])
         q = e + d
         if q < n_ahead:
-            i = order[q]
-            j0 = indptr[i]
-            j1 = indptr[i + 1]
-            if j1 > j0:
-                pg_prefetch_range(&indices[j0], sizeof(int32_t) * (j1 - j0))
-                pg_prefetch_range(&data[j0], sizeof(floating) * (j1 - j0))
+            pg_prefetch_row(indptr, order[q], indices, data, sizeof(floating))
         q = e + PF_WEIGHTS
         if PF_WEIGHTS > 0 and q < n_ahead:
             i = order[q]

@@ -36,7 +36,8 @@ from cython cimport floating
 # Software prefetch (csrc/prefetch.h): hints that change no value.
 cdef extern from "prefetch.h":
     void pg_prefetch(const void* p) noexcept nogil
-    void pg_prefetch_range(const void* p, size_t n) noexcept nogil
+    void pg_prefetch_row(const int64_t* indptr, int64_t i, const int32_t* indices, const void* data,
+                         size_t value_size) noexcept nogil
 
 # How far ahead in a pass's random order the shrinking loop prefetches: the
 # row's index and value arrays PF_ROWS coordinates ahead, its row pointers,
@@ -82,7 +83,7 @@ cdef inline void _prefetch(const int64_t[::1] indptr, const int32_t[::1] indices
     index and value arrays PF_ROWS ahead.  Reads only ``active`` and the row
     pointers; writes nothing."""
     cdef Py_ssize_t q, d = PF_ROWS
-    cdef int64_t i, j0, j1
+    cdef int64_t i
     if d <= 0:
         return
     q = s + 2 * d
@@ -98,11 +99,8 @@ cdef inline void _prefetch(const int64_t[::1] indptr, const int32_t[::1] indices
     q = s + d
     if q < n_act:
         i = active[q]
-        j0 = indptr[i]
-        j1 = indptr[i + 1]
-        if j1 > j0:
-            pg_prefetch_range(&indices[j0], sizeof(int32_t) * (j1 - j0))
-            pg_prefetch_range(&data[j0], sizeof(floating) * (j1 - j0))
+        if indptr[i + 1] > indptr[i]:          # (so indices and data are not empty)
+            pg_prefetch_row(&indptr[0], i, &indices[0], &data[0], sizeof(floating))
 
 
 cdef inline uint64_t splitmix64(uint64_t *state) noexcept nogil:

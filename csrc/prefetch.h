@@ -25,4 +25,14 @@ static inline void pg_prefetch_range(const void *p, size_t n) {
     for (; c < e; c += 64) PG_PREFETCH((const void *)c);
 }
 
+/* the index and value arrays of CSR row i (value_size bytes a value) */
+static inline void pg_prefetch_row(const int64_t *indptr, int64_t i, const int32_t *indices,
+                                   const void *data, size_t value_size) {
+    int64_t j0 = indptr[i], j1 = indptr[i + 1];
+    if (j1 > j0) {
+        pg_prefetch_range(indices + j0, sizeof(int32_t) * (size_t)(j1 - j0));
+        pg_prefetch_range((const char *)data + value_size * (size_t)j0, value_size * (size_t)(j1 - j0));
+    }
+}
+
 #endif
