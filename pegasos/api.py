@@ -259,7 +259,7 @@ def finish_given_length(model, ex, options):
         passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
     tol = None if passes else options.tol
     # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
-    spend = budget(options, int(model.info["iterations"]), ex)
+    spend = budget(options, int(model.info["iterations"]), ex, model.n_classes if multiclass else 1)
     # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
     small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
     part = model if columns is None else _on_columns(model, columns[0], small.n_features)

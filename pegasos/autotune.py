@@ -763,7 +763,7 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
 
         # during the doubling (and from the probe) Pegasos goes on when the finish does not certify
         done, f_done = finish_ovr(model, ex, tol=target, n_threads=options.n_threads, give_up=give_up,
-                                  with_objective=True, **budget(options, iterations, ex))
+                                  with_objective=True, **budget(options, iterations, ex, model.n_classes))
         return done, f_done, float(done.info["certified_gap"]) <= target
 
     if finishing and (chosen.multiclass or "ovr") == "ovr":

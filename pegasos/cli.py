@@ -553,18 +553,21 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
-    certificate = _record_gap(result, d) if report_gap else None
+    # a model Pegasos trained on after an uncertified finish has no certificate of its own: make it one,
+    # as --report-gap does, so that the note says how far the written model is (often within --tol)
+    discarded = "finish_discarded_gap" in getattr(result, "info", {})
+    certificate = _record_gap(result, d) if report_gap or discarded else None
     result.save(model)
     if trace_file is not None:
         checks["trace"].write(trace_file)
     if as_json:
         record = _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
-        if report_gap:
+        if certificate is not None:
             record["certificate"] = certificate
         click.echo(json.dumps(record, indent=2))
     elif not quiet:
         summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model)
-        if report_gap:
+        if report_gap or discarded:
             summary += " | " + _gap_summary(certificate)
         click.echo(summary, err=to_stdout)
     elif report_gap and "error" in certificate:
@@ -580,19 +583,18 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         uneven = _uneven_scale(d)
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of work) at a "
                    f"certified relative gap of {float(result.info['certified_gap']):.3g}, above --tol "
-                   f"{options.tol!r}" + ("" if uneven else _more_passes(options)), err=True)
+                   f"{options.tol!r}" + ("" if uneven else _more_passes(options, result, d)), err=True)
         _note_uneven_scale(d, uneven)
     elif result.info.get("finish") == "dual":
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
-    elif not quiet and "finish_discarded_gap" in result.info:
-        gap = f"{float(result.info['finish_discarded_gap']):.3g}"
+    elif not quiet and discarded and not _within(certificate, options.tol):
         uneven = _uneven_scale(d)
         cap = result.info.get("epochs") if "cap" in stopping.split(" (", 1)[0] else None
         click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
-                   f"certified relative gap of {gap}: its gap stalled, or its bound of work), so Pegasos went on"
-                   + (f" to its cap of {cap} epochs" if cap else "") + " and its model, of lower objective, was "
-                   "written" + ("" if uneven else _more_passes(options))
-                   + ("" if report_gap else "; --report-gap to see how far from the optimum it is"), err=True)
+                   f"certified relative gap of {float(result.info['finish_discarded_gap']):.3g}), so Pegasos went "
+                   "on" + (f" to its cap of {cap} epochs" if cap else "") + " and its model, of lower objective, was "
+                   f"written: {_written_gap(certificate)}" + ("" if uneven else _more_passes(options, result, d)),
+                   err=True)
         _note_uneven_scale(d, uneven)
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
@@ -635,11 +637,35 @@ def _note_uneven_scale(d, found=False):
                "and train again", err=True)
 
 
-def _more_passes(options):
-    """How to give the dual finish more work, for a note: its full bound, unless it already had it."""
-    if options.finish == "dual" or options.tol_gap is not None:
+def _more_passes(options, result, d):
+    """How to give the dual finish more work, for a note: the full bound of --finish dual where the
+    run had less (by default the bound weighs the Pegasos run's work, finish.work_bound), else four
+    times the passes it ran."""
+    from .finish import FINISH_UPDATES, work_bound
+
+    chunk = getattr(d, "chunk", None)
+    if (options.finish != "dual" and options.tol_gap is None and chunk is not None
+            and work_bound(int(result.info.get("iterations", 0)), chunk.indptr.shape[0] - 1,
+                           chunk.indptr[-1]) < FINISH_UPDATES):
+        return "; --finish dual lets its passes run to their full bound (2^28 updates a problem)"
+    passes = max(int(p) for p in str(result.info.get("finish_passes", "0")).split(","))
+    if not passes:
         return ""
-    return "; --finish dual lets its passes run to their full bound (2^28 updates a problem)"
+    # --finish-passes finishes a given length: the automatic one's epochs, given
+    length = f"--epochs {result.info['epochs']} " if options.length_is_automatic and "epochs" in result.info else ""
+    return f"; {length}--finish-passes {4 * passes} runs four times its passes"
+
+
+def _within(certificate, tol):
+    """Whether a certificate of :func:`_record_gap` proves the model within ``tol``."""
+    return certificate is not None and "error" not in certificate and float(certificate["rel_gap"]) <= tol
+
+
+def _written_gap(certificate):
+    """The written model's certified gap, for a note."""
+    if certificate is None or "error" in certificate:
+        return "it has no certificate" + (f" ({certificate['error']})" if certificate else "")
+    return f"certified within {100 * max(0.0, float(certificate['rel_gap'])):.3g}% of the optimum"
 
 
 def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):

@@ -421,7 +421,7 @@ def test_cli_gap_text_and_json(a8a_model):
     import re
 
     passes = int(re.search(r"after (\d+) passes", text).group(1))      # until the gap stops shrinking
-    assert 16 <= passes <= 1000 and "relative gap" in text and "seconds" in text
+    assert 16 <= passes <= 4096 and "relative gap" in text and "seconds" in text   # two stalled rounds: 1024
     auto = json.loads(ok(run_pegasos("objective", "--gap", "--json", data, model)))
     assert auto["passes"] == passes and auto["stalled"] is True
     dual = float(text.split("dual bound")[1].split()[0])
