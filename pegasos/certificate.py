@@ -355,13 +355,13 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
         after 3117 passes, where its dual finish had proven 0.155%).
         Measured on the default models at lambda = 1e-4 (bound
         :func:`auto_gap_passes`; relative gap certified, true, and the
-        header's ``certified_gap`` of the dual finish): mushrooms stops at
-        256 passes (0.0046%, 0.0045%, 0.0046%), reuters at 32 (0.143%,
-        0.143%, 0.146%), w8a at 32 (0.122%, 0.120%, 0.196%), a9a (not
-        finished) at 64 (0.48%, 0.46%), heart_scale at 16384 (0.054%,
-        0.051%, 0.070%; the plain passes of before ended at their bound of
-        1000 with 0.39%); dna (one-vs-rest) at its bound of 2879 (0.138%,
-        header 0.128%).
+        header's ``certified_gap`` of the dual finish, where there is one):
+        mushrooms stops at 512 passes (0.118%, 0.117%), reuters at 64
+        (0.143%, 0.145%), w8a at 64 (0.121%, 0.196%), a9a without the
+        finish at 128 (0.47%), heart_scale at 32768 (0.051%, 0.070%; the
+        plain passes of before ended at their bound of 1000 with 0.39%),
+        dna (one-vs-rest) at 16384 (0.127%, 0.128%; at its bound of 2879
+        with one stalled round and the pass bound of m + nnz a pass).
 
     Returns
     -------
