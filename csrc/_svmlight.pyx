@@ -719,7 +719,7 @@ cdef class Parser:
             E_LABEL_NONFINITE: f"label {tok!r} is not finite",
             E_NO_LABEL: f"the line starts with {tok!r}: the label is missing",
             E_TOKEN: f"token {tok!r} is not of the form index:value",
-            E_INDEX_ZERO: f"feature index 0 in {tok!r}: indices start at 1 (zero-based data: train with --zero-based; predict, eval and objective follow the model's index base)",
+            E_INDEX_ZERO: f"feature index 0 in {tok!r}: indices start at 1 (zero-based data: train with --zero-based, or zero_based=True in Python; predict, eval and objective follow the model's index base)",
             E_INDEX_NEG: f"negative feature index in {tok!r}",
             E_INDEX_BIG: f"feature index in {tok!r} is too large (at most {INDEX_LIMIT})",
             E_NO_VALUE: f"{tok!r} has no value (a blank follows the ':')",

@@ -656,6 +656,11 @@ def _more_passes(options, result, d):
     return f"; {length}--finish-passes {4 * passes} runs four times its passes"
 
 
+def _not_below_zero(gap):
+    """A gap for the text: a negative one (rounding: the dual a few ulps above the primal) is 0."""
+    return 0.0 if gap < 0 else gap
+
+
 def _within(certificate, tol):
     """Whether a certificate of :func:`_record_gap` proves the model within ``tol``."""
     return certificate is not None and "error" not in certificate and float(certificate["rel_gap"]) <= tol
@@ -1365,8 +1370,8 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         f"objective    {r['primal']:.10g}   (primal, the model's)\n"
         f"dual bound   {r['dual']:.10g}   (f* >= this, after {r['passes']} passes"
         f"{_still_shrinking(r)})\n"
-        f"gap          {r['gap']:.4g}   (objective - f* <= gap)\n"
-        f"relative gap {r['rel_gap']:.4g}\n"
+        f"gap          {_not_below_zero(r['gap']):.4g}   (objective - f* <= gap)\n"
+        f"relative gap {_not_below_zero(r['rel_gap']):.4g}\n"
         f"seconds      {r['seconds']:.3f}"
     )
 

@@ -146,19 +146,30 @@ from .errors import ParameterError
 __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
 
 
-def _warn_if_not_certified(model, X):
+def _warn_if_not_certified(model, X, y, sample_weight):
     """A ConvergenceWarning (as LinearSVC gives one) when the dual finish of an automatic run stopped
-    above the tolerance: the header's ``certified_gap`` of a kept finish, or ``finish_discarded_gap``
-    of one that was not kept; with the columns of most different scales, when they differ
-    widely (:func:`pegasos.data.uneven_scale`, X's column numbers from 0)."""
+    above the tolerance (the header's ``certified_gap``); where Pegasos went on after a finish that
+    was not kept, the written model's own certificate decides (:func:`pegasos.duality_gap` until
+    the gap stops shrinking, as ``train`` makes it; recorded as ``certified_gap``).  With the
+    columns of most different scales, when they differ widely (:func:`pegasos.data.uneven_scale`,
+    X's column numbers from 0)."""
+    from .certificate import auto_gap_passes, duality_gap
     from .data import uneven_scale
     from .options import DEFAULT_TOL
 
     info = getattr(model, "info", {})
-    gap = info.get("certified_gap") if info.get("finish") == "dual" else info.get("finish_discarded_gap")
+    gap = info.get("certified_gap") if info.get("finish") == "dual" else None
+    if gap is None and "finish_discarded_gap" in info:
+        try:
+            gap = duality_gap(model, X, y, passes=auto_gap_passes(X), until_stalled=True,
+                              sample_weight=sample_weight)["rel_gap"]
+        except ParameterError:                  # a model the certificate does not cover: nothing proven
+            gap = info["finish_discarded_gap"]
+        else:
+            info["certified_gap"] = repr(float(gap))
     if gap is None or not float(gap) > DEFAULT_TOL:
         return
-    message = (f"the dual finish did not certify the model within tol = {DEFAULT_TOL:g} of the optimum (its "
+    message = (f"the model is not certified within tol = {DEFAULT_TOL:g} of the optimum by the dual finish (its "
                f"certified relative gap: {float(gap):.3g})")
     found = uneven_scale(X.indices, X.data, X.shape[1], X.shape[0]) if hasattr(X, "indices") else None
     if found is not None:
@@ -167,6 +178,7 @@ def _warn_if_not_certified(model, X):
                     f"{s_large:.3g}, column {small} at most {s_small:.3g}): scale the features (e.g. "
                     "sklearn.preprocessing.MaxAbsScaler)")
     warnings.warn(message, ConvergenceWarning, stacklevel=4)
+
 
 _ACCEPT_SPARSE = ("csr", "csc", "coo")
 _KERNELS = ("rbf", "poly", "sigmoid")
@@ -319,7 +331,7 @@ class _PegasosBase(BaseEstimator):
         from .api import fit
 
         model = fit((X, y, None, sw), preset="auto", **problem, **self._common(automatic=True))
-        _warn_if_not_certified(model, X)
+        _warn_if_not_certified(model, X, y, sw)
         return model
 
     def _partial_common(self, X=None, y=None, sw=None, labels=None, problem=None, first=True):

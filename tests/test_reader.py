@@ -372,7 +372,7 @@ BAD = [
     ("value-missing-eol", b"1 1:1 2:\n", 1, ["'2:'", "no value"], {}),
     ("value-missing-comment", b"1 2:#x\n", 1, ["'2:#x'", "no value"], {}),
     ("value-extra-colon", b"1 1:2:3\n", 1, ["'1:2:3'"], {}),
-    ("index-zero-one-based", b"1 1:1\n-1 0:1\n", 2, ["index 0", "'0:1'"], {}),
+    ("index-zero-one-based", b"1 1:1\n-1 0:1\n", 2, ["index 0", "'0:1'", "--zero-based, or zero_based=True in Python"], {}),
     ("index-negative", b"1 -1:1\n", 1, ["negative", "'-1:1'"], {}),
     ("index-negative-zero-based", b"1 -3:1\n", 1, ["negative", "'-3:1'"], {"zero_based": True}),
     ("duplicate-adjacent", b"1 1:1\n-1 2:1 2:3\n", 2, ["index 2", "more than once"], {}),

@@ -101,3 +101,24 @@ def test_svmguide1_gets_the_note(tmp_path):
     assert "not certified within 0.2%" in r.stdout
     assert "pegasos: note: the features' scales differ 772-fold (feature 2 reaches |x| = 581, feature 3 at most 0.752)" \
         in r.stderr
+
+
+def test_the_estimator_judges_a_model_written_after_a_discarded_finish_by_its_own_certificate():
+    """At lambda = 1 one column x1000 leaves the doubling's finish uncertified (0.5%) and Pegasos goes
+    on to a model that its own certificate proves within tol: no warning, the proof in the header."""
+    pytest.importorskip("sklearn")
+    from sklearn.exceptions import ConvergenceWarning
+
+    from pegasos.sklearn import PegasosClassifier
+
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=3000, n_features=20, random_state=4)
+    X, y = X[:2100], y[:2100]
+    X[:, 0] *= 1000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = PegasosClassifier(lam=1.0).fit(X, y).model_
+    if "finish_discarded_gap" not in model.info:
+        pytest.fail(f"the finish was kept here ({model.info.get('stopping')}): the case needs other data")
+    assert float(model.info["finish_discarded_gap"]) > 0.002 >= float(model.info["certified_gap"])
