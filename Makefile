@@ -27,7 +27,13 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -r $(VENV)/test-requirements.txt
 	touch $@
 
+# The package's byte code, written even where PYTHONDONTWRITEBYTECODE is set: without it an
+# editable install compiles pegasos' modules at every start of the command (0.1 s of a 0.5 s
+# `pegasos train` on heart_scale here).  Only changed modules are compiled again.
+BYTECODE = PYTHONDONTWRITEBYTECODE= $(PY) -m compileall -q pegasos
+
 install: $(VENV)/.installed
+	@$(BYTECODE)
 
 # The demo trains on a9a and evaluates on a9a.t: from $(PEGASOS_DATA) when they
 # are there, else downloaded into $(DEMO_CACHE) (checked, short timeout), else
@@ -68,9 +74,11 @@ demo: install
 	echo "model written to $$model"; head -20 "$$model"
 
 test: $(VENV)/.installed-test
+	@$(BYTECODE)
 	$(PY) -m pytest -q tests
 
 bench: $(VENV)/.installed-test
+	@$(BYTECODE)
 	$(PY) benchmarks/run_all.py
 
 # The paper's Sec. 7 redone (experiments/run.py): raw results, figures and the
