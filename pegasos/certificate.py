@@ -35,7 +35,6 @@ import numpy as np
 
 from .errors import ExampleError, ParameterError
 
-DEFAULT_GAP_PASSES = 20
 MAX_GAP_PASSES = 1_000_000
 AUTO_GAP_PASSES = 1 << 16       # bound of the passes run until the gap stops shrinking ...
 AUTO_GAP_UPDATES = 1 << 28      # ... and of their coefficient updates (passes times m + nnz, shrinking aside)
@@ -405,7 +404,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
             "alpha": alpha, "w_dual": v, "stalled": ended}
 
 
-def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, seed=1, return_alpha=False,
+def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_alpha=False,
                 until_stalled=False, sample_weight=None):
     """Certified duality gap of a linear model on (X, y).
 
@@ -423,8 +422,11 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
         weight 0).
     y : array of shape (m,)
         Label values as in the training file (the model's labels).
-    passes : int in [0, 10^6]
-        Passes of dual coordinate ascent (with shrinking,
+    passes : int in [0, 10^6] or None
+        None (the default): the passes of ``until_stalled`` with the bound
+        of :func:`auto_gap_passes`, as ``pegasos objective --gap`` runs them
+        (20 fixed passes, the default before, certified a model within
+        0.16% at 69%).  Otherwise the passes of dual coordinate ascent (with shrinking,
         :class:`ShrinkingPasses`) after the start from the margins (each
         O(nnz(X)) at most, plus the columns the examples use: a dual on fewer
         than half of the d columns runs on them, renumbered, with the same
@@ -482,6 +484,8 @@ def duality_gap(model, X, y, *, passes=DEFAULT_GAP_PASSES, tol=None, lam=None, s
 
     started = time.perf_counter()
     check_gap_model(model)
+    if passes is None:
+        passes, until_stalled = auto_gap_passes(X), True
     passes = check_passes(passes)
     if tol is not None:
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0.0 <= tol < 1.0):

@@ -564,3 +564,17 @@ def test_a_gap_below_zero_by_rounding_is_shown_as_zero():
 
     assert _not_below_zero(-1.1e-16) == 0.0 and _not_below_zero(0.003) == 0.003
     assert math.isnan(_not_below_zero(math.nan)) and _not_below_zero(math.inf) == math.inf
+
+
+def test_the_default_passes_run_until_the_gap_stops_shrinking():
+    """duality_gap(model, X, y) runs the passes of objective --gap (until_stalled, auto bound), not 20."""
+    from pegasos.certificate import auto_gap_passes
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 15))
+    y = np.where(X @ rng.normal(size=15) + 0.5 * rng.normal(size=600) > 0, 1.0, -1.0)
+    model = pegasos.fit((X, y), lam=1e-4, finish="none")
+    default = pegasos.duality_gap(model, X, y)
+    explicit = pegasos.duality_gap(model, X, y, passes=auto_gap_passes(X), until_stalled=True)
+    assert default["dual"] == explicit["dual"] and default["passes"] == explicit["passes"] > 20
+    assert "stalled" in default and "stalled" not in pegasos.duality_gap(model, X, y, passes=20)
