@@ -315,7 +315,8 @@ _data_options = _options(
     (("--zero-based",), dict(is_flag=True, help="Feature indices in DATA start at 0 (default 1).")),
     (("--dtype",), dict(type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
                         help="Type of the feature values held in memory.")),
-    (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary.")),
+    (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary (a model the dual finish did not "
+                                                 "certify within --tol still gets its note on stderr).")),
     (("--verbose",), dict(is_flag=True, help="Report progress also when stderr is not a terminal (a log "
                                                    "file, a pipe, a batch job): a line every --progress-every "
                                                    "seconds with the iterations done, % and elapsed seconds "
@@ -573,12 +574,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     elif report_gap and "error" in certificate:
         click.echo(f"pegasos: note: {_gap_summary(certificate)}", err=True)
     stopping = getattr(result, "info", {}).get("stopping", "")
-    if not quiet and stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
+    # the notes of a model the dual finish did not certify are given with -q too (a cron job's mail)
+    if stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
                    "--tol-gap", err=True)
         _note_uneven_scale(d)
-    elif (not quiet and result.info.get("finish") == "dual" and not stopping.startswith("tol_gap=")
+    elif (result.info.get("finish") == "dual" and not stopping.startswith("tol_gap=")
           and options.finish_passes is None and float(result.info["certified_gap"]) > options.tol):
         uneven = _uneven_scale(d)
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of work) at a "
@@ -587,7 +589,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         _note_uneven_scale(d, uneven)
     elif result.info.get("finish") == "dual":
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
-    elif not quiet and discarded and not _within(certificate, options.tol):
+    elif discarded and not _within(certificate, options.tol):
         uneven = _uneven_scale(d)
         cap = result.info.get("epochs") if "cap" in stopping.split(" (", 1)[0] else None
         click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "

@@ -67,6 +67,9 @@ def test_train_names_the_feature_and_scaling_it_certifies(tmp_path):
     notes = [line for line in r.stderr.splitlines() if line.startswith("pegasos: note: the features' scales differ")]
     assert len(notes) == 1 and "(feature 4 reaches |x| = " in notes[0] and "scale each feature" in notes[0]
     assert "--finish dual lets" not in r.stderr            # more passes would not help: not offered
+    quiet = run_pegasos("train", "-q", "-l", "1e-4", str(tmp_path / "uneven.svm"), str(tmp_path / "m"))
+    ok(quiet)                                              # -q (a cron job): no summary, but the notes
+    assert quiet.stdout == "" and quiet.stderr == r.stderr
     X[:, 3] /= np.abs(X[:, 3]).max()
     write(tmp_path / "scaled.svm", X, y)
     r = run_pegasos("train", "-l", "1e-4", str(tmp_path / "scaled.svm"), str(tmp_path / "m2"))
