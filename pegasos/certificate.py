@@ -392,6 +392,8 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
             now = lam * ascent.value
             cut = (now - before) / (primal - before) if primal > before else 0.0
             stalled = run >= STALL_FROM and cut < STALL and cut <= last_cut
+            if ascent.work >= max_work:         # at the bound of work: "still shrinking" or not, it says so
+                break
             if stalled and stalled_before:
                 ended = True
                 break

@@ -578,3 +578,25 @@ def test_the_default_passes_run_until_the_gap_stops_shrinking():
     explicit = pegasos.duality_gap(model, X, y, passes=auto_gap_passes(X), until_stalled=True)
     assert default["dual"] == explicit["dual"] and default["passes"] == explicit["passes"] > 20
     assert "stalled" in default and "stalled" not in pegasos.duality_gap(model, X, y, passes=20)
+
+
+def test_gap_shows_a_tighter_header_gap_and_finish_passes_runs_are_said_above_tol(tmp_path):
+    """objective --gap after too few passes shows the header's certified_gap beside its own (not
+    instead: that proof is the training run's); a run of --finish-passes above --tol says so."""
+    from small_data import write_svm
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(800, 12))
+    y = np.where(X @ rng.normal(size=12) + 0.5 * rng.normal(size=800) > 0, 1.0, -1.0)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", "-l", "1e-4", data, tmp_path / "m"))
+    header = float(pegasos.load_model(str(tmp_path / "m")).info["certified_gap"])
+    text = ok(run_pegasos("objective", "--gap", "--gap-passes", "1", data, tmp_path / "m"))
+    assert f"header gap   {header:.4g}   (certified_gap: the training run's proof" in text
+    assert "header gap" not in ok(run_pegasos("objective", "--gap", "--gap-passes", "1", "-l", "1e-3", data,
+                                              tmp_path / "m"))      # another lambda: another problem
+    r = run_pegasos("train", "-l", "1e-4", "--epochs", "1", "--finish-passes", "1", data, tmp_path / "m1")
+    gap = float(pegasos.load_model(str(tmp_path / "m1")).info["certified_gap"])
+    assert gap > 0.002 and f"certified within {100 * gap:.3g}% of the optimum, above --tol 0.2%" in r.stdout
+    assert "the dual finish's passes of --finish-passes left a certified relative gap of" in r.stderr
+    assert "; --finish-passes 4 runs four times its passes" in r.stderr
