@@ -674,7 +674,7 @@ def _written_gap(certificate):
     """The written model's certified gap, for a note."""
     if certificate is None or "error" in certificate:
         return "it has no certificate" + (f" ({certificate['error']})" if certificate else "")
-    return f"certified within {100 * max(0.0, float(certificate['rel_gap'])):.3g}% of the optimum"
+    return f"certified within {100 * _not_below_zero(float(certificate['rel_gap'])):.3g}% of the optimum"
 
 
 def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):
@@ -1353,7 +1353,7 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
 
 def _objective_gap(data, model, lam, as_json, quiet, passes):
     """``objective --gap``: the primal, the dual bound and the gap, as text or JSON."""
-    from .certificate import auto_gap_passes, check_gap_model, duality_gap
+    from .certificate import check_gap_model, duality_gap
     from .io import read_svmlight
 
     mdl = _load(model, data)
@@ -1364,10 +1364,7 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         d = read_svmlight(data, zero_based=mdl.info.get("index_base", "1") == "0", progress=_update(bar))
     finally:
         _close(bar)
-    if passes is None:
-        r = duality_gap(mdl, d.X, d.y, passes=auto_gap_passes(d.X), lam=lam, until_stalled=True)
-    else:
-        r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam)
+    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam)      # None: until the gap stops shrinking
     if as_json:
         click.echo(json.dumps(r, indent=2))
         return
@@ -1474,11 +1471,11 @@ def _record_gap(result, d):
     """--report-gap: the certificate of pegasos.certificate.duality_gap (or {"error": why there is none}),
     its relative gap also written to the header as ``certified_gap`` (the smaller, when the run proved one:
     --tol-gap, the dual finish)."""
-    from .certificate import auto_gap_passes, duality_gap
+    from .certificate import duality_gap
     from .errors import ParameterError
 
     try:
-        g = duality_gap(result, d.chunk, d.y, passes=auto_gap_passes(d.chunk), until_stalled=True)
+        g = duality_gap(result, d.chunk, d.y)        # its default passes: until the gap stops shrinking
     except ParameterError as e:
         return {"error": str(e)}
     rel = float(g["rel_gap"])

@@ -153,7 +153,7 @@ def _warn_if_not_certified(model, X, y, sample_weight):
     the gap stops shrinking, as ``train`` makes it; recorded as ``certified_gap``).  With the
     columns of most different scales, when they differ widely (:func:`pegasos.data.uneven_scale`,
     X's column numbers from 0)."""
-    from .certificate import auto_gap_passes, duality_gap
+    from .certificate import duality_gap
     from .data import uneven_scale
     from .options import DEFAULT_TOL
 
@@ -161,8 +161,7 @@ def _warn_if_not_certified(model, X, y, sample_weight):
     gap = info.get("certified_gap") if info.get("finish") == "dual" else None
     if gap is None and "finish_discarded_gap" in info:
         try:
-            gap = duality_gap(model, X, y, passes=auto_gap_passes(X), until_stalled=True,
-                              sample_weight=sample_weight)["rel_gap"]
+            gap = duality_gap(model, X, y, sample_weight=sample_weight)["rel_gap"]   # until it stops shrinking
         except ParameterError:                  # a model the certificate does not cover: nothing proven
             gap = info["finish_discarded_gap"]
         else:
