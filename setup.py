@@ -31,7 +31,7 @@ directives = {
 
 common = dict(
     include_dirs=[numpy.get_include(), "csrc"],
-    depends=["csrc/prefetch.h"],
+    depends=["csrc/prefetch.h", "csrc/warm.h", "csrc/warm.pxi"],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
 )
@@ -55,13 +55,17 @@ def openmp_flags():
 
 
 OPENMP = openmp_flags()
-core = dict(common, extra_compile_args=common["extra_compile_args"] + OPENMP, extra_link_args=OPENMP)
+# -pthread: the helper thread of the training loop (csrc/warm.h)
+THREADS = [] if os.name == "nt" else ["-pthread"]
+core = dict(common, extra_compile_args=common["extra_compile_args"] + OPENMP + THREADS,
+            extra_link_args=OPENMP + THREADS)
+dual = dict(common, extra_compile_args=common["extra_compile_args"] + THREADS, extra_link_args=THREADS)
 
 extensions = [
     Extension("pegasos._svmlight", ["csrc/_svmlight.pyx"], **common),
     Extension("pegasos._core", ["csrc/_core.pyx"], **core),
     Extension("pegasos._kernel", ["csrc/_kernel.pyx"], **common),
-    Extension("pegasos._dual", ["csrc/_dual.pyx"], **common),
+    Extension("pegasos._dual", ["csrc/_dual.pyx"], **dual),
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

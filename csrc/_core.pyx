@@ -33,7 +33,10 @@ Crammer-Singer loop (``run_multiclass``) and ranking pairs stay serial.
 The order of the next examples is known, so the loops of ``run`` prefetch
 the rows (and optionally the weights) of the examples a few entries ahead
 (:func:`prefetch_distances`): a random order then waits less for memory on
-sets larger than the caches.  The hints change no value.
+sets larger than the caches.  Where the caller allows a second processor, a
+helper thread walks the order ahead of the loop and reads those rows into
+the shared caches (:func:`prefetch_thread`, csrc/warm.h).  Neither changes a
+value.
 """
 
 from libc.math cimport exp, sqrt
@@ -76,6 +79,9 @@ cdef extern from "prefetch.h":
     void pg_prefetch_w(const void* p) noexcept nogil
     void pg_prefetch_row(const int64_t* indptr, int64_t i, const int32_t* indices, const void* data,
                          size_t value_size) noexcept nogil
+
+# The helper thread (csrc/warm.h, csrc/warm.pxi): prefetch_thread, WARM_MIN_BYTES, WARM_MIN_ENTRIES.
+include "warm.pxi"
 
 import math
 
@@ -136,7 +142,8 @@ ADAPT_SLACK = 2.0
 # Measured on the 1M x 50k synthetic set (benchmarks/bench_prefetch.py,
 # RESULTS.md "Prefetching the rows of a random order"): 16 to 24 rows ahead
 # is best at k = 1; prefetching the weights too is slower there (v and u,
-# 0.8 MB, stay in the 1 MB L2 cache; the hints only cost instructions).
+# 0.8 MB, are served by the 512 KB L2 and the 32 MB L3 of that machine; the
+# hints only cost instructions).
 cdef Py_ssize_t PF_ROWS = 16
 cdef Py_ssize_t PF_WEIGHTS = 0
 
@@ -172,6 +179,15 @@ def prefetch_distances(rows=None, weights=None):
         raise ValueError("the weights' prefetch distance must be at most the rows'")
     PF_ROWS, PF_WEIGHTS = r, (w if r else 0)
     return PF_ROWS, PF_WEIGHTS
+
+
+cdef bint _in_row_order(const int64_t[::1] order, Py_ssize_t n):
+    """Whether the first entries of ``order[:n]`` are consecutive rows (a pass in file order)."""
+    cdef Py_ssize_t j
+    for j in range(1, min(n, 16)):
+        if order[j] != order[j - 1] + 1:
+            return False
+    return True
 
 
 cdef inline double _seconds() noexcept nogil:
@@ -302,8 +318,13 @@ cdef class LinearState:
     team_chunks, serial_chunks : int
         Timed chunks run on the threads / the serial loop by
         ``run(n_threads > 1)`` (see ``ADAPT``).
+    warm_rows : int
+        Rows the helper thread of the last run() call read (-1: that call ran
+        without one; see :func:`prefetch_thread`).
     """
     cdef readonly Py_ssize_t n_features, dim
+    cdef pg_warm* warm        # the helper thread of the running serial loop (NULL: none)
+    cdef readonly int64_t warm_rows
     cdef readonly double lam, a, sqnorm, b
     cdef readonly bint projection
     cdef readonly int bias_mode
@@ -355,6 +376,8 @@ cdef class LinearState:
                   int schedule=0, double eta=0.0):
         if schedule not in (0, 1, 2) or (schedule != 0 and not eta > 0.0):
             raise ValueError(f"schedule {schedule} needs a positive eta, got {eta!r}")
+        self.warm = NULL
+        self.warm_rows = -1
         self.t0 = t0
         self.schedule = schedule
         self.eta = eta
@@ -572,7 +595,7 @@ cdef class LinearState:
         cdef const double* swp = NULL
         cdef const int64_t[::1] load
         cdef const int64_t* loadp = NULL
-        cdef int64_t chunk, done, n
+        cdef int64_t chunk, done, n, walk
         cdef Py_ssize_t pos
         cdef bint team
         cdef double start
@@ -588,11 +611,22 @@ cdef class LinearState:
                 raise ValueError("sample_weight must have one entry per example")
             swp = &sw[0]
         self._reserve(k)
+        self.warm_rows = -1
         if self.pairs or not batch_uses_threads(k, _mean_row(indptr, self.bias_mode == 1), n_threads):
+            walk = min(<int64_t> n_order, n_iter * k * step)
+            if indices.shape[0] and (WARM_MODE == 1 or (
+                    WARM_MODE == -1 and n_threads >= 2 and walk >= WARM_MIN_ENTRIES
+                    and indptr[indptr.shape[0] - 1] * (sizeof(int32_t) + sizeof(floating)) >= WARM_MIN_BYTES
+                    and not _in_row_order(order, walk))):
+                self.warm = pg_warm_start(&order[0], walk, &indptr[0], &indices[0], &data[0], sizeof(floating),
+                                          WARM_AHEAD, WARM_HINT)
             with nogil:
                 self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
                           &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
                           n_order, n_iter, k)
+                if self.warm != NULL:
+                    self.warm_rows = pg_warm_stop(self.warm)
+                    self.warm = NULL
             return
         if feature_load is not None:
             load = feature_load
@@ -813,6 +847,7 @@ cdef class LinearState:
                 bsz = (n_order - pos) // step
             nv = self._collect(indptr, indices, data, y, sw, order + pos, bsz, n_order - pos)
             pos += bsz * step
+            pg_warm_publish(self.warm, pos)
             self._update(indptr, indices, data, self.viol, self.viol2 if self.pairs else NULL,
                          self.viol_y, nv, bsz, t)
 

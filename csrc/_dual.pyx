@@ -31,6 +31,8 @@ evaluates the final dual value exactly.
 
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 from cython cimport floating
 
 # Software prefetch (csrc/prefetch.h): hints that change no value.
@@ -38,6 +40,9 @@ cdef extern from "prefetch.h":
     void pg_prefetch(const void* p) noexcept nogil
     void pg_prefetch_row(const int64_t* indptr, int64_t i, const int32_t* indices, const void* data,
                          size_t value_size) noexcept nogil
+
+# The helper thread (csrc/warm.h, csrc/warm.pxi): prefetch_thread, WARM_MIN_BYTES, WARM_MIN_ENTRIES.
+include "warm.pxi"
 
 # How far ahead in a pass's random order the shrinking loop prefetches: the
 # row's index and value arrays PF_ROWS coordinates ahead, its row pointers,
@@ -285,7 +290,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                                 double bias_value, double[::1] alpha, double[::1] v, int64_t[::1] active,
                                 int64_t[::1] counts, double[::1] bounds, uint64_t[::1] state,
                                 Py_ssize_t passes, double[::1] values, double stop_at=INFINITY,
-                                bint checked=False):
+                                bint checked=False, bint helper=False, int64_t[::1] helper_rows=None):
     """:func:`coordinate_ascent` with shrinking (Hsieh et al. 2008, Sec. 3.2 / Algorithm 3).
 
     A pass visits only the active coordinates, in a new random order.  A
@@ -304,6 +309,13 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         The column indices were already found in [0, n_cols) by
         :func:`check_columns` (the same arrays, unchanged): the O(nnz) test
         is skipped.  A caller that runs many calls on one problem tests once.
+    helper : bool
+        The caller may use a second processor: in the automatic mode of
+        :func:`prefetch_thread`, passes over large sets run with its helper
+        thread.  No result depends on it.
+    helper_rows : int64 (1,) or None
+        If given, the rows the helper threads of this call read are added to
+        ``helper_rows[0]`` (for tests and benchmarks).
     active : int64 (m,), in/out
         Its first ``counts[0]`` entries are the active coordinates (a
         permutation of 0..m-1 on the first call, with counts[0] = m).
@@ -331,7 +343,11 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     cdef Py_ssize_t i, j, p, r, s, n_act, done = 0
     cdef double g, pg, a_old, pg_max, pg_min
     cdef double old_max, old_min, tight
-    cdef int64_t t, work = 0
+    cdef int64_t t, work = 0, read = 0
+    cdef bint warm_on
+    cdef int64_t min_entries = 1 if WARM_MODE == 1 else WARM_MIN_ENTRIES
+    cdef int64_t* snapshot = NULL
+    cdef pg_warm* warm = NULL
     if n_cols < 0:
         raise ValueError("v must have at least one slot (the constant feature's)")
     if (y.shape[0] != m or upper.shape[0] != m or diag.shape[0] != m or alpha.shape[0] != m
@@ -349,10 +365,17 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         _check_columns(indices, indptr[m], n_cols)
     if m == 0 or passes <= 0:
         return 0
+    if helper_rows is not None and helper_rows.shape[0] != 1:
+        raise ValueError("helper_rows must have one entry")
     n_act = counts[0]
     old_max = bounds[0]
     old_min = bounds[1]
     tight = bounds[2]
+    warm_on = indptr[m] > 0 and (WARM_MODE == 1 or (WARM_MODE == -1 and helper and m >= WARM_MIN_ENTRIES and
+                                 indptr[m] * (sizeof(int32_t) + sizeof(floating)) >= WARM_MIN_BYTES))
+    if warm_on:
+        snapshot = <int64_t*> malloc(sizeof(int64_t) * m)
+        warm_on = snapshot != NULL
     with nogil:
         for p in range(passes):
             for r in range(n_act - 1, 0, -1):
@@ -360,10 +383,16 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 t = active[r]
                 active[r] = active[s]
                 active[s] = t
+            if warm_on and n_act >= min_entries:
+                # the helper walks its own copy: this loop moves shrunk coordinates within active
+                memcpy(snapshot, &active[0], sizeof(int64_t) * n_act)
+                warm = pg_warm_start(snapshot, n_act, &indptr[0], &indices[0], &data[0], sizeof(floating),
+                                     WARM_AHEAD, WARM_HINT)
             pg_max = -1e300
             pg_min = 1e300
             s = 0
             while s < n_act:
+                pg_warm_publish(warm, s)
                 _prefetch(indptr, indices, data, y, upper, diag, qii, alpha, active, s, n_act)
                 i = active[s]
                 a_old = alpha[i]
@@ -399,6 +428,9 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 if pg != 0.0:
                     _move(indptr, indices, data, y, upper, qii, alpha, v, n_cols, bias_value, i, g)
                 s = s + 1
+            if warm != NULL:
+                read = read + pg_warm_stop(warm)
+                warm = NULL
             if n_act == 0 or pg_max - pg_min <= tight:
                 if n_act == m:
                     tight = tight * 0.1
@@ -413,6 +445,9 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
             done = p + 1
             if values[p] >= stop_at:
                 break
+    free(snapshot)
+    if helper_rows is not None:
+        helper_rows[0] += read
     counts[0] = n_act
     counts[1] += work
     bounds[0] = old_max

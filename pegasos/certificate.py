@@ -271,6 +271,11 @@ class ShrinkingPasses:
         A feasible start and its sum_i alpha_i y_i x_i; updated in place.
     seed : int
         Seed of the coordinate orders.
+    helper : bool
+        The passes may use a second processor: on sets larger than the
+        caches they run with a helper thread that reads the rows of each
+        pass's order ahead of the loop (:func:`pegasos._dual.prefetch_thread`).
+        No value depends on it.
 
     The iterates depend only on the passes run so far, not on how they are
     cut into calls of :meth:`run` (nor into the blocks of about
@@ -278,7 +283,7 @@ class ShrinkingPasses:
     Ctrl-C is seen in between).
     """
 
-    def __init__(self, indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, *, seed):
+    def __init__(self, indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, *, seed, helper=False):
         from . import _dual
 
         m = indptr.shape[0] - 1
@@ -288,6 +293,7 @@ class ShrinkingPasses:
         self._counts = np.array([m, 0], dtype=np.int64)
         self._bounds = np.array([np.inf, -np.inf, SHRINK_SPREAD])
         self._state = np.array([seed], dtype=np.uint64)
+        self._helper = bool(helper)
         self._per_pass = int(indptr[m]) + m
         self._values = np.empty(0)
         self.value = math.nan
@@ -312,7 +318,8 @@ class ShrinkingPasses:
         while done < passes:
             want = min(block, passes - done)
             got = _dual.coordinate_ascent_shrinking(*self._args, self._active, self._counts, self._bounds,
-                                                    self._state, want, self._values, stop_at, checked=True)
+                                                    self._state, want, self._values, stop_at, checked=True,
+                                                    helper=self._helper)
             done += got
             if got:
                 before = self.value if got == 1 else float(self._values[got - 2])

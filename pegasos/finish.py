@@ -93,9 +93,17 @@ def budget(options, iterations, ex, problems=1):
     at 65,536 passes 99.7% above the dual bound, 2.9e7 updates, and were certified within 0.12% at
     322,695, 1.4e8 updates, 0.1 s more), and one problem's bound costs at most about a second.
     Where the certificate was asked for (``finish="dual"``, which ``tol_gap`` runs through), the
-    full ``FINISH_UPDATES`` and no stall rule."""
+    full ``FINISH_UPDATES`` and no stall rule.  One binary problem also gets ``helper`` (for
+    :func:`finish_binary`): whether its passes may use a second processor, as the Pegasos loop
+    before them may (``options.n_threads`` >= 2 and two processors available)."""
+    from .linear import available_cpus
+
     asked = options.finish == "dual"
-    return {"max_work": FINISH_UPDATES if asked else work_bound(iterations, ex.m, ex.indptr[-1]), "stall": not asked and problems > 1}
+    spend = {"max_work": FINISH_UPDATES if asked else work_bound(iterations, ex.m, ex.indptr[-1]),
+             "stall": not asked and problems > 1}
+    if problems == 1:
+        spend["helper"] = min(int(options.n_threads), available_cpus()) >= 2
+    return spend
 
 
 def _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value):
@@ -123,7 +131,7 @@ def _cut(before, after):
 
 
 def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, lam, loss, bias_value, seed,
-                   tol=None, passes=None, row_norms=None, max_work=FINISH_UPDATES, stall=True):
+                   tol=None, passes=None, row_norms=None, max_work=FINISH_UPDATES, stall=True, helper=False):
     """Dual coordinate ascent on one binary problem, from a model's margins.
 
     The passes are those of the duality gap, with shrinking
@@ -169,6 +177,9 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         hundreds of passes and then fast: 200 separable rows at lambda =
         1e-3 stalled at 256 passes 4.7 times above f*, and 8192 passes
         (0.7 s) reach it.
+    helper : bool
+        The passes may use a second processor (:class:`pegasos.certificate.ShrinkingPasses`);
+        no result depends on it.
 
     Returns
     -------
@@ -182,7 +193,8 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     alpha, v = scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value)
     best_dual = lam * dual_value(alpha, v, diag)
     bound = MAX_FINISH_PASSES if passes is None else int(passes)
-    ascent = ShrinkingPasses(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, seed=seed)
+    ascent = ShrinkingPasses(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, seed=seed,
+                             helper=helper)
     # with tol, the passes stop as soon as their dual value certifies the Pegasos model (free: the passes
     # keep D(alpha)).  A check of w(alpha) costs an O(nnz) pass over the rows (sector: 3.2 ms against
     # 3.9 ms for a pass), so it is made at the doublings (1, 2, 4, ... passes: the stall rule's steps),
@@ -249,7 +261,8 @@ def _loss_weights(model, ex, raw):
     return c
 
 
-def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINISH_UPDATES, stall=True):
+def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINISH_UPDATES, stall=True,
+                  helper=False):
     """The better of ``model`` and the dual finish of its problem on ``ex`` (:func:`finish_problem`).
 
     Parameters
@@ -258,7 +271,7 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINIS
         A binary model with a loss and bias mode of :func:`applicable`.
     ex : pegasos.examples.Examples
         Its training examples.
-    tol, passes, max_work, stall :
+    tol, passes, max_work, stall, helper :
         As :func:`finish_problem`.
     seed : int or None
         Seed of the coordinate orders (default: the model's).
@@ -284,7 +297,7 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINIS
     margins = y_pm * (model.decision_function(ex.chunk))
     out = finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, lam=float(model.lam),
                          loss=model.loss, bias_value=bias_value, seed=seed, tol=tol, passes=passes,
-                         max_work=max_work, stall=stall)
+                         max_work=max_work, stall=stall, helper=helper)
     info = dict(model.info, finish="dual", finish_passes=str(out["passes"]))
     if out["primal_dual"] < primal:
         weights = np.zeros(model.w.shape[0])
