@@ -7,11 +7,16 @@ weights of the examples a few entries ahead in the order (``_core.prefetch_dista
 script times one epoch of ``LinearState.run`` (m examples, k = 1 and a larger k, hinge loss,
 averaging on, lambda = 1e-6, one thread unless --threads) for:
 
-* each sampling (sequential, permutation, uniform) with prefetching off and at the chosen
-  distances, so the ratio to the sequential pass is measured in the same run;
+* each sampling (sequential, permutation, uniform) with prefetching off, at the chosen
+  distances, and at the chosen distances with the helper thread that reads the rows ahead of
+  the loop on the other core (``_core.prefetch_thread``; "+ helper" rows), so the ratio to the
+  sequential pass is measured in the same run;
 * a grid of distances (--grid), to choose them;
 * optionally the loop of another build (--core PATH to a compiled ``_core`` module, e.g. the
-  one before prefetching), as "before".
+  one before prefetching), as "before";
+* with --dual, the shrinking passes of the dual finish (hinge, lambda = 1e-4, from alpha = 0:
+  the first two passes, the third, and the mean of six more) with the helper thread off and on
+  (``_dual.prefetch_thread``), alternated, with their dual values compared.
 
 The orders are drawn before the clock starts; each timing is a fresh state over one epoch,
 the median of --repeats runs.  The load average is printed beside.  The weights of every
@@ -90,6 +95,7 @@ def main():
     ap.add_argument("--samplings", default="sequential,permutation,uniform")
     ap.add_argument("--grid", action="store_true", help="time a grid of distances (permutation only)")
     ap.add_argument("--core", help="path of another build's compiled _core module, timed as 'before'")
+    ap.add_argument("--dual", action="store_true", help="also time the dual passes with and without the helper")
     args = ap.parse_args()
 
     start = time.perf_counter()
@@ -109,9 +115,12 @@ def main():
             settings = GRID if (args.grid and sampling == "permutation") else [(0, 0), chosen]
             runs = [("before", None, other)] if other is not None else []
             runs += [("this", d, _core) for d in settings]
+            if not args.grid:
+                runs.append(("this + helper", chosen, _core))
             for name, dist, core in runs:
                 if dist is not None:
                     _core.prefetch_distances(*dist)
+                _core.prefetch_thread("on" if name.endswith("helper") else "off")
                 sec, w = measure(core, X, y, order, k, args.threads, args.repeats)
                 key = (sampling, k)
                 if key not in reference:
@@ -123,6 +132,36 @@ def main():
                 print(f"| {sampling} | {k} | {name} | {dist if dist is not None else '-'} | {sec:.3f} | "
                       f"{ratio:.2f} | {load_text()}{'' if same else ' WEIGHTS DIFFER'} |", flush=True)
     _core.prefetch_distances(*chosen)
+    _core.prefetch_thread("auto")
+    if args.dual:
+        dual_table(X, y, args.repeats)
+
+
+def dual_table(X, y, repeats):
+    """Seconds of the dual finish's shrinking passes with the helper thread off and on (medians)."""
+    from pegasos import _dual, certificate
+
+    m, n = X.shape
+    upper, diag, qii = certificate.problem_terms(X.indptr, X.indices, X.data, n, np.ones(m), 1e-4, "hinge", 0.0)
+    times, values = {"off": [], "on": []}, {}
+    for _ in range(repeats):
+        for mode in ("off", "on"):
+            _dual.prefetch_thread(mode)
+            alpha, v = np.zeros(m), np.zeros(n + 1)
+            run = certificate.ShrinkingPasses(X.indptr, X.indices, X.data, y, upper, diag, qii, 0.0, alpha, v, seed=1)
+            marks = [time.perf_counter()]
+            for passes in (2, 1, 6):
+                run.run(passes)
+                marks.append(time.perf_counter())
+            times[mode].append([marks[1] - marks[0], marks[2] - marks[1], (marks[3] - marks[2]) / 6])
+            values.setdefault(mode, run.value)
+    _dual.prefetch_thread("auto")
+    print("\n| dual passes (lambda 1e-4, from alpha = 0) | first 2 passes | 3rd pass | passes 4-9, mean | load |")
+    print("|---|---|---|---|---|")
+    for mode in ("off", "on"):
+        cols = [statistics.median(t[j] for t in times[mode]) for j in range(3)]
+        same = "" if values[mode] == values["off"] else " DUAL VALUES DIFFER"
+        print(f"| helper {mode} | {cols[0]:.3f} s | {cols[1]:.3f} s | {cols[2]:.3f} s | {load_text()}{same} |")
 
 
 class _CSR:
