@@ -609,6 +609,24 @@ def test_step_offset_zero_is_the_paper_step():
         train(X, y, lam=0.01, epochs=1, step_offset=-1.0)
 
 
+def test_small_weight_states_skip_the_memory_files(monkeypatch):
+    """A state of at most SMALL_STATE_BYTES does not read /proc and /sys (28 times in a short fit);
+    a larger one still asks, and is refused above the limit."""
+    import pegasos.data as data
+
+    def unreadable():
+        raise AssertionError("memory_limit read for a small state")
+
+    monkeypatch.setattr(data, "memory_limit", unreadable)
+    small = data.SMALL_STATE_BYTES // (8 * 3) - 2          # the largest n_features of one vector not checked
+    data.check_weight_memory(small, 1)
+    with pytest.raises(AssertionError, match="small state"):
+        data.check_weight_memory(small + 1, 1)
+    monkeypatch.setattr(data, "memory_limit", lambda: float(data.SMALL_STATE_BYTES))
+    with pytest.raises(ParameterError, match="stray huge index"):
+        data.check_weight_memory(small + 1, 1)
+
+
 def test_weight_memory_check(monkeypatch):
     """A stray huge feature index is refused with a message, not an OOM kill."""
     from pegasos import linear
