@@ -1620,6 +1620,20 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
     rows.append("mean ± sd: " + " | ".join(
         f"{n} {_fmt(r['mean'][n])} ± {_fmt(r['sd'][n])}{undefined(n)}" for n in names))
     click.echo("\n".join(rows))
+    _note_uncertified_folds(r["per_fold"], options.tol)
+
+
+def _note_uncertified_folds(per_fold, tol):
+    """A note naming the folds whose models their runs did not certify within ``tol`` (their header's
+    certified_gap): their metrics are those of models that may be far from the optimum."""
+    above = [(f["fold"], f["certified_gap"]) for f in per_fold
+             if f.get("certified_gap") is not None and f["certified_gap"] > tol]
+    if not above:
+        return
+    which = ", ".join(f"{fold} ({100 * gap:.3g}%)" for fold, gap in above)
+    click.echo(f"pegasos: note: the models of {len(above)} of {len(per_fold)} folds were not certified within "
+               f"--tol {100 * tol:.3g}% of their optimum (certified gap of fold {which}): their metrics may be "
+               "those of models far from it; `pegasos train` on the data says why and what helps", err=True)
 
 
 @main.command(cls=_SectionedCommand)

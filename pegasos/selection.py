@@ -283,11 +283,19 @@ def _run_path(train, test, options, points, warm, metric_names):
             start = (np.asarray(model.w, dtype=np.float64), float(model.bias))
         row = {"seconds": seconds,
                "objective": objective(model, train.chunk, train.y, qid=train.qid,
-                                      sample_weight=None if opts.loss == "rank" else train.sample_weight)["objective"]}
+                                      sample_weight=None if opts.loss == "rank" else train.sample_weight)["objective"],
+               "certified_gap": _certified_gap(model)}
         if test is not None:
             row.update(_metric_values(evaluate(model, test.chunk, test.y, qid=test.qid), metric_names))
         out.append(row)
     return out
+
+
+def _certified_gap(model):
+    """The relative duality gap the run proved for ``model`` (its header's ``certified_gap``), or None
+    where no certificate was made (a kernel, Crammer-Singer or plain Pegasos run)."""
+    value = getattr(model, "info", {}).get("certified_gap")
+    return None if value is None else float(value)
 
 
 def _fold_job(args):
@@ -361,7 +369,9 @@ def cross_validate(data, options=None, folds=5, seed=None, jobs=1, engine=None, 
         regression mse, r2; ranking ndcg_at_10), ``per_fold`` (a list of
         dicts: ``fold`` (1-based), ``train_examples``, ``test_examples``,
         each metric, ``objective`` (training objective of the fold's model),
-        ``seconds`` (training time)), ``mean`` and ``sd`` ({metric: value};
+        ``certified_gap`` (the relative duality gap its run proved, as in
+        its header; None where no certificate is made) and ``seconds``
+        (training time)), ``mean`` and ``sd`` ({metric: value};
         sd is the sample standard deviation over folds, ddof = 1; a metric
         undefined on a fold, None there, is left out of both).
 
@@ -388,7 +398,7 @@ def cross_validate(data, options=None, folds=5, seed=None, jobs=1, engine=None, 
     for i, (row, (n_train, n_test)) in enumerate(zip(rows, sizes)):
         per_fold.append({"fold": i + 1, "train_examples": n_train, "test_examples": n_test,
                          **{k: row[k] for k in metric_names}, "objective": row["objective"],
-                         "seconds": row["seconds"]})
+                         "certified_gap": row.get("certified_gap"), "seconds": row["seconds"]})
     mean, sd = {}, {}
     for name in metric_names:
         mean[name], sd[name] = _summary([r[name] for r in per_fold])
@@ -622,6 +632,8 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
         for name in names:
             row["mean"][name], row["sd"][name] = _summary([r[name] for r in runs])
         row["objective"] = float(np.mean([r["objective"] for r in runs]))
+        gaps = [r.get("certified_gap") for r in runs]
+        row["certified_gap"] = None if None in gaps else max(gaps)       # the worst fold's
         row["seconds"] = float(sum(r["seconds"] for r in runs))
         rows.append(row)
     rows.sort(key=lambda r: (r["lam"], r.get("gamma", 0.0)))

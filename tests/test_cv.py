@@ -154,3 +154,41 @@ def test_the_mean_line_says_how_many_folds_a_metric_is_defined_on(tmp_path):
     assert n_f1 < 5 and n_auc < 5
     assert "f1 " in mean and f"({n_f1} of 5 folds)" in mean and f"({n_auc} of 5 folds)" in mean
     assert "accuracy 1.0000 ± 0.0000 |" in mean            # defined on every fold: no count
+
+
+def _uneven(path, m=200, seed=0):
+    """Two informative columns, one of them 1000 times larger than the rest: the dual finish stalls."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 4))
+    X[:, 0] *= 1000.0
+    y = np.where(X[:, 1] + 0.3 * rng.normal(size=m) > 0, 1, -1)
+    path.write_text("".join(f"{y[i]} " + " ".join(f"{j + 1}:{X[i, j]:.6g}" for j in range(4)) + "\n"
+                            for i in range(m)))
+    return path
+
+
+def test_cv_names_the_folds_whose_models_were_not_certified(tmp_path):
+    """cv said nothing when the folds' models stopped far from their optimum; it now names them, with the
+    gap each run proved (the per-fold certified_gap, also in --json), and says nothing when all are certified."""
+    data = _uneven(tmp_path / "uneven.svm")
+    r = run_pegasos("cv", "-v", "2", "-l", "1e-5", data)
+    out = ok(r)
+    assert "mean ± sd" in out
+    notes = [line for line in r.stderr.splitlines() if line.startswith("pegasos: note:")]
+    assert len(notes) == 1, r.stderr
+    folds = json.loads(ok(run_pegasos("cv", "-v", "2", "-l", "1e-5", "--json", data)))["per_fold"]
+    gaps = [f["certified_gap"] for f in folds]
+    assert all(g > 0.002 for g in gaps)
+    assert "not certified within --tol 0.2%" in notes[0] and "2 of 2 folds" in notes[0]
+    assert f"fold 1 ({100 * gaps[0]:.3g}%), 2 ({100 * gaps[1]:.3g}%)" in notes[0]
+
+    X, y = small_data.binary(m=300)
+    path = small_data.write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("cv", path, "-v", "3", "-l", "0.01")
+    ok(r)
+    assert "note" not in r.stderr
+    folds = cross_validate(pegasos.read_svmlight(str(path)), TrainOptions(lam=0.01), folds=3)["per_fold"]
+    assert all(0 <= f["certified_gap"] <= 0.002 for f in folds)
+    # a run that makes no certificate has none
+    plain = cross_validate(pegasos.read_svmlight(str(path)), TrainOptions(lam=0.01, finish="none", epochs=2), folds=3)
+    assert all(f["certified_gap"] is None for f in plain["per_fold"])
