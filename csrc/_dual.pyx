@@ -290,7 +290,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                                 double bias_value, double[::1] alpha, double[::1] v, int64_t[::1] active,
                                 int64_t[::1] counts, double[::1] bounds, uint64_t[::1] state,
                                 Py_ssize_t passes, double[::1] values, double stop_at=INFINITY,
-                                bint checked=False, bint helper=False, int64_t[::1] helper_rows=None):
+                                bint checked=False, bint helper=False, int64_t[::1] helper_counts=None):
     """:func:`coordinate_ascent` with shrinking (Hsieh et al. 2008, Sec. 3.2 / Algorithm 3).
 
     A pass visits only the active coordinates, in a new random order.  A
@@ -313,9 +313,10 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         The caller may use a second processor: in the automatic mode of
         :func:`prefetch_thread`, passes over large sets run with its helper
         thread.  No result depends on it.
-    helper_rows : int64 (1,) or None
-        If given, the rows the helper threads of this call read are added to
-        ``helper_rows[0]`` (for tests and benchmarks).
+    helper_counts : int64 (2,) or None
+        If given, the helper threads this call started and the rows they
+        read are added to ``helper_counts[0]`` and ``[1]`` (for tests and
+        benchmarks; a helper stopped before its first row reads none).
     active : int64 (m,), in/out
         Its first ``counts[0]`` entries are the active coordinates (a
         permutation of 0..m-1 on the first call, with counts[0] = m).
@@ -343,7 +344,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     cdef Py_ssize_t i, j, p, r, s, n_act, done = 0
     cdef double g, pg, a_old, pg_max, pg_min
     cdef double old_max, old_min, tight
-    cdef int64_t t, work = 0, read = 0
+    cdef int64_t t, work = 0, read = 0, started = 0
     cdef bint warm_on
     cdef int64_t min_entries = 1 if WARM_MODE == 1 else WARM_MIN_ENTRIES
     cdef int64_t* snapshot = NULL
@@ -365,8 +366,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         _check_columns(indices, indptr[m], n_cols)
     if m == 0 or passes <= 0:
         return 0
-    if helper_rows is not None and helper_rows.shape[0] != 1:
-        raise ValueError("helper_rows must have one entry")
+    if helper_counts is not None and helper_counts.shape[0] != 2:
+        raise ValueError("helper_counts must have two entries")
     n_act = counts[0]
     old_max = bounds[0]
     old_min = bounds[1]
@@ -430,6 +431,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 s = s + 1
             if warm != NULL:
                 read = read + pg_warm_stop(warm)
+                started = started + 1
                 warm = NULL
             if n_act == 0 or pg_max - pg_min <= tight:
                 if n_act == m:
@@ -446,8 +448,9 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
             if values[p] >= stop_at:
                 break
     free(snapshot)
-    if helper_rows is not None:
-        helper_rows[0] += read
+    if helper_counts is not None:
+        helper_counts[0] += started
+        helper_counts[1] += read
     counts[0] = n_act
     counts[1] += work
     bounds[0] = old_max

@@ -331,7 +331,7 @@ class ShrinkingPasses:
 
 
 def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, bias_value, passes,
-                stop_at=math.inf, seed=1, primal=None, max_work=math.inf):
+                stop_at=math.inf, seed=1, primal=None, max_work=math.inf, helper=False):
     """Dual lower bound of one binary problem from its margins: start, then coordinate ascent
     (:class:`ShrinkingPasses`).
 
@@ -350,6 +350,8 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
     max_work : float
         With ``primal``: no round starts once the passes have done this many coefficient updates
         (:attr:`ShrinkingPasses.work`), and the last is cut to fit at their rate so far.
+    helper : bool
+        As :class:`ShrinkingPasses`.
     primal : float or None
         The primal value of the model: the passes then run in rounds that
         double the passes run (1, 1, 2, 4, ...) and stop after the second
@@ -384,7 +386,8 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
     run, ended = 0, True
     if passes > 0 and dual_start < stop_at:
         ended = False
-        ascent = ShrinkingPasses(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, seed=seed)
+        ascent = ShrinkingPasses(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, seed=seed,
+                                 helper=helper)
         round_end = 1 if primal is not None else passes
         before, last_cut, stalled_before = dual_start, math.inf, False
         while run < passes and ascent.work < max_work:
@@ -414,7 +417,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
 
 
 def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_alpha=False,
-                until_stalled=False, sample_weight=None):
+                until_stalled=False, sample_weight=None, helper=False):
     """Certified duality gap of a linear model on (X, y).
 
     Parameters
@@ -458,6 +461,11 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         Example weights s_i of the problem (as in training with them): the
         primal is :func:`pegasos.objective` with these weights and every
         c_i is the class weight times s_i (C_i = c_i / (lambda m)).
+    helper : bool
+        The passes may use a second processor (:class:`ShrinkingPasses`: a
+        helper thread reads the rows ahead on sets larger than the caches;
+        one-vs-rest runs its classes one after another); no value depends
+        on it.
     return_alpha : bool
         Also return the dual point (``alpha``, float64 (m,), in LIBLINEAR's
         scaling: 0 <= alpha_i <= C_i = c_i / (lambda m) for the hinge) and
@@ -536,11 +544,11 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
             y_k = np.where(targets == k, 1.0, -1.0)
             stop = math.inf if tol is None else primal_k * (1.0 - tol)
             parts.append(binary_dual(indptr, indices, data, n_cols, y_k, c, y_k * f[:, k], stop_at=stop,
-                                     primal=primal_k if until_stalled else None, **options))
+                                     primal=primal_k if until_stalled else None, helper=helper, **options))
     else:
         stop = math.inf if tol is None else primal * (1.0 - tol)
         parts = [binary_dual(indptr, indices, data, n_cols, targets, c, targets * f, stop_at=stop,
-                             primal=primal if until_stalled else None, **options)]
+                             primal=primal if until_stalled else None, helper=helper, **options)]
     dual = math.fsum(p["dual"] for p in parts)
     gap = primal - dual
     out = {

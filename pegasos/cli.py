@@ -557,7 +557,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     # a model Pegasos trained on after an uncertified finish has no certificate of its own: make it one,
     # as --report-gap does, so that the note says how far the written model is (often within --tol)
     discarded = "finish_discarded_gap" in getattr(result, "info", {})
-    certificate = _record_gap(result, d) if report_gap or discarded else None
+    certificate = _record_gap(result, d, options.n_threads) if report_gap or discarded else None
     result.save(model)
     if trace_file is not None:
         checks["trace"].write(trace_file)
@@ -1364,7 +1364,8 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         d = read_svmlight(data, zero_based=mdl.info.get("index_base", "1") == "0", progress=_update(bar))
     finally:
         _close(bar)
-    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam)      # None: until the gap stops shrinking
+    # passes None: until the gap stops shrinking; on two processors, the helper thread of the passes
+    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam, helper=_two_processors())
     if as_json:
         click.echo(json.dumps(r, indent=2))
         return
@@ -1467,7 +1468,14 @@ def _train_record(result, d, options, t_read, t_train, cache_note, no_objective,
     return record
 
 
-def _record_gap(result, d):
+def _two_processors():
+    """Whether this process may run on two processors or more."""
+    from .linear import available_cpus
+
+    return available_cpus() >= 2
+
+
+def _record_gap(result, d, jobs=1):
     """--report-gap: the certificate of pegasos.certificate.duality_gap (or {"error": why there is none}),
     its relative gap also written to the header as ``certified_gap`` (the smaller, when the run proved one:
     --tol-gap, the dual finish)."""
@@ -1475,7 +1483,8 @@ def _record_gap(result, d):
     from .errors import ParameterError
 
     try:
-        g = duality_gap(result, d.chunk, d.y)        # its default passes: until the gap stops shrinking
+        # its default passes: until the gap stops shrinking; the helper thread as the run's --jobs allows
+        g = duality_gap(result, d.chunk, d.y, helper=jobs >= 2 and _two_processors())
     except ParameterError as e:
         return {"error": str(e)}
     rel = float(g["rel_gap"])

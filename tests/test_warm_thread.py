@@ -156,7 +156,8 @@ def restore_dual_helper():
 
 
 def dual_run(X, y, lam, passes, mode, dtype=np.float64, helper=False, ahead=None, hint=None):
-    """alpha, v, the dual values and the helper's rows of ``passes`` shrinking passes from alpha = 0."""
+    """alpha, v, the dual values, the helpers started and the counts of ``passes`` shrinking passes from
+    alpha = 0."""
     Xc = X.astype(dtype).tocsr()
     m = Xc.shape[0]
     indptr, indices = Xc.indptr.astype(np.int64), Xc.indices.astype(np.int32)
@@ -167,17 +168,18 @@ def dual_run(X, y, lam, passes, mode, dtype=np.float64, helper=False, ahead=None
     counts = np.array([m, 0], dtype=np.int64)
     bounds = np.array([np.inf, -np.inf, 0.1])
     state = np.array([7], dtype=np.uint64)
-    values, rows = np.empty(passes), np.zeros(1, dtype=np.int64)
+    values, helpers = np.empty(passes), np.zeros(2, dtype=np.int64)
     chosen = _dual.prefetch_thread()
     try:
         _dual.prefetch_thread(mode, ahead, hint)
         done = _dual.coordinate_ascent_shrinking(indptr, indices, Xc.data, y, upper, diag, qii, 0.0, alpha, v, active,
                                                  counts, bounds, state, passes, values, helper=helper,
-                                                 helper_rows=rows)
+                                                 helper_counts=helpers)
     finally:
         _dual.prefetch_thread(*chosen)
     assert done == passes
-    return alpha, v, values, int(rows[0]), counts.copy()
+    assert 0 <= helpers[1] <= helpers[0] * m
+    return alpha, v, values, int(helpers[0]), counts.copy()
 
 
 def test_dual_settings_are_checked_and_kept(restore_dual_helper):
@@ -193,13 +195,13 @@ def test_dual_settings_are_checked_and_kept(restore_dual_helper):
 def test_dual_passes_identical_with_the_helper(dtype, ahead, hint):
     """Enough passes for shrinking to move coordinates within the order the helper copied, and back."""
     X, y = generated(m=3000, n=400, seed=6)
-    a0, v0, d0, rows0, c0 = dual_run(X, y, 1e-4, 30, "off", dtype)
-    a1, v1, d1, rows1, c1 = dual_run(X, y, 1e-4, 30, "on", dtype, ahead=ahead, hint=hint)
+    a0, v0, d0, helpers0, c0 = dual_run(X, y, 1e-4, 30, "off", dtype)
+    a1, v1, d1, helpers1, c1 = dual_run(X, y, 1e-4, 30, "on", dtype, ahead=ahead, hint=hint)
     assert np.count_nonzero(a0 == 1.0 / (1e-4 * 3000)) > 0 and np.count_nonzero(a0 == 0) > 0
     assert c0[0] < 3000 or np.array_equal(c0, c1)          # (shrinking removed some, or all came back)
     assert np.array_equal(a0, a1) and np.array_equal(v0, v1) and np.array_equal(d0, d1)
     assert np.array_equal(c0, c1)
-    assert rows0 == 0 and 0 < rows1 <= 30 * 3000
+    assert helpers0 == 0 and helpers1 == 30     # a helper for each pass (it may be stopped before a row)
 
 
 def test_dual_automatic_mode_needs_the_caller_and_a_large_set(monkeypatch):
@@ -208,7 +210,7 @@ def test_dual_automatic_mode_needs_the_caller_and_a_large_set(monkeypatch):
     monkeypatch.setattr(_dual, "WARM_MIN_BYTES", 0)
     monkeypatch.setattr(_dual, "WARM_MIN_ENTRIES", 0)
     assert dual_run(X, y, 1e-3, 3, "auto", helper=False)[3] == 0      # the caller keeps to one processor
-    assert dual_run(X, y, 1e-3, 3, "auto", helper=True)[3] > 0
+    assert dual_run(X, y, 1e-3, 3, "auto", helper=True)[3] == 3   # one a pass
 
 
 def test_the_finish_may_use_the_helper_only_with_two_threads(monkeypatch):
@@ -224,3 +226,33 @@ def test_the_finish_may_use_the_helper_only_with_two_threads(monkeypatch):
     assert "helper" not in finish.budget(TrainOptions(lam=1e-3, n_threads=2).validate(), 10, ex, problems=3)
     monkeypatch.setattr(linear, "available_cpus", lambda: 1)
     assert finish.budget(TrainOptions(lam=1e-3, n_threads=2).validate(), 10, ex)["helper"] is False
+
+
+def test_the_gap_is_the_same_with_the_helper(monkeypatch):
+    """duality_gap(helper=True) (objective --gap and --report-gap on two processors): the same numbers,
+    binary and one-vs-rest, and the helper did run."""
+    import pegasos
+
+    X, y = generated(m=3000, n=400, seed=24)
+    model = train(X, y, lam=1e-4, epochs=2, sampling="permutation", seed=1, average_from=0.5)
+    monkeypatch.setattr(_dual, "WARM_MIN_BYTES", 0)
+    monkeypatch.setattr(_dual, "WARM_MIN_ENTRIES", 0)
+    calls = []
+    compiled = _dual.coordinate_ascent_shrinking
+
+    def counted(*args, **keywords):
+        calls.append(keywords["helper"])
+        return compiled(*args, **keywords)
+
+    monkeypatch.setattr(_dual, "coordinate_ascent_shrinking", counted)
+    plain = pegasos.duality_gap(model, X, y, return_alpha=True)
+    assert calls and not any(calls)
+    calls.clear()
+    helped = pegasos.duality_gap(model, X, y, return_alpha=True, helper=True)
+    assert calls and all(calls)
+    assert np.array_equal(plain["alpha"], helped["alpha"]) and plain["dual"] == helped["dual"]
+    labels = np.arange(X.shape[0]) % 3
+    multi = pegasos.fit((X, labels), lam=1e-3, epochs=1, finish="none")
+    a = pegasos.duality_gap(multi, X, labels, passes=5)
+    b = pegasos.duality_gap(multi, X, labels, passes=5, helper=True)
+    assert a["dual"] == b["dual"] and a["rel_gap"] == b["rel_gap"]
