@@ -26,6 +26,7 @@
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #define PG_WARM_THREADS 1
 #else
 #define PG_WARM_THREADS 0
@@ -73,15 +74,31 @@ static inline unsigned pg_warm_touch(const char *p, size_t n) {
     return acc;
 }
 
+/* Spins of the wait before the helper sleeps (PG_WARM_NAP_NS a time): on a machine whose
+ * processors other work holds, a helper that spun would take their time. */
+#define PG_WARM_SPINS 4096
+#define PG_WARM_NAP_NS 20000
+
 static void *pg_warm_main(void *arg) {
     pg_warm *w = (pg_warm *)arg;
     volatile unsigned sink = 0;
     unsigned acc = 0;
-    int64_t q, i, j0, j1, rows = 0;
+    int64_t q, i, j0, j1, pos, rows = 0;
+    int spins;
+    struct timespec nap = {0, PG_WARM_NAP_NS};
     for (q = 0; q < w->n; q++) {
-        while (q > __atomic_load_n(&w->pos, __ATOMIC_RELAXED) + w->ahead) {
+        spins = 0;
+        while (q > (pos = __atomic_load_n(&w->pos, __ATOMIC_RELAXED)) + w->ahead) {
             if (__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) goto done;
-            pg_warm_pause();
+            if (++spins < PG_WARM_SPINS) {
+                pg_warm_pause();
+            } else {
+                nanosleep(&nap, NULL);
+            }
+        }
+        if (q < pos) {                  /* behind the loop (after a sleep): its rows are read already */
+            q = pos;
+            if (q >= w->n) break;
         }
         if ((q & 63) == 0 && __atomic_load_n(&w->stop, __ATOMIC_RELAXED)) break;
         if (w->hint > 0 && q + w->hint < w->n) {

@@ -256,3 +256,15 @@ def test_the_gap_is_the_same_with_the_helper(monkeypatch):
     a = pegasos.duality_gap(multi, X, labels, passes=5)
     b = pegasos.duality_gap(multi, X, labels, passes=5, helper=True)
     assert a["dual"] == b["dual"] and a["rel_gap"] == b["rel_gap"]
+
+
+def test_a_helper_that_waits_long_sleeps_and_skips_to_the_loop():
+    """Batches of 1500 publish the loop's position once an iteration: a helper 1 entry ahead waits a whole
+    batch (it sleeps after its spins), then finds itself behind and skips to the loop's position."""
+    X, y = generated(seed=25)
+    order = np.random.default_rng(26).permutation(X.shape[0]).astype(np.int64)
+    n_iter = -(-X.shape[0] // 1500)
+    off = with_helper("off", lambda: run_state(X, y, order, n_iter, 1500, avg_start=1))
+    on = with_helper("on", lambda: run_state(X, y, order, n_iter, 1500, avg_start=1), ahead=1, hint=0)
+    assert 0 <= on.warm_rows < X.shape[0]          # it skipped the rows the loop had passed
+    assert_same_state(off, on)
