@@ -629,9 +629,11 @@ def _uneven_scale(d):
 
 def _note_uneven_scale(d, found=False):
     """The note naming those columns (``found``: as :func:`_uneven_scale` gave them; default: look),
-    the likely cause of the uncertified finish, and what to do about it."""
+    the likely cause of the uncertified finish, and what to do about it; or, when the columns are of
+    like scales but large (:func:`pegasos.data.large_scale`), the note saying so."""
     found = _uneven_scale(d) if found is False else found
     if found is None:
+        _note_large_scale(d)
         return
     large, s_large, small, s_small = found
     base = 0 if d.zero_based else 1
@@ -639,6 +641,24 @@ def _note_uneven_scale(d, found=False):
                f"reaches |x| = {s_large:.3g}, feature {small + base} at most {s_small:.3g}), likely what keeps Pegasos and "
                "the dual finish from converging: scale each feature to [-1, 1] (divide it by its largest |x|) "
                "and train again", err=True)
+
+
+def _note_large_scale(d):
+    """The note of an uncertified finish on features that are all large (no column of a much smaller
+    scale): scaled data lie in [-1, 1], where the dual passes converge much faster."""
+    chunk = getattr(d, "chunk", None)
+    if chunk is None:
+        return
+    from .data import large_scale
+
+    found = large_scale(chunk.indices, chunk.data, d.n_features, chunk.indptr.shape[0] - 1)
+    if found is None:
+        return
+    column, scale = found
+    click.echo(f"pegasos: note: the features are not scaled (feature {column + (0 if d.zero_based else 1)} reaches "
+               f"|x| = {scale:.3g}; scaled data lie in [-1, 1]), which slows the dual finish at this lambda: "
+               "scale each feature to [-1, 1] (divide it by its largest |x|) and choose lambda for the scaled "
+               "data", err=True)
 
 
 def _more_passes(options, result, d):

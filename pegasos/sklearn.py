@@ -152,9 +152,10 @@ def _warn_if_not_certified(model, X, y, sample_weight):
     was not kept, the written model's own certificate decides (:func:`pegasos.duality_gap` until
     the gap stops shrinking, as ``train`` makes it; recorded as ``certified_gap``).  With the
     columns of most different scales, when they differ widely (:func:`pegasos.data.uneven_scale`,
-    X's column numbers from 0)."""
+    X's column numbers from 0), or else the largest column when the features are all large
+    (:func:`pegasos.data.large_scale`)."""
     from .certificate import duality_gap
-    from .data import uneven_scale
+    from .data import large_scale, uneven_scale
     from .options import DEFAULT_TOL
 
     info = getattr(model, "info", {})
@@ -176,6 +177,9 @@ def _warn_if_not_certified(model, X, y, sample_weight):
         message += (f"; the columns' scales differ {s_large / s_small:.3g}-fold (column {large} reaches |x| = "
                     f"{s_large:.3g}, column {small} at most {s_small:.3g}): scale the features (e.g. "
                     "sklearn.preprocessing.MaxAbsScaler)")
+    elif hasattr(X, "indices") and (big := large_scale(X.indices, X.data, X.shape[1], X.shape[0])) is not None:
+        message += (f"; the features are not scaled (column {big[0]} reaches |x| = {big[1]:.3g}): scale them to "
+                    "[-1, 1] (e.g. sklearn.preprocessing.MaxAbsScaler) and choose C for the scaled data")
     warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
 
