@@ -321,10 +321,16 @@ cdef class LinearState:
     warm_rows : int
         Rows the helper thread of the last run() call read (-1: that call ran
         without one; see :func:`prefetch_thread`).
+    warm_chunks, cold_chunks : int
+        Chunks of ``WARM_CHUNK_ENTRIES`` entries the automatic mode has run
+        with and without the helper (it times both and keeps the faster).
     """
     cdef readonly Py_ssize_t n_features, dim
     cdef pg_warm* warm        # the helper thread of the running serial loop (NULL: none)
     cdef readonly int64_t warm_rows
+    cdef readonly int64_t warm_chunks, cold_chunks
+    cdef double w_sec_on, w_sec_off   # seconds per entry of the last chunk with / without the helper (-1: none)
+    cdef int64_t w_since              # chunks of the faster way since the slower was timed
     cdef readonly double lam, a, sqnorm, b
     cdef readonly bint projection
     cdef readonly int bias_mode
@@ -378,6 +384,9 @@ cdef class LinearState:
             raise ValueError(f"schedule {schedule} needs a positive eta, got {eta!r}")
         self.warm = NULL
         self.warm_rows = -1
+        self.warm_chunks = self.cold_chunks = 0
+        self.w_sec_on = self.w_sec_off = -1.0
+        self.w_since = 0
         self.t0 = t0
         self.schedule = schedule
         self.eta = eta
@@ -614,19 +623,17 @@ cdef class LinearState:
         self.warm_rows = -1
         if self.pairs or not batch_uses_threads(k, _mean_row(indptr, self.bias_mode == 1), n_threads):
             walk = min(<int64_t> n_order, n_iter * k * step)
-            if indices.shape[0] and (WARM_MODE == 1 or (
-                    WARM_MODE == -1 and n_threads >= 2 and walk >= WARM_MIN_ENTRIES
+            if indices.shape[0] and WARM_MODE == 1:
+                self._run_warm(indptr, indices, data, y, swp, order, n_iter, k, False)
+            elif (indices.shape[0] and WARM_MODE == -1 and n_threads >= 2 and walk >= WARM_MIN_ENTRIES
                     and indptr[indptr.shape[0] - 1] * (sizeof(int32_t) + sizeof(floating)) >= WARM_MIN_BYTES
-                    and not _in_row_order(order, walk))):
-                self.warm = pg_warm_start(&order[0], walk, &indptr[0], &indices[0], &data[0], sizeof(floating),
-                                          WARM_AHEAD, WARM_HINT)
-            with nogil:
-                self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
-                          &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
-                          n_order, n_iter, k)
-                if self.warm != NULL:
-                    self.warm_rows = pg_warm_stop(self.warm)
-                    self.warm = NULL
+                    and not _in_row_order(order, walk)):
+                self._run_warm(indptr, indices, data, y, swp, order, n_iter, k, True)
+            else:
+                with nogil:
+                    self._run(&indptr[0], &indices[0] if indices.shape[0] else NULL,
+                              &data[0] if data.shape[0] else NULL, &y[0], swp, &order[0],
+                              n_order, n_iter, k)
             return
         if feature_load is not None:
             load = feature_load
@@ -667,6 +674,57 @@ cdef class LinearState:
                               n_order - pos, n, k)
             self._timed(team, (_seconds() - start) / n, n)
             done += n
+
+    cdef void _run_warm(self, const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                        const double[::1] y, const double* swp, const int64_t[::1] order, int64_t n_iter,
+                        Py_ssize_t k, bint adapt):
+        """The serial loop of run() with the helper thread, in chunks of about WARM_CHUNK_ENTRIES entries
+        (consecutive calls of _run on the rest of the order: the iterates of one call).  With ``adapt``
+        each chunk runs with the helper or without it, whichever was faster at its last timing, the
+        slower timed again every WARM_PROBE chunks: on a machine whose processors other work holds,
+        the helper only takes the loop's time (measured: twice as slow).  Otherwise every chunk has it."""
+        cdef Py_ssize_t step = 2 if self.pairs else 1
+        cdef Py_ssize_t n_order = order.shape[0]
+        cdef int64_t chunk = max(1, WARM_CHUNK_ENTRIES // (k * step))
+        cdef int64_t done = 0, n, pos, length, rows = 0
+        cdef bint use, ran = False
+        cdef double start, sec
+        while done < n_iter:
+            n = min(chunk, n_iter - done)
+            pos = done * k * step
+            length = min(<int64_t> (n_order - pos), n * k * step)
+            use = True
+            if adapt:
+                if self.w_sec_on < 0.0:
+                    use = True
+                elif self.w_sec_off < 0.0:
+                    use = False
+                else:
+                    use = self.w_sec_on <= self.w_sec_off
+                    if self.w_since >= WARM_PROBE:
+                        use = not use
+                        self.w_since = 0
+                    else:
+                        self.w_since += 1
+            self.warm = pg_warm_start(&order[pos], length, &indptr[0], &indices[0], &data[0], sizeof(floating),
+                                      WARM_AHEAD, WARM_HINT) if use else NULL
+            start = _seconds()
+            with nogil:
+                self._run(&indptr[0], &indices[0], &data[0] if data.shape[0] else NULL, &y[0], swp, &order[pos],
+                          n_order - pos, n, k)
+                if self.warm != NULL:
+                    rows += pg_warm_stop(self.warm)
+                    self.warm = NULL
+                    ran = True
+            sec = (_seconds() - start) / max(1, length)
+            if use:
+                self.w_sec_on = sec
+                self.warm_chunks += 1
+            else:
+                self.w_sec_off = sec
+                self.cold_chunks += 1
+            done += n
+        self.warm_rows = rows if ran else -1
 
     cdef int64_t _plan(self, int64_t chunk, int64_t rest):
         """Iterations of the next chunk, negative for the serial loop.

@@ -33,6 +33,7 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from cython cimport floating
 
 # Software prefetch (csrc/prefetch.h): hints that change no value.
@@ -77,6 +78,13 @@ def prefetch_distance(rows=None):
             raise ValueError("the prefetch distance must be >= 0")
         PF_ROWS = rows
     return PF_ROWS
+
+
+cdef inline double _seconds() noexcept nogil:
+    """Monotonic clock in seconds."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef inline void _prefetch(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
@@ -290,7 +298,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                                 double bias_value, double[::1] alpha, double[::1] v, int64_t[::1] active,
                                 int64_t[::1] counts, double[::1] bounds, uint64_t[::1] state,
                                 Py_ssize_t passes, double[::1] values, double stop_at=INFINITY,
-                                bint checked=False, bint helper=False, int64_t[::1] helper_counts=None):
+                                bint checked=False, bint helper=False, int64_t[::1] helper_counts=None,
+                                double[::1] helper_timing=None):
     """:func:`coordinate_ascent` with shrinking (Hsieh et al. 2008, Sec. 3.2 / Algorithm 3).
 
     A pass visits only the active coordinates, in a new random order.  A
@@ -313,6 +322,14 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         The caller may use a second processor: in the automatic mode of
         :func:`prefetch_thread`, passes over large sets run with its helper
         thread.  No result depends on it.
+    helper_timing : float64 (3,) or None, in/out
+        The automatic mode's timings, kept from call to call: seconds per
+        unit of work of the last pass with and without the helper (-1: none
+        yet) and the passes since the slower way was timed.  Each pass of at
+        least ``WARM_MIN_ENTRIES`` coordinates runs the faster way, the
+        slower every ``WARM_PROBE`` passes (where other work holds the
+        processors the helper only takes the loop's time).  None: timed
+        afresh in this call.
     helper_counts : int64 (2,) or None
         If given, the helper threads this call started and the rows they
         read are added to ``helper_counts[0]`` and ``[1]`` (for tests and
@@ -344,8 +361,10 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     cdef Py_ssize_t i, j, p, r, s, n_act, done = 0
     cdef double g, pg, a_old, pg_max, pg_min
     cdef double old_max, old_min, tight
-    cdef int64_t t, work = 0, read = 0, started = 0
-    cdef bint warm_on
+    cdef int64_t t, work = 0, read = 0, started = 0, work_start = 0
+    cdef bint warm_on, adapt = WARM_MODE == -1, timed = False, use
+    cdef double t_on = -1.0, t_off = -1.0, since = 0.0, t_start = 0.0, sec
+    cdef double probe = WARM_PROBE
     cdef int64_t min_entries = 1 if WARM_MODE == 1 else WARM_MIN_ENTRIES
     cdef int64_t* snapshot = NULL
     cdef pg_warm* warm = NULL
@@ -368,6 +387,10 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         return 0
     if helper_counts is not None and helper_counts.shape[0] != 2:
         raise ValueError("helper_counts must have two entries")
+    if helper_timing is not None:
+        if helper_timing.shape[0] != 3:
+            raise ValueError("helper_timing must have three entries")
+        t_on, t_off, since = helper_timing[0], helper_timing[1], helper_timing[2]
     n_act = counts[0]
     old_max = bounds[0]
     old_min = bounds[1]
@@ -384,11 +407,26 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 t = active[r]
                 active[r] = active[s]
                 active[s] = t
-            if warm_on and n_act >= min_entries:
-                # the helper walks its own copy: this loop moves shrunk coordinates within active
-                memcpy(snapshot, &active[0], sizeof(int64_t) * n_act)
-                warm = pg_warm_start(snapshot, n_act, &indptr[0], &indices[0], &data[0], sizeof(floating),
-                                     WARM_AHEAD, WARM_HINT)
+            timed = warm_on and n_act >= min_entries
+            if timed:
+                use = True
+                if adapt and t_on >= 0.0:
+                    if t_off < 0.0:
+                        use = False
+                    else:
+                        use = t_on <= t_off
+                        if since >= probe:
+                            use = not use
+                            since = 0.0
+                        else:
+                            since = since + 1.0
+                if use:
+                    # the helper walks its own copy: this loop moves shrunk coordinates within active
+                    memcpy(snapshot, &active[0], sizeof(int64_t) * n_act)
+                    warm = pg_warm_start(snapshot, n_act, &indptr[0], &indices[0], &data[0], sizeof(floating),
+                                         WARM_AHEAD, WARM_HINT)
+                work_start = work
+                t_start = _seconds()
             pg_max = -1e300
             pg_min = 1e300
             s = 0
@@ -433,6 +471,10 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 read = read + pg_warm_stop(warm)
                 started = started + 1
                 warm = NULL
+                if timed:
+                    t_on = (_seconds() - t_start) / (1 + work - work_start)
+            elif timed:
+                t_off = (_seconds() - t_start) / (1 + work - work_start)
             if n_act == 0 or pg_max - pg_min <= tight:
                 if n_act == m:
                     tight = tight * 0.1
@@ -448,6 +490,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
             if values[p] >= stop_at:
                 break
     free(snapshot)
+    if helper_timing is not None:
+        helper_timing[0], helper_timing[1], helper_timing[2] = t_on, t_off, since
     if helper_counts is not None:
         helper_counts[0] += started
         helper_counts[1] += read

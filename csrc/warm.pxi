@@ -19,6 +19,12 @@ cdef int64_t WARM_HINT = 16
 #: (a thread costs tens of microseconds to start).
 WARM_MIN_BYTES = 64 << 20
 WARM_MIN_ENTRIES = 1 << 16
+#: The automatic mode times chunks of the loop (pegasos._core: about WARM_CHUNK_ENTRIES entries;
+#: pegasos._dual: passes) with and without the helper and keeps the faster, timing the slower
+#: again every WARM_PROBE chunks: where other work holds the processors, the helper only takes
+#: the loop's time (measured on 2 busy cores: twice as slow).
+WARM_CHUNK_ENTRIES = 1 << 16
+WARM_PROBE = 16
 
 
 def prefetch_thread(mode=None, ahead=None, hint=None):
@@ -36,12 +42,13 @@ def prefetch_thread(mode=None, ahead=None, hint=None):
     Parameters
     ----------
     mode : {"auto", "on", "off"} or None
-        "auto" (the default): the helper starts where the caller allows a
+        "auto" (the default): the helper may start where the caller allows a
         second processor (``LinearState.run(n_threads >= 2)`` on its serial
         loop, an order not in row order; ``coordinate_ascent_shrinking(helper=True)``),
         the rows hold at least ``WARM_MIN_BYTES`` and the loop visits at
-        least ``WARM_MIN_ENTRIES`` entries; "on": always (for tests and
-        benchmarks); "off": never.
+        least ``WARM_MIN_ENTRIES`` entries; the loop then runs in timed
+        chunks with and without it and keeps the faster; "on": always (for
+        tests and benchmarks); "off": never.
     ahead : int >= 1 or None
         Entries of the order the helper may be in front of the loop.
     hint : int >= 0 or None

@@ -294,6 +294,7 @@ class ShrinkingPasses:
         self._bounds = np.array([np.inf, -np.inf, SHRINK_SPREAD])
         self._state = np.array([seed], dtype=np.uint64)
         self._helper = bool(helper)
+        self._helper_timing = np.array([-1.0, -1.0, 0.0])     # the helper's timings, kept from call to call
         self._per_pass = int(indptr[m]) + m
         self._values = np.empty(0)
         self.value = math.nan
@@ -319,7 +320,7 @@ class ShrinkingPasses:
             want = min(block, passes - done)
             got = _dual.coordinate_ascent_shrinking(*self._args, self._active, self._counts, self._bounds,
                                                     self._state, want, self._values, stop_at, checked=True,
-                                                    helper=self._helper)
+                                                    helper=self._helper, helper_timing=self._helper_timing)
             done += got
             if got:
                 before = self.value if got == 1 else float(self._values[got - 2])

@@ -210,7 +210,9 @@ def test_dual_automatic_mode_needs_the_caller_and_a_large_set(monkeypatch):
     monkeypatch.setattr(_dual, "WARM_MIN_BYTES", 0)
     monkeypatch.setattr(_dual, "WARM_MIN_ENTRIES", 0)
     assert dual_run(X, y, 1e-3, 3, "auto", helper=False)[3] == 0      # the caller keeps to one processor
-    assert dual_run(X, y, 1e-3, 3, "auto", helper=True)[3] == 3   # one a pass
+    # timed: the first pass with the helper, the second without, the third the faster way
+    assert dual_run(X, y, 1e-3, 3, "auto", helper=True)[3] in (1, 2)
+    assert dual_run(X, y, 1e-3, 1, "auto", helper=True)[3] == 1
 
 
 def test_the_finish_may_use_the_helper_only_with_two_threads(monkeypatch):
@@ -268,3 +270,43 @@ def test_a_helper_that_waits_long_sleeps_and_skips_to_the_loop():
     on = with_helper("on", lambda: run_state(X, y, order, n_iter, 1500, avg_start=1), ahead=1, hint=0)
     assert 0 <= on.warm_rows < X.shape[0]          # it skipped the rows the loop had passed
     assert_same_state(off, on)
+
+
+def test_the_automatic_mode_times_both_ways_and_keeps_the_result(monkeypatch):
+    """Where the processors are busy the helper only takes the loop's time (measured twice as slow): the
+    automatic mode runs chunks with and without it, keeps the faster and times the slower again; the
+    iterates are those of one call without it."""
+    X, y = generated(seed=27)
+    m = X.shape[0]
+    order = np.random.default_rng(28).permutation(m).astype(np.int64)
+    monkeypatch.setattr(_core, "WARM_MIN_BYTES", 0)
+    monkeypatch.setattr(_core, "WARM_MIN_ENTRIES", 0)
+    monkeypatch.setattr(_core, "WARM_CHUNK_ENTRIES", 200)
+    monkeypatch.setattr(_core, "WARM_PROBE", 3)
+    for k in (1, 7):
+        n_iter = -(-m // k)
+        off = with_helper("off", lambda: run_state(X, y, order, n_iter, k, avg_start=3))
+        auto = with_helper("auto", lambda: run_state(X, y, order, n_iter, k, n_threads=2, avg_start=3))
+        chunks = -(-n_iter // max(1, 200 // k))
+        assert auto.warm_chunks + auto.cold_chunks == chunks
+        assert auto.warm_chunks >= 1 and auto.cold_chunks >= chunks // 4     # the first chunk, and the probes
+        assert_same_state(off, auto)
+
+
+def test_the_dual_passes_keep_their_timings_from_call_to_call(monkeypatch):
+    """ShrinkingPasses hands its timing array to every call: one pass a call still alternates, then keeps
+    the faster way, instead of starting the helper at every call's first pass."""
+    X, y = generated(m=2000, n=300, seed=29)
+    monkeypatch.setattr(_dual, "WARM_MIN_BYTES", 0)
+    monkeypatch.setattr(_dual, "WARM_MIN_ENTRIES", 0)
+    m = X.shape[0]
+    upper, diag = np.full(m, 1.0 / (1e-3 * m)), np.zeros(m)
+    qii = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    from pegasos import certificate
+
+    run = certificate.ShrinkingPasses(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, y, upper,
+                                      diag, qii, 0.0, np.zeros(m), np.zeros(X.shape[1] + 1), seed=3, helper=True)
+    for _ in range(6):
+        run.run(1)
+    on, off, since = run._helper_timing
+    assert on > 0 and off > 0 and since >= 1
