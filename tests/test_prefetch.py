@@ -142,16 +142,22 @@ def test_threaded_batch_step_identical(monkeypatch):
     same_states(teams)
 
 
-def test_ranking_pairs_identical():
-    """Pair mode prefetches both examples of a pair."""
-    X, _ = generated(seed=8)
-    rng = np.random.default_rng(9)
+def ranking_pairs(seed, order_seed):
+    """X, relevance grades of 3 levels, and an order of 20000 drawn pairs (those of unequal grades) with
+    the iterations of batches of 3 pairs it holds."""
+    X, _ = generated(seed=seed)
+    rng = np.random.default_rng(order_seed)
     grade = rng.integers(0, 3, size=X.shape[0]).astype(np.float64)
     a = rng.integers(0, X.shape[0], size=20000)
     b = rng.integers(0, X.shape[0], size=20000)
     keep = grade[a] != grade[b]
     order = np.stack([a[keep], b[keep]], axis=1).ravel().astype(np.int64)
-    n_iter = order.shape[0] // 2 // 3
+    return X, grade, order, order.shape[0] // 2 // 3
+
+
+def test_ranking_pairs_identical():
+    """Pair mode prefetches both examples of a pair."""
+    X, grade, order, n_iter = ranking_pairs(8, 9)
     states = [at(s, lambda: run_state(X, grade, order, n_iter, 3, pairs=True, avg_start=1)) for s in SETTINGS]
     assert states[0].t == n_iter
     same_states(states)

@@ -35,6 +35,22 @@ def write(path, X, y):
             f.write(f"{int(label):+d} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(row) if v) + "\n")
 
 
+def trained(tmp_path, name, X, y):
+    """``pegasos train -l 1e-4`` on (X, y) written as NAME.svm: the finished run."""
+    write(tmp_path / f"{name}.svm", X, y)
+    r = run_pegasos("train", "-l", "1e-4", str(tmp_path / f"{name}.svm"), str(tmp_path / f"{name}.model"))
+    ok(r)
+    return r
+
+
+def notes(r, start):
+    return [line for line in r.stderr.splitlines() if line.startswith("pegasos: note: " + start)]
+
+
+def assert_certified_quietly(r):
+    assert "certified within" in r.stdout and "not certified" not in r.stdout and "note" not in r.stderr
+
+
 def test_the_columns_of_most_different_scales_are_found():
     indices = np.array([0, 1, 2, 0, 2, 3], dtype=np.int32)
     data = np.array([0.5, -1.0, 0.25, 0.75, -400.0, 1.0])
@@ -60,21 +76,16 @@ def test_rare_columns_do_not_count():
 
 def test_train_names_the_feature_and_scaling_it_certifies(tmp_path):
     X, y = generated()
-    write(tmp_path / "uneven.svm", X, y)
-    r = run_pegasos("train", "-l", "1e-4", str(tmp_path / "uneven.svm"), str(tmp_path / "m"))
-    ok(r)
+    r = trained(tmp_path, "uneven", X, y)
     assert "not certified within 0.2%" in r.stdout
-    notes = [line for line in r.stderr.splitlines() if line.startswith("pegasos: note: the features' scales differ")]
-    assert len(notes) == 1 and "(feature 4 reaches |x| = " in notes[0] and "scale each feature" in notes[0]
+    found = notes(r, "the features' scales differ")
+    assert len(found) == 1 and "(feature 4 reaches |x| = " in found[0] and "scale each feature" in found[0]
     assert "--finish dual lets" not in r.stderr            # more passes would not help: not offered
     quiet = run_pegasos("train", "-q", "-l", "1e-4", str(tmp_path / "uneven.svm"), str(tmp_path / "m"))
     ok(quiet)                                              # -q (a cron job): no summary, but the notes
     assert quiet.stdout == "" and quiet.stderr == r.stderr
     X[:, 3] /= np.abs(X[:, 3]).max()
-    write(tmp_path / "scaled.svm", X, y)
-    r = run_pegasos("train", "-l", "1e-4", str(tmp_path / "scaled.svm"), str(tmp_path / "m2"))
-    ok(r)
-    assert "certified within" in r.stdout and "not certified" not in r.stdout and "note" not in r.stderr
+    assert_certified_quietly(trained(tmp_path, "scaled", X, y))
 
 
 def test_the_estimator_warns_as_linear_svc_does():
@@ -125,3 +136,44 @@ def test_the_estimator_judges_a_model_written_after_a_discarded_finish_by_its_ow
     if "finish_discarded_gap" not in model.info:
         pytest.fail(f"the finish was kept here ({model.info.get('stopping')}): the case needs other data")
     assert float(model.info["finish_discarded_gap"]) > 0.002 >= float(model.info["certified_gap"])
+
+
+def large_features(m=400, n=30, seed=0):
+    """Integer features 0..16 (as scikit-learn's digits), all of one scale: no column stands out."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 17, size=(m, n)).astype(np.float64)
+    X[X < 6] = 0.0
+    w = rng.normal(size=n)
+    y = np.where((X - 8.0) @ w + 4.0 * rng.normal(size=m) > 0, 1.0, -1.0)
+    return X, y
+
+
+def test_features_that_are_all_large_get_their_own_note(tmp_path):
+    """Columns of like scales raise no uneven-scale note; when all reach 16 the finish is slow at small
+    lambda (the run stops above tol) and the note says the data are not scaled; divided by 16 the same
+    lambda certifies, and nothing is said."""
+    from pegasos.data import large_scale
+
+    X, y = large_features()
+    rows, cols = np.nonzero(X)
+    assert uneven_scale(cols.astype(np.int32), X[rows, cols], X.shape[1], X.shape[0]) is None
+    assert large_scale(cols.astype(np.int32), X[rows, cols], X.shape[1], X.shape[0]) == (0, 16.0)
+    assert large_scale(cols.astype(np.int32), X[rows, cols] / 16, X.shape[1], X.shape[0]) is None
+    r = trained(tmp_path, "large", X, y)
+    assert "not certified within 0.2%" in r.stdout
+    found = notes(r, "the features are not scaled")
+    assert len(found) == 1 and "(feature 1 reaches |x| = 16;" in found[0] and "[-1, 1]" in found[0]
+    assert "scales differ" not in r.stderr
+    assert_certified_quietly(trained(tmp_path, "scaled", X / 16.0, y))
+
+
+def test_the_estimator_says_the_features_are_not_scaled():
+    pytest.importorskip("sklearn")
+    import scipy.sparse as sp
+    from sklearn.exceptions import ConvergenceWarning
+
+    from pegasos.sklearn import PegasosClassifier
+
+    X, y = large_features()
+    with pytest.warns(ConvergenceWarning, match=r"not scaled \(column 0 reaches \|x\| = 16\).*MaxAbsScaler"):
+        PegasosClassifier(lam=1e-4).fit(sp.csr_matrix(X), y)

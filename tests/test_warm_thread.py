@@ -15,7 +15,7 @@ import pytest
 
 from pegasos import _core, _dual, linear
 from pegasos.trainers import train
-from test_prefetch import generated, run_state
+from test_prefetch import generated, ranking_pairs, run_state
 
 MODES = ("off", "on")
 
@@ -83,14 +83,7 @@ def test_a_short_call_and_an_order_longer_than_the_call():
 
 
 def test_ranking_pairs_identical_with_the_helper():
-    X, _ = generated(seed=15)
-    rng = np.random.default_rng(16)
-    grade = rng.integers(0, 3, size=X.shape[0]).astype(np.float64)
-    a = rng.integers(0, X.shape[0], size=20000)
-    b = rng.integers(0, X.shape[0], size=20000)
-    keep = grade[a] != grade[b]
-    order = np.stack([a[keep], b[keep]], axis=1).ravel().astype(np.int64)
-    n_iter = order.shape[0] // 2 // 3
+    X, grade, order, n_iter = ranking_pairs(15, 16)
     off = with_helper("off", lambda: run_state(X, grade, order, n_iter, 3, pairs=True, avg_start=1))
     on = with_helper("on", lambda: run_state(X, grade, order, n_iter, 3, pairs=True, avg_start=1))
     assert on.warm_rows >= 0
