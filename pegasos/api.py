@@ -203,7 +203,7 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             model = _fit_multiclass(ex, options, n_labels, progress, on_plan)
         else:
             labels = (BinaryLabels.from_data(source, allow_one_class=options.allow_one_class)
-                      if source is not None else BinaryLabels.from_values(ex.y))
+                      if source is not None else BinaryLabels.from_values(ex.y, options.allow_one_class))
             if options.kernel == "linear":
                 model = _fit_linear_auto(ex, options, labels, progress, on_plan, checks)
             else:

@@ -95,12 +95,7 @@ class BinaryLabels:
             raise DataError(data.path, "no training examples found (the file is empty or holds only "
                                        "comments and blank lines)")
         if len(labels) == 1 and allow_one_class and labels[0].value in (-1.0, 0.0, 1.0):
-            only = labels[0]
-            if only.value == -1.0:
-                return cls(-1.0, 1.0, only.text, "+1")
-            if only.value == 0.0:
-                return cls(0.0, 1.0, only.text, "1")
-            return cls(-1.0, 1.0, "-1", only.text)
+            return cls._with_missing_class(labels[0].value, labels[0].text)
         if len(labels) == 1:
             hint = ("; --allow-one-class accepts only -1, 0 or +1" if allow_one_class
                     else " (--allow-one-class to train anyway)")
@@ -119,12 +114,25 @@ class BinaryLabels:
         return cls(a.value, b.value, a.text, b.text)
 
     @classmethod
-    def from_values(cls, y):
-        """Build the mapping from an array of labels (API use)."""
+    def _with_missing_class(cls, value, text=None):
+        """The mapping of data whose only label is ``value`` (-1, 0 or +1): the missing class is the
+        other member of the usual pair (-1/+1, or 0/1 for 0)."""
+        if value == -1.0:
+            return cls(-1.0, 1.0, text, "+1")
+        if value == 0.0:
+            return cls(0.0, 1.0, text, "1")
+        return cls(-1.0, 1.0, "-1", text)
+
+    @classmethod
+    def from_values(cls, y, allow_one_class=False):
+        """Build the mapping from an array of labels (API use); ``allow_one_class`` as :meth:`from_data`."""
         values = np.unique(label_values(y))
+        if values.size == 1 and allow_one_class and float(values[0]) in (-1.0, 0.0, 1.0):
+            return cls._with_missing_class(float(values[0]))
         if values.size != 2:
+            hint = "; allow_one_class accepts a single label of -1, 0 or +1" if allow_one_class and values.size == 1 else ""
             raise ParameterError(f"binary training needs exactly two label values, got {values.size}: "
-                                 f"{values[:5].tolist()}")
+                                 f"{values[:5].tolist()}{hint}")
         return cls(float(values[0]), float(values[1]))
 
     def encode(self, y):

@@ -1017,6 +1017,29 @@ def test_case20_one_class_opt_in(tmp_path):
     assert ok(run_pegasos("predict", "--labels", data, tmp_path / "m")).split() == ["+1"] * 3
 
 
+def test_one_class_opt_in_from_arrays_as_from_a_file(tmp_path):
+    """pegasos.fit(allow_one_class=True) refused arrays of one class that the same rows read from a file
+    trained on; now both give the same model (the missing class the usual other member: -1/+1, 0/1)."""
+    import pegasos
+    import scipy.sparse as sp
+    from pegasos.errors import ParameterError
+
+    X = sp.csr_matrix(np.array([[1.0, 2.0], [0.5, 0.0], [0.0, 3.0]]))
+    for value, text in ((1.0, "+1"), (-1.0, "-1"), (0.0, "0")):
+        path = tmp_path / f"one{text}.svm"
+        path.write_text("".join(f"{text} 1:{float(r[0])!r} 2:{float(r[1])!r}\n" for r in X.toarray()))
+        kw = dict(lam=0.1, epochs=5, allow_one_class=True)
+        from_file = pegasos.fit(pegasos.read_svmlight(str(path)), **kw)
+        from_arrays = pegasos.fit((X, np.full(3, value)), **kw)
+        assert np.array_equal(from_file.w, from_arrays.w)
+        assert (from_file.labels.negative, from_file.labels.positive) == \
+            (from_arrays.labels.negative, from_arrays.labels.positive)
+    with pytest.raises(ParameterError, match="two label values.*allow_one_class accepts a single label of -1, 0 or"):
+        pegasos.fit((X, np.full(3, 2.0)), lam=0.1, epochs=5, allow_one_class=True)
+    with pytest.raises(ParameterError, match="exactly two label values, got 1: \\[1.0\\]$"):
+        pegasos.fit((X, np.full(3, 1.0)), lam=0.1, epochs=5)
+
+
 def test_case19_one_row_with_opt_in(tmp_path):
     """CASE-19 as the case states it: the one-row file, lambda=1, one epoch: w equals the row exactly."""
     ok(run_pegasos("train", "--allow-one-class", "-l", "1", "--epochs", "1", "--sampling", "sequential",
