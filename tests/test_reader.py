@@ -1122,3 +1122,8 @@ def test_train_reads_large_plain_files_with_two_threads_and_the_same_model(tmp_p
 
     expected = [1, 2] if available_cpus() >= 2 else [1, 1]
     assert used == expected and models[0] == models[1]
+    # --jobs 1 keeps the whole run to one thread, reading included
+    out = tmp_path / "one.model"
+    r = CliRunner().invoke(cli.main, ["train", "-q", "--jobs", "1", "--epochs", "2", str(data), str(out)])
+    assert r.exit_code == 0, r.output
+    assert used[-1] == 1 and out.read_bytes() == models[0]
