@@ -729,6 +729,9 @@ def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, th
 
     density = _density(path)
     size = _file_size(path)
+    # set when the read fails or is interrupted (Ctrl-C in the waiting thread, an error in a piece):
+    # the other pieces stop at their next block instead of parsing on (2 s of a 0.6 GB file)
+    stop = threading.Event()
 
     def parse(rng):
         parser = _parser(zero_based, dtype)
@@ -738,14 +741,21 @@ def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, th
         stream = _Range(path, *rng)
         try:
             for buf in _whole_lines(stream, path, block_size, progress):
-                if parser.feed(buf) < 0:
+                if stop.is_set() or parser.feed(buf) < 0:
                     break
+        except BaseException:
+            stop.set()
+            raise
         finally:
             stream.close()
         return parser
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        results = list(pool.map(parse, _line_ranges(path, size, threads)))
+        try:
+            results = list(pool.map(parse, _line_ranges(path, size, threads)))
+        except BaseException:
+            stop.set()
+            raise
     lines_before = 0
     labels_seen = {}
     for parser in results:

@@ -1039,6 +1039,28 @@ def test_parallel_parse_reports_the_file_line(tmp_path, bad_line):
             read_svmlight(path, threads=threads)
 
 
+def test_an_interrupted_parallel_read_stops_every_piece(tmp_path):
+    """Ctrl-C (here raised in one piece's thread, as an error in a piece would be) stops the other
+    pieces at their next block: the command took up to 2 s to exit while the other thread parsed on."""
+    import threading
+
+    path = tmp_path / "d.svm"
+    path.write_text("".join(f"{1 if i % 2 else -1} {i % 50 + 1}:{i % 7} {i % 50 + 60}:0.5\n" for i in range(300000)))
+    calls = {}
+
+    def progress(n):
+        me = threading.current_thread().name
+        calls[me] = calls.get(me, 0) + 1
+        if len(calls) == 2 and calls[me] == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        read_svmlight(str(path), threads=2, block_size=4096, progress=progress)
+    total = sum(calls.values())
+    blocks = path.stat().st_size // 4096
+    assert len(calls) == 2 and total < blocks // 4, (calls, blocks)
+
+
 @pytest.mark.parametrize("dense_first", [True, False])
 def test_reserved_buffers_do_not_change_the_result(tmp_path, dense_first):
     """A plain file's buffers are reserved from the density of its first MiB; a
