@@ -708,6 +708,7 @@ cdef class LinearState:
                         self.w_since += 1
             self.warm = pg_warm_start(&order[pos], length, &indptr[0], &indices[0], &data[0], sizeof(floating),
                                       WARM_AHEAD, WARM_HINT) if use else NULL
+            use = self.warm != NULL             # (a thread that could not start: timed as the loop alone)
             start = _seconds()
             with nogil:
                 self._run(&indptr[0], &indices[0], &data[0] if data.shape[0] else NULL, &y[0], swp, &order[pos],
