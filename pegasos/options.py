@@ -228,7 +228,11 @@ class TrainOptions:
         same floating-point operations in the same order as one thread.  The
         iterations run in timed chunks on the threads or on one thread,
         whichever is faster at the time.  Smaller batches, the rank loss,
-        Crammer-Singer and a build without OpenMP run serially.
+        Crammer-Singer and a build without OpenMP run serially; there, on
+        rows holding 64 MB or more, a second thread reads the rows of the
+        random order ahead of the loop and of the dual finish's passes, in
+        the chunks where timing shows that faster
+        (:func:`pegasos._core.prefetch_thread`).
 
     Problem (Sec. 5, 6):
 
