@@ -696,7 +696,7 @@ def _written_gap(certificate):
     """The written model's certified gap, for a note."""
     if certificate is None or "error" in certificate:
         return "it has no certificate" + (f" ({certificate['error']})" if certificate else "")
-    return f"certified within {100 * _not_below_zero(float(certificate['rel_gap'])):.3g}% of the optimum"
+    return f"its certified gap is {100 * _not_below_zero(float(certificate['rel_gap'])):.3g}% of its objective"
 
 
 def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):
@@ -948,7 +948,7 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         if gap <= within:
             proof = f"certified within {100 * gap:.3g}% of the optimum"
         elif options.finish_passes:         # the passes asked for: a proof, though not within --tol
-            proof = f"certified within {100 * gap:.3g}% of the optimum, above --tol {100 * within:.3g}%"
+            proof = f"not certified within {100 * within:.3g}% (its gap after the passes asked for: {100 * gap:.3g}%)"
         else:
             proof = f"not certified within {100 * within:.3g}% (its gap: {100 * gap:.3g}%)"
         parts.append(f"dual finish: {most} pass{'' if most == 1 else 'es'}"
@@ -1637,6 +1637,7 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
         r["data"] = path
         r["options"] = _options_record(options)
         click.echo(json.dumps(r, indent=2))
+        _note_uncertified_folds(r["per_fold"], options.tol)        # on stderr, as train --json keeps its notes
         return
     names = r["metrics"]
     rows = [f"{r['folds']}-fold cross-validation on {path}: m={r['examples']} ({r['task']}; folds "

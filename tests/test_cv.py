@@ -176,7 +176,9 @@ def test_cv_names_the_folds_whose_models_were_not_certified(tmp_path):
     assert "mean ± sd" in out
     notes = [line for line in r.stderr.splitlines() if line.startswith("pegasos: note:")]
     assert len(notes) == 1, r.stderr
-    folds = json.loads(ok(run_pegasos("cv", "-v", "2", "-l", "1e-5", "--json", data)))["per_fold"]
+    as_json = run_pegasos("cv", "-v", "2", "-l", "1e-5", "--json", data)
+    folds = json.loads(ok(as_json))["per_fold"]
+    assert as_json.stderr.strip() == notes[0]                      # the note on stderr with --json too
     gaps = [f["certified_gap"] for f in folds]
     assert all(g > 0.002 for g in gaps)
     assert "not certified within --tol 0.2%" in notes[0] and "2 of 2 folds" in notes[0]
