@@ -13,6 +13,10 @@ import os
 import sys
 import time
 
+# NumPy's BLAS would start a pool of threads at import, which pegasos never uses (its loops are its own)
+# and which spin after a call on the processor --jobs gave the run; a user's own setting is kept
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import click
 
 from .defaults import (BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER, SAMPLINGS,

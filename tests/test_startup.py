@@ -2,6 +2,7 @@
 import only what they use: not the shard engine, the kernel and multiclass trainers or the
 trace module (each imported when a run needs it), nor scipy; a multiclass model still loads."""
 
+import os
 import subprocess
 import sys
 
@@ -47,3 +48,19 @@ def test_multiclass_train_and_predict_still_work(tmp_path):
     assert "pegasos.multiclass" in modules
     rows = [line.split() for line in (tmp_path / "out").read_text().splitlines()]
     assert len(rows) == 200 and all(len(r) == 3 for r in rows)
+
+
+def test_the_command_starts_no_blas_thread_pool():
+    """NumPy's BLAS starts a pool of threads at import, which pegasos never uses and which spun on the
+    processor --jobs gave the run (--jobs 1 left a second thread): the command sets OPENBLAS_NUM_THREADS=1
+    before NumPy is imported, unless the user set it."""
+    code = ("import os, pegasos.cli, numpy, threading\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    value, tasks = out.stdout.split()
+    assert value == "1" and int(tasks) == 1
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.stdout.split()[0] == "2"
