@@ -578,6 +578,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     elif report_gap and "error" in certificate:
         click.echo(f"pegasos: note: {_gap_summary(certificate)}", err=True)
     stopping = getattr(result, "info", {}).get("stopping", "")
+    if (report_gap and getattr(result, "info", {}).get("finish") != "dual" and not discarded
+            and not _within(certificate, options.tol) and "error" not in certificate):
+        # a model no finish ran on, proven above --tol by --report-gap: said with -q too (a cron job's mail)
+        how = ("without --finish none the dual finish would go on to --tol" if options.finish == "none"
+               else "--finish dual runs the dual finish after it")
+        click.echo(f"pegasos: note: the model is not certified within --tol {100 * options.tol:.3g}%: "
+                   f"{_written_gap(certificate)}; {how}", err=True)
     # the notes of a model the dual finish did not certify are given with -q too (a cron job's mail)
     if stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
+from pegasos import load_model
 from pegasos.data import uneven_scale
 
 from conftest import ok, run_pegasos
@@ -178,3 +179,23 @@ def test_the_estimator_says_the_features_are_not_scaled():
     # (the estimator fits an intercept, a feature of the model: 1e-5 for this set to stop above tol)
     with pytest.warns(ConvergenceWarning, match=r"not scaled \(column 0 reaches \|x\| = 16\).*MaxAbsScaler"):
         PegasosClassifier(lam=1e-5).fit(sp.csr_matrix(X), y)
+
+
+def test_report_gap_notes_a_model_no_finish_ran_on_above_tol(tmp_path):
+    """--finish none --report-gap -q recorded a 54% certified gap in the header and said nothing (a fresh
+    user's trial): the note is given, with -q too, and says what would finish the model; a model within
+    --tol gets none."""
+    X, y = large_features()
+    write(tmp_path / "large.svm", X, y)
+    r = run_pegasos("train", "-q", "--finish", "none", "--report-gap", "-l", "1e-4", str(tmp_path / "large.svm"),
+                    str(tmp_path / "m"))
+    ok(r)
+    gap = float(load_model(str(tmp_path / "m")).info["certified_gap"])
+    assert gap > 0.002
+    assert notes(r, "the model is not certified within --tol 0.2%") == [
+        f"pegasos: note: the model is not certified within --tol 0.2%: its certified gap is {100 * gap:.3g}% of its "
+        "objective; without --finish none the dual finish would go on to --tol"]
+    write(tmp_path / "scaled.svm", X / 16.0, y)
+    r = run_pegasos("train", "-q", "--report-gap", "-l", "1e-4", str(tmp_path / "scaled.svm"), str(tmp_path / "m2"))
+    ok(r)
+    assert r.stderr == ""
