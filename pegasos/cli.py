@@ -590,27 +590,27 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
                    "--tol-gap", err=True)
-        _note_uneven_scale(d)
+        _note_scale(d, _scale_finding(d))
     elif (result.info.get("finish") == "dual" and not stopping.startswith("tol_gap=")
           and float(result.info["certified_gap"]) > options.tol):
-        uneven = _uneven_scale(d)
+        finding = _scale_finding(d)
         how = ("'s passes of --finish-passes left" if options.finish_passes is not None
                else " stopped (its gap stalled, or its bound of work) at")
         click.echo(f"pegasos: note: the dual finish{how} a "
                    f"certified relative gap of {float(result.info['certified_gap']):.3g}, above --tol "
-                   f"{options.tol!r}" + ("" if uneven else _more_passes(options, result, d)), err=True)
-        _note_uneven_scale(d, uneven)
+                   f"{options.tol!r}" + ("" if _uneven(finding) else _more_passes(options, result, d)), err=True)
+        _note_scale(d, finding)
     elif result.info.get("finish") == "dual":
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
     elif discarded and not _within(certificate, options.tol):
-        uneven = _uneven_scale(d)
+        finding = _scale_finding(d)
         cap = result.info.get("epochs") if "cap" in stopping.split(" (", 1)[0] else None
         click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
                    f"certified relative gap of {float(result.info['finish_discarded_gap']):.3g}), so Pegasos went "
                    "on" + (f" to its cap of {cap} epochs" if cap else "") + " and its model, of lower objective, was "
-                   f"written: {_written_gap(certificate)}" + ("" if uneven else _more_passes(options, result, d)),
+                   f"written: {_written_gap(certificate)}" + ("" if _uneven(finding) else _more_passes(options, result, d)),
                    err=True)
-        _note_uneven_scale(d, uneven)
+        _note_scale(d, finding)
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
                    f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap"
@@ -627,49 +627,41 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                    + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
 
 
-def _uneven_scale(d):
-    """The training data's columns of most different scales (:func:`pegasos.data.uneven_scale`), or
-    None: asked after a finish that did not certify."""
+def _scale_finding(d):
+    """What the training data's column scales say (:func:`pegasos.data.scale_finding`), or None: asked
+    after a finish that did not certify."""
     chunk = getattr(d, "chunk", None)
     if chunk is None:
         return None
-    from .data import uneven_scale
+    from .data import scale_finding
 
-    return uneven_scale(chunk.indices, chunk.data, d.n_features, chunk.indptr.shape[0] - 1)
+    return scale_finding(chunk.indices, chunk.data, d.n_features, chunk.indptr.shape[0] - 1)
 
 
-def _note_uneven_scale(d, found=False):
-    """The note naming those columns (``found``: as :func:`_uneven_scale` gave them; default: look),
-    the likely cause of the uncertified finish, and what to do about it; or, when the columns are of
-    like scales but large (:func:`pegasos.data.large_scale`), the note saying so."""
-    found = _uneven_scale(d) if found is False else found
-    if found is None:
-        _note_large_scale(d)
+def _uneven(finding):
+    """Whether the finding is of columns of very different scales (more passes do not help there)."""
+    return finding is not None and finding[0] == "uneven"
+
+
+def _note_scale(d, finding):
+    """The note of that finding, the likely cause of the uncertified finish, and what to do about it:
+    columns of very different scales, named; or features that are all large (scaled data lie in
+    [-1, 1], where the dual passes converge much faster)."""
+    if finding is None:
         return
-    large, s_large, small, s_small = found
     base = 0 if d.zero_based else 1
-    click.echo(f"pegasos: note: the features' scales differ {s_large / s_small:.3g}-fold (feature {large + base} "
-               f"reaches |x| = {s_large:.3g}, feature {small + base} at most {s_small:.3g}), likely what keeps Pegasos and "
-               "the dual finish from converging: scale each feature to [-1, 1] (divide it by its largest |x|) "
-               "and train again", err=True)
-
-
-def _note_large_scale(d):
-    """The note of an uncertified finish on features that are all large (no column of a much smaller
-    scale): scaled data lie in [-1, 1], where the dual passes converge much faster."""
-    chunk = getattr(d, "chunk", None)
-    if chunk is None:
-        return
-    from .data import large_scale
-
-    found = large_scale(chunk.indices, chunk.data, d.n_features, chunk.indptr.shape[0] - 1)
-    if found is None:
+    kind, found = finding
+    if kind == "uneven":
+        large, s_large, small, s_small = found
+        click.echo(f"pegasos: note: the features' scales differ {s_large / s_small:.3g}-fold (feature {large + base} "
+                   f"reaches |x| = {s_large:.3g}, feature {small + base} at most {s_small:.3g}), likely what keeps "
+                   "Pegasos and the dual finish from converging: scale each feature to [-1, 1] (divide it by its "
+                   "largest |x|) and train again", err=True)
         return
     column, scale = found
-    click.echo(f"pegasos: note: the features are not scaled (feature {column + (0 if d.zero_based else 1)} reaches "
-               f"|x| = {scale:.3g}; scaled data lie in [-1, 1]), which slows the dual finish at this lambda: "
-               "scale each feature to [-1, 1] (divide it by its largest |x|) and choose lambda for the scaled "
-               "data", err=True)
+    click.echo(f"pegasos: note: the features are not scaled (feature {column + base} reaches |x| = {scale:.3g}; "
+               "scaled data lie in [-1, 1]), which slows the dual finish at this lambda: scale each feature to "
+               "[-1, 1] (divide it by its largest |x|) and choose lambda for the scaled data", err=True)
 
 
 def _more_passes(options, result, d):

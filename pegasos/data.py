@@ -432,7 +432,11 @@ def uneven_scale(indices, data, n_features, n_rows, ratio=UNEVEN_SCALE):
     n_features = max(int(n_features), 0)
     if not data.shape[0] or n_features < 2:
         return None
-    scale, common = _column_scales(indices, data, n_features, n_rows)
+    return _uneven(*_column_scales(indices, data, n_features, n_rows), ratio)
+
+
+def _uneven(scale, common, ratio):
+    """uneven_scale from the columns' scales and which are in common use."""
     if np.count_nonzero(common) < 2:
         return None
     which = np.flatnonzero(common)
@@ -466,9 +470,29 @@ def large_scale(indices, data, n_features, n_rows, limit=LARGE_SCALE):
     n_features = max(int(n_features), 0)
     if not data.shape[0] or n_features < 1:
         return None
-    scale, common = _column_scales(indices, data, n_features, n_rows)
+    return _large(*_column_scales(indices, data, n_features, n_rows), limit)
+
+
+def _large(scale, common, limit):
+    """large_scale from the columns' scales and which are in common use."""
     which = np.flatnonzero(common)
     if not which.shape[0]:
         return None
     large = int(which[np.argmax(scale[which])])
     return (large, float(scale[large])) if scale[large] >= limit else None
+
+
+def scale_finding(indices, data, n_features, n_rows):
+    """What the columns' scales say about a finish that did not certify, from one O(nnz) pass over
+    the values: ("uneven", :func:`uneven_scale`'s tuple) when the columns in common use differ by
+    ``UNEVEN_SCALE``, else ("large", :func:`large_scale`'s pair) when they reach ``LARGE_SCALE``,
+    else None.  Same arguments as :func:`uneven_scale`."""
+    n_features = max(int(n_features), 0)
+    if not data.shape[0] or n_features < 1:
+        return None
+    scale, common = _column_scales(indices, data, n_features, n_rows)
+    found = _uneven(scale, common, UNEVEN_SCALE) if n_features >= 2 else None
+    if found is not None:
+        return "uneven", found
+    found = _large(scale, common, LARGE_SCALE)
+    return None if found is None else ("large", found)

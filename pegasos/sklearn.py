@@ -151,11 +151,10 @@ def _warn_if_not_certified(model, X, y, sample_weight):
     above the tolerance (the header's ``certified_gap``); where Pegasos went on after a finish that
     was not kept, the written model's own certificate decides (:func:`pegasos.duality_gap` until
     the gap stops shrinking, as ``train`` makes it; recorded as ``certified_gap``).  With the
-    columns of most different scales, when they differ widely (:func:`pegasos.data.uneven_scale`,
-    X's column numbers from 0), or else the largest column when the features are all large
-    (:func:`pegasos.data.large_scale`)."""
+    columns of most different scales, when they differ widely, or else the largest column when the
+    features are all large (:func:`pegasos.data.scale_finding`; X's column numbers from 0)."""
     from .certificate import duality_gap
-    from .data import large_scale, uneven_scale
+    from .data import scale_finding
     from .options import DEFAULT_TOL
 
     info = getattr(model, "info", {})
@@ -171,14 +170,15 @@ def _warn_if_not_certified(model, X, y, sample_weight):
         return
     message = (f"the model is not certified within tol = {DEFAULT_TOL:g} of the optimum by the dual finish (its "
                f"certified relative gap: {float(gap):.3g})")
-    found = uneven_scale(X.indices, X.data, X.shape[1], X.shape[0]) if hasattr(X, "indices") else None
-    if found is not None:
-        large, s_large, small, s_small = found
+    finding = scale_finding(X.indices, X.data, X.shape[1], X.shape[0]) if hasattr(X, "indices") else None
+    if finding is not None and finding[0] == "uneven":
+        large, s_large, small, s_small = finding[1]
         message += (f"; the columns' scales differ {s_large / s_small:.3g}-fold (column {large} reaches |x| = "
                     f"{s_large:.3g}, column {small} at most {s_small:.3g}): scale the features (e.g. "
                     "sklearn.preprocessing.MaxAbsScaler)")
-    elif hasattr(X, "indices") and (big := large_scale(X.indices, X.data, X.shape[1], X.shape[0])) is not None:
-        message += (f"; the features are not scaled (column {big[0]} reaches |x| = {big[1]:.3g}): scale them to "
+    elif finding is not None:
+        column, scale = finding[1]
+        message += (f"; the features are not scaled (column {column} reaches |x| = {scale:.3g}): scale them to "
                     "[-1, 1] (e.g. sklearn.preprocessing.MaxAbsScaler) and choose C for the scaled data")
     warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
