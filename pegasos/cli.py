@@ -892,13 +892,13 @@ def _read_training_data(data, options, progress, cache_file, zero_based, dtype):
                                      "--shuffle-buffer trains binary classifiers; use --cache FILE for multiclass")
             return d, ""
         from .io import is_plain_text_file, read_svmlight
-        from .linear import available_cpus
+        from .linear import second_processor
 
         # two threads parse a large plain file 1.6-2.2 times as fast as one (0.5 GB, idle 2-core machine);
         # below a few tens of MB the threads' start and the join copy cost more than they gain; --jobs 1
         # keeps the run to one thread, reading included
         threads = 1
-        if data != "-" and options.n_threads >= 2 and available_cpus() >= 2 and is_plain_text_file(data) and \
+        if data != "-" and second_processor(options.n_threads) and is_plain_text_file(data) and \
                 os.path.getsize(data) >= PARALLEL_READ_BYTES:
             threads = 2
         return read_svmlight(data, zero_based=zero_based, dtype=dtype, progress=_update(bar), threads=threads), ""
@@ -1390,8 +1390,11 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         d = read_svmlight(data, zero_based=mdl.info.get("index_base", "1") == "0", progress=_update(bar))
     finally:
         _close(bar)
-    # passes None: until the gap stops shrinking; on two processors, the helper thread of the passes
-    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam, helper=_two_processors())
+    from .linear import second_processor
+
+    # passes None: until the gap stops shrinking; on two processors (the command's 2 threads), the
+    # helper thread of the passes
+    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam, helper=second_processor(2))
     if as_json:
         click.echo(json.dumps(r, indent=2))
         return
@@ -1494,23 +1497,17 @@ def _train_record(result, d, options, t_read, t_train, cache_note, no_objective,
     return record
 
 
-def _two_processors():
-    """Whether this process may run on two processors or more."""
-    from .linear import available_cpus
-
-    return available_cpus() >= 2
-
-
 def _record_gap(result, d, jobs=1):
     """--report-gap: the certificate of pegasos.certificate.duality_gap (or {"error": why there is none}),
     its relative gap also written to the header as ``certified_gap`` (the smaller, when the run proved one:
     --tol-gap, the dual finish)."""
     from .certificate import duality_gap
     from .errors import ParameterError
+    from .linear import second_processor
 
     try:
         # its default passes: until the gap stops shrinking; the helper thread as the run's --jobs allows
-        g = duality_gap(result, d.chunk, d.y, helper=jobs >= 2 and _two_processors())
+        g = duality_gap(result, d.chunk, d.y, helper=second_processor(jobs))
     except ParameterError as e:
         return {"error": str(e)}
     rel = float(g["rel_gap"])

@@ -96,13 +96,13 @@ def budget(options, iterations, ex, problems=1):
     full ``FINISH_UPDATES`` and no stall rule.  One binary problem also gets ``helper`` (for
     :func:`finish_binary`): whether its passes may use a second processor, as the Pegasos loop
     before them may (``options.n_threads`` >= 2 and two processors available)."""
-    from .linear import available_cpus
+    from .linear import second_processor
 
     asked = options.finish == "dual"
     spend = {"max_work": FINISH_UPDATES if asked else work_bound(iterations, ex.m, ex.indptr[-1]),
              "stall": not asked and problems > 1}
     if problems == 1:
-        spend["helper"] = min(int(options.n_threads), available_cpus()) >= 2
+        spend["helper"] = second_processor(options.n_threads)
     return spend
 
 

@@ -32,7 +32,8 @@ from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
 
 __all__ = ["LinearModel", "BinaryLabels", "LOSSES", "TASK_OF_LOSS", "example_losses", "fit_linear", "solve",
-           "new_state", "start_state", "LinearRun", "restart_average", "grow_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus"]
+           "new_state", "start_state", "LinearRun", "restart_average", "grow_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus",
+           "second_processor"]
 
 
 @dataclass
@@ -564,6 +565,12 @@ def available_cpus():
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def second_processor(n_threads):
+    """Whether a run allowed ``n_threads`` threads may use a second processor: ``n_threads`` >= 2 and
+    two processors available (for the two-thread reader and the loops' helper thread)."""
+    return min(int(n_threads), available_cpus()) >= 2
 
 
 def objective_at_zero(loss, y_run, epsilon, sample_weight):
