@@ -329,8 +329,7 @@ cdef class LinearState:
     cdef pg_warm* warm        # the helper thread of the running serial loop (NULL: none)
     cdef readonly int64_t warm_rows
     cdef readonly int64_t warm_chunks, cold_chunks
-    cdef double w_sec_on, w_sec_off   # seconds per entry of the last chunk with / without the helper (-1: none)
-    cdef int64_t w_since              # chunks of the faster way since the slower was timed
+    cdef double w_timing[3]           # the automatic helper's timings (pg_warm_choose)
     cdef readonly double lam, a, sqnorm, b
     cdef readonly bint projection
     cdef readonly int bias_mode
@@ -385,8 +384,8 @@ cdef class LinearState:
         self.warm = NULL
         self.warm_rows = -1
         self.warm_chunks = self.cold_chunks = 0
-        self.w_sec_on = self.w_sec_off = -1.0
-        self.w_since = 0
+        self.w_timing[0] = self.w_timing[1] = -1.0
+        self.w_timing[2] = 0.0
         self.t0 = t0
         self.schedule = schedule
         self.eta = eta
@@ -688,24 +687,12 @@ cdef class LinearState:
         cdef int64_t chunk = max(1, WARM_CHUNK_ENTRIES // (k * step))
         cdef int64_t done = 0, n, pos, length, rows = 0
         cdef bint use, ran = False
-        cdef double start, sec
+        cdef double start
         while done < n_iter:
             n = min(chunk, n_iter - done)
             pos = done * k * step
             length = min(<int64_t> (n_order - pos), n * k * step)
-            use = True
-            if adapt:
-                if self.w_sec_on < 0.0:
-                    use = True
-                elif self.w_sec_off < 0.0:
-                    use = False
-                else:
-                    use = self.w_sec_on <= self.w_sec_off
-                    if self.w_since >= WARM_PROBE:
-                        use = not use
-                        self.w_since = 0
-                    else:
-                        self.w_since += 1
+            use = pg_warm_choose(self.w_timing, WARM_PROBE) if adapt else True
             self.warm = pg_warm_start(&order[pos], length, &indptr[0], &indices[0], &data[0], sizeof(floating),
                                       WARM_AHEAD, WARM_HINT) if use else NULL
             use = self.warm != NULL             # (a thread that could not start: timed as the loop alone)
@@ -717,12 +704,10 @@ cdef class LinearState:
                     rows += pg_warm_stop(self.warm)
                     self.warm = NULL
                     ran = True
-            sec = (_seconds() - start) / max(1, length)
+            pg_warm_timed(self.w_timing, use, (_seconds() - start) / max(1, length))
             if use:
-                self.w_sec_on = sec
                 self.warm_chunks += 1
             else:
-                self.w_sec_off = sec
                 self.cold_chunks += 1
             done += n
         self.warm_rows = rows if ran else -1

@@ -363,8 +363,8 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
     cdef double old_max, old_min, tight
     cdef int64_t t, work = 0, read = 0, started = 0, work_start = 0
     cdef bint warm_on, adapt = WARM_MODE == -1, timed = False, use
-    cdef double t_on = -1.0, t_off = -1.0, since = 0.0, t_start = 0.0, sec
-    cdef double probe = WARM_PROBE
+    cdef double timing[3]
+    cdef double t_start = 0.0, probe = WARM_PROBE
     cdef int64_t min_entries = 1 if WARM_MODE == 1 else WARM_MIN_ENTRIES
     cdef int64_t* snapshot = NULL
     cdef pg_warm* warm = NULL
@@ -387,10 +387,12 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         return 0
     if helper_counts is not None and helper_counts.shape[0] != 2:
         raise ValueError("helper_counts must have two entries")
+    timing[0] = timing[1] = -1.0
+    timing[2] = 0.0
     if helper_timing is not None:
         if helper_timing.shape[0] != 3:
             raise ValueError("helper_timing must have three entries")
-        t_on, t_off, since = helper_timing[0], helper_timing[1], helper_timing[2]
+        timing[0], timing[1], timing[2] = helper_timing[0], helper_timing[1], helper_timing[2]
     n_act = counts[0]
     old_max = bounds[0]
     old_min = bounds[1]
@@ -409,17 +411,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 active[s] = t
             timed = warm_on and n_act >= min_entries
             if timed:
-                use = True
-                if adapt and t_on >= 0.0:
-                    if t_off < 0.0:
-                        use = False
-                    else:
-                        use = t_on <= t_off
-                        if since >= probe:
-                            use = not use
-                            since = 0.0
-                        else:
-                            since = since + 1.0
+                use = pg_warm_choose(timing, probe) if adapt else True
                 if use:
                     # the helper walks its own copy: this loop moves shrunk coordinates within active
                     memcpy(snapshot, &active[0], sizeof(int64_t) * n_act)
@@ -467,14 +459,13 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 if pg != 0.0:
                     _move(indptr, indices, data, y, upper, qii, alpha, v, n_cols, bias_value, i, g)
                 s = s + 1
-            if warm != NULL:
+            use = warm != NULL
+            if use:
                 read = read + pg_warm_stop(warm)
                 started = started + 1
                 warm = NULL
-                if timed:
-                    t_on = (_seconds() - t_start) / (1 + work - work_start)
-            elif timed:
-                t_off = (_seconds() - t_start) / (1 + work - work_start)
+            if timed:
+                pg_warm_timed(timing, use, (_seconds() - t_start) / (1 + work - work_start))
             if n_act == 0 or pg_max - pg_min <= tight:
                 if n_act == m:
                     tight = tight * 0.1
@@ -491,7 +482,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                 break
     free(snapshot)
     if helper_timing is not None:
-        helper_timing[0], helper_timing[1], helper_timing[2] = t_on, t_off, since
+        helper_timing[0], helper_timing[1], helper_timing[2] = timing[0], timing[1], timing[2]
     if helper_counts is not None:
         helper_counts[0] += started
         helper_counts[1] += read

@@ -53,6 +53,28 @@ static inline void pg_warm_publish(pg_warm *w, int64_t pos) {
     if (w != NULL) __atomic_store_n(&w->pos, pos, __ATOMIC_RELAXED);
 }
 
+/* The automatic mode's choice, from timing[3]: the seconds per unit of work of the last chunk run
+ * with and without the helper (-1: none yet) and the chunks since the slower way was timed.  The
+ * first chunk runs with it, the second without, then the faster way, the slower again once
+ * `probe` chunks have passed.  Returns whether the next chunk runs with the helper. */
+static inline int pg_warm_choose(double *timing, double probe) {
+    int faster;
+    if (timing[0] < 0.0) return 1;
+    if (timing[1] < 0.0) return 0;
+    faster = timing[0] <= timing[1];
+    if (timing[2] >= probe) {
+        timing[2] = 0.0;
+        return !faster;
+    }
+    timing[2] += 1.0;
+    return faster;
+}
+
+/* Record the seconds per unit of work of a chunk run with (`helped`) or without the helper. */
+static inline void pg_warm_timed(double *timing, int helped, double seconds) {
+    timing[helped ? 0 : 1] = seconds;
+}
+
 #if PG_WARM_THREADS
 
 static inline void pg_warm_pause(void) {

@@ -7,6 +7,8 @@ cdef extern from "warm.h":
     pg_warm* pg_warm_start(const int64_t* order, int64_t n, const int64_t* indptr, const int32_t* indices,
                            const void* data, size_t value_size, int64_t ahead, int64_t hint) noexcept nogil
     void pg_warm_publish(pg_warm* w, int64_t pos) noexcept nogil
+    bint pg_warm_choose(double* timing, double probe) noexcept nogil
+    void pg_warm_timed(double* timing, bint helped, double seconds) noexcept nogil
     int64_t pg_warm_stop(pg_warm* w) noexcept nogil
 
 # -1 automatic, 0 never, 1 always (see prefetch_thread)
