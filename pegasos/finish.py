@@ -370,10 +370,13 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
     targets = model.class_index(raw)
     c = _loss_weights(model, ex, raw)
     seed = int(model.info.get("seed", 1)) if seed is None else int(seed)
-    f = model.decision_function(ex.chunk)
     bias_value = 1.0 if model.bias_mode == "feature" else 0.0
     K = model.n_classes
     lam = float(model.lam)
+    # from W = 0 (the automatic length's first try) every margin is 0 and every loss 1: P = sum(c) / m,
+    # without the K + 1 passes over the data of the margins and the primals
+    zero = not model.W.any() and not (bias_value and model.biases.any())
+    f = np.zeros((raw.shape[0], K)) if zero else model.decision_function(ex.chunk)
 
     def primal_of(k):
         v = np.zeros(n_cols + 1)
@@ -381,7 +384,7 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
         v[n_cols] = model.biases[k] if bias_value else 0.0
         return _primal(indptr, indices, data, np.where(targets == k, 1.0, -1.0), c, v, lam, model.loss, bias_value)
 
-    primals = [primal_of(k) for k in range(K)]
+    primals = [math.fsum(c) / raw.shape[0]] * K if zero else [primal_of(k) for k in range(K)]
     from . import _dual
 
     row_norms = np.empty(raw.shape[0])
@@ -412,11 +415,12 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
     with ThreadPoolExecutor(max_workers=max(1, min(int(n_threads), K))) as pool:
         for k, out in zip(rest, pool.map(one, rest)):
             parts[k] = out
-    W, biases = model.W.copy(), model.biases.copy()
+    W, biases = np.zeros(model.W.shape), model.biases.copy()     # row by row: no copy of W to overwrite
     kept, best = 0, []
     for k, out in enumerate(parts):
+        if out["primal_dual"] >= primals[k]:
+            W[k] = model.W[k]
         if out["primal_dual"] < primals[k]:
-            W[k] = 0.0
             W[k, :n_cols] = out["w"][:min(n_cols, W.shape[1])]
             if bias_value:
                 biases[k] = float(out["w"][n_cols])
