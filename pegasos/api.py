@@ -457,7 +457,7 @@ def _on_all_columns(model, columns, n_features):
 
 
 def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
-    automatic = options.preset == "auto" and options.loss != "rank"
+    automatic = options.preset == "auto" and options.loss != "rank" and options.iterations != 0
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)
     options.plan(ex.m)            # k <= m and T, checked under the options' own spelling of their names
@@ -471,7 +471,7 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
         if on_plan is not None:
             on_plan(None)
         model, epochs, _ = autotune.train_until_converged(ex, options, labels=labels, progress=progress)
-        if monitor is not None:
+        if monitor is not None and epochs > 0:      # (0: the dual passes from w = 0, no Pegasos run to follow)
             # the checks follow the chosen length's run, trained once more under the monitor: the same model
             t0 = float(model.info.get("step_offset", 0.0))
             watched = fit_linear(ex, options.replace(step_offset=t0, eta0=None, epochs=epochs), labels=labels,
@@ -625,6 +625,12 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
         t0 = autotune.step_offset_for(ex, run, labels)
         run = run.replace(step_offset=t0, eta0=None)
         recalibrated = True
+    elif not restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank" \
+            and run.schedule == "pegasos" and run.t0 == 0 and int(info.get("iterations", "0") or 0) == 0:
+        # a model of the dual passes from w = 0 (no Pegasos iteration, so no step offset): with t0 = 0 the first
+        # step (1 - 1/t) w = 0 would forget its weights; its run gets the step offset a first run would
+        run = run.replace(step_offset=autotune.step_offset_for(ex, run, labels), eta0=None)
+        recalibrated = True
     if restart:
         if run.t0 == 0 and run.schedule == "pegasos":
             raise ParameterError(f"{options.name('restart_schedule')}: with step offset t0 = 0 the first step "
@@ -655,6 +661,8 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
         model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, init=state)
         if init.solver_state is None:
             model.info["warm_start"] = "weights"
+        if recalibrated:
+            model.info["step_offset_rule"] = "calibrated"
     for key in ("step_offset_rule",):
         if key in info and key not in model.info:
             model.info[key] = info[key]

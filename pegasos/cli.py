@@ -212,14 +212,17 @@ _solver_options = _options(
     "Solver (paper Fig. 1 and 2)",
     (("-l", "--lambda", "lam"), dict(type=float, default=DEFAULT_LAMBDA, show_default=True,
                                      help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")),
-    (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples).")),
-    (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: until "
+    (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples); 0: none, "
+                                                 "with --finish dual or --finish-passes (the dual passes from w = 0).")),
+    (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: none "
+                                          "where the dual finish from w = 0 certifies the model; else until "
                                           "doubling the epochs improves the objective by less than --tol "
                                           f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
     (("--tol",), dict(type=float, default=0.002, show_default=True,
                       help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
     (("--finish",), dict(type=click.Choice(["dual", "none"]), default=None,
-                         help="When the automatic length finds Pegasos converging slowly (small lambda m), and "
+                         help="First in the automatic length (from w = 0, kept where it certifies), when it "
+                              "finds Pegasos converging slowly (small lambda m), and "
                               "after the given -T/--epochs unless --t0 or --eta0 is given, finish with passes of "
                               "dual coordinate ascent until the model is certified within --tol of the optimum "
                               "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; "
@@ -670,13 +673,26 @@ def _more_passes(options, result, d):
     finish.work_bound), else four times the passes it ran.  (A bound of 0.64 times the full one, 2000
     noisy rows at lambda = 1e-7: the passes reach both within their last check, and --finish dual gave
     the same model, byte for byte.)"""
+    import re
+
     from .finish import FINISH_UPDATES, work_bound
 
     chunk = getattr(d, "chunk", None)
+    stopping = result.info.get("stopping", "")
+    # the passes from w = 0 that came first, not kept: their bound was the one of the doubling's first hand-over
+    from_zero = re.search(r"finish from w = 0 was not kept: .* after (\d+) passes", stopping)
+    iterations = int(result.info.get("iterations", 0))
+    if from_zero and chunk is not None:
+        from .autotune import default_epoch_cap, first_handover
+
+        m = chunk.indptr.shape[0] - 1
+        k = min(int(options.batch_size), m)
+        iterations = first_handover(-(-m // k), default_epoch_cap(m, k))
     if (options.finish != "dual" and options.tol_gap is None and options.finish_passes is None and chunk is not None
-            and 4 * work_bound(int(result.info.get("iterations", 0)), chunk.indptr.shape[0] - 1,
-                               chunk.indptr[-1]) <= FINISH_UPDATES):
+            and 4 * work_bound(iterations, chunk.indptr.shape[0] - 1, chunk.indptr[-1]) <= FINISH_UPDATES):
         return "; --finish dual lets its passes run to their full bound (2^28 updates a problem)"
+    if from_zero:
+        return f"; -T 0 --finish-passes {4 * int(from_zero.group(1))} runs four times its passes from w = 0"
     passes = max(int(p) for p in str(result.info.get("finish_passes", "0")).split(","))
     if not passes:
         return ""
@@ -921,7 +937,8 @@ def _n_classes(d):
 def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model):
     """train's one-line summary: data, run, timings, objective, cache, model file."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
-             f"T={result.info['iterations']} k={options.batch_size} lambda={options.lam!r}"]
+             f"T={result.info['iterations']}{' (no Pegasos iteration: the dual passes from w = 0)' if result.info.get('iterations') == '0' else ''} "
+             f"k={options.batch_size} lambda={options.lam!r}"]
     if options.shuffle_buffer is not None:
         parts.append(f"shuffle buffer {options.shuffle_buffer}")
         parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")

@@ -142,8 +142,11 @@ class TrainOptions:
     lam : float > 0
         Regularisation parameter lambda of Eq. (1) (LIBLINEAR's C = 1/(lambda m),
         scikit-learn's ``alpha``).
-    iterations : int > 0 or None
-        T, the number of iterations (each uses k examples).
+    iterations : int >= 0 or None
+        T, the number of iterations (each uses k examples).  T = 0 only
+        with the dual finish (``finish="dual"`` or ``finish_passes``): its
+        passes then start from w = 0, which is what the automatic length
+        does first where the finish applies (:mod:`pegasos.autotune`).
     epochs : float > 0 or None
         Passes over the data instead of T (:func:`iterations_for`); when
         neither is given, ``DEFAULT_EPOCHS``.
@@ -448,8 +451,12 @@ class TrainOptions:
         if self.iterations is not None:
             if not _is_int(self.iterations):
                 self._fail("iterations", f"the number of iterations T must be an integer, got {self.iterations!r}")
-            if self.iterations <= 0:
-                self._fail("iterations", f"the number of iterations T must be positive, got {self.iterations}")
+            dual = self.finish == "dual" or self.finish_passes is not None
+            if self.iterations < 0 or (self.iterations == 0 and not dual):
+                self._fail("iterations", f"the number of iterations T must be positive, got {self.iterations}"
+                                         + (" (T = 0, no Pegasos iteration, goes with the dual finish: "
+                                            f"{self.name('finish')} dual or {self.name('finish_passes')})"
+                                            if self.iterations == 0 else ""))
             if self.iterations > MAX_ITERATIONS:
                 self._fail("iterations", f"T = {self.iterations} iterations is more than {MAX_ITERATIONS:.0e} (weeks of "
                                          "training); give fewer")
@@ -790,15 +797,18 @@ class TrainOptions:
             The number of training examples m, when the sampler drew from
             something else (pairs, for the rank loss); default ``plan.m``.
         """
-        avg = plan.avg_start
+        avg = plan.avg_start if plan.T else 0       # T = 0: no iterate to average
+        averaging = "last" if not avg else ("all" if avg == 1 else "suffix")
+        if not plan.T and plan.average_from is not None:
+            averaging = "all" if plan.average_from == 0 else "suffix"
         info = {
             "lambda": repr(float(self.lam)),
             "iterations": str(plan.T),
             "batch_size": str(plan.k),
             "sampling": sampling or self.sampling,
             "projection": "on" if plan.projection else "off",
-            "averaging": "last" if not avg else ("all" if avg == 1 else "suffix"),
-            "average_from": repr(float(plan.average_from)) if avg else "-",
+            "averaging": averaging,
+            "average_from": repr(float(plan.average_from)) if averaging != "last" else "-",
             "averaged_iterates": f"{avg}..{plan.T}" if avg else "-",
             "seed": str(self.seed),
             "train_examples": str(plan.m if examples is None else examples),

@@ -389,6 +389,8 @@ class _PegasosBase(BaseEstimator):
         m = int(info["train_examples"])
         self.t_ = T
         self.n_iter_ = max(1, math.ceil(T * int(info["batch_size"]) / m - 1e-9)) if m else 0
+        if T == 0 and "finish_passes" in info:      # no Pegasos iteration: the dual passes from w = 0
+            self.n_iter_ = max(int(p) for p in str(info["finish_passes"]).split(","))
 
     def _set_loaded_params(self, model):
         settings = _info_settings(model.info)
@@ -468,7 +470,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
     t_ : int
         The iterations T each binary (or the Crammer-Singer) problem ran.
     n_iter_ : int
-        Passes over the data they amount to, ceil(T k / m).
+        Passes over the data they amount to, ceil(T k / m); with T = 0 (the
+        default where the dual passes from w = 0 certify the model) the
+        most dual passes of any problem.
     model_ : pegasos LinearModel, MulticlassModel, KernelModel or list of KernelModel
         The trained model (what :meth:`save` writes).
     """

@@ -12,6 +12,7 @@ import pytest
 import pegasos
 from pegasos import autotune
 from pegasos.errors import ParameterError
+from pegasos.examples import as_examples
 
 from conftest import data_file
 
@@ -252,11 +253,16 @@ def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
 
     d = read_svmlight(data_file("dna/dna.scale"))
     model = pegasos.fit(d, lam=1e-4)
-    assert model.method == "ovr" and model.info["step_offset_rule"] == "calibrated"
-    assert model.info["finish"] == "dual" and len(model.info["finish_passes"].split(",")) == 3
-    # the doubling of the largest class against the rest handed over: the K problems went to the dual
-    # from one epoch of Pegasos instead of being lengthened together first
-    assert "largest class" in model.info["stopping"] and model.info["epochs"] == "1"
+    assert model.method == "ovr" and model.info["finish"] == "dual" and len(model.info["finish_passes"].split(",")) == 3
+    # the K problems' dual passes from W = 0 certify the model: no Pegasos epoch, no calibration
+    assert model.info["stopping"].endswith(autotune.FROM_ZERO) and model.info["epochs"] == "0"
+    assert model.info["iterations"] == "0" and "step_offset_rule" not in model.info
+    # with a step given, Pegasos runs first and the doubling of the largest class against the rest hands
+    # over: the K problems go to the dual from one epoch of Pegasos instead of being lengthened together first
+    t0 = autotune.ovr_step_offset(as_examples(d), pegasos.TrainOptions(lam=1e-4))
+    probed = pegasos.fit(d, lam=1e-4, step_offset=t0)
+    assert "largest class" in probed.info["stopping"] and probed.info["epochs"] == "1"
+    assert float(probed.info["certified_gap"]) <= autotune.DEFAULT_TOL
     # the passes of the finish's longest class (8192; the gap's passes shrink as the finish's do, so
     # 5000 of them, which sufficed as plain passes, end 0.2% above the header's gap)
     gap = duality_gap(model, d.X, d.y, passes=max(int(p) for p in model.info["finish_passes"].split(",")))

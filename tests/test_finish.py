@@ -33,7 +33,7 @@ def test_defaults_are_within_one_percent_and_the_certificate_holds(relative):
     f_star = OPTIMA[relative]
     assert (f - f_star) / f_star <= 0.01
     if "finish" in model.info:
-        assert model.info["stopping"].endswith(("handed over", "epoch cap", "work cap"))
+        assert model.info["stopping"].endswith(("handed over", "epoch cap", "work cap", autotune.FROM_ZERO))
         # f* is given to 10 digits: allow its rounding (5e-11)
         assert (f - f_star - 5e-11) / f <= float(model.info["certified_gap"])
         assert float(model.info["certified_gap"]) <= 2 * autotune.DEFAULT_TOL
@@ -181,11 +181,12 @@ def test_the_finish_and_the_checks_of_a_run():
 
     X, y = binary(m=300, n=10, seed=8, noise=0.1)
     Xv, yv = binary(m=100, n=10, seed=18, noise=0.1)
-    plain = pegasos.fit((X, y), lam=1e-4, finish="dual")
-    trace = Trace()
-    traced = pegasos.fit((X, y), lam=1e-4, finish="dual", trace=trace)
-    assert np.array_equal(traced.w, plain.w) and traced.info == plain.info
-    assert trace.rows and trace.header["finish"] == "dual"
+    for length in (dict(epochs=5), {}):         # {}: the dual passes from w = 0, no Pegasos run to trace
+        plain = pegasos.fit((X, y), lam=1e-4, finish="dual", **length)
+        trace = Trace()
+        traced = pegasos.fit((X, y), lam=1e-4, finish="dual", trace=trace, **length)
+        assert np.array_equal(traced.w, plain.w) and traced.info == plain.info
+        assert bool(trace.rows) == bool(length) and trace.header["finish"] == "dual"
     with pytest.raises(ParameterError, match="best model seen"):
         pegasos.fit((X, y), lam=1e-4, epochs=5, finish="dual", validation=(Xv, yv), early_stop=3)
     stopped = pegasos.fit((X, y), lam=1e-4, epochs=5, validation=(Xv, yv), early_stop=3)
@@ -230,7 +231,9 @@ def test_the_command_line_finish(tmp_path):
     assert header["finish"] == "dual" and int(header["finish_passes"]) > 0
     r = run_pegasos("train", "-l", "1e-4", "--finish", "none", data, tmp_path / "p")
     assert r.returncode == 0 and "dual finish" not in r.stdout
-    r = run_pegasos("train", "-l", "1e-4", "-T", str(header["iterations"]), "--t0", header["step_offset"],
+    # the passes from w = 0 certified it: -T 0 and the passes retrain it
+    assert header["iterations"] == "0" and "step_offset" not in header
+    r = run_pegasos("train", "-l", "1e-4", "-T", str(header["iterations"]),
                     "--finish-passes", header["finish_passes"], data, tmp_path / "again")
     assert r.returncode == 0, r.stderr
     assert np.array_equal(pegasos.load_model(tmp_path / "again").w, pegasos.load_model(tmp_path / "m").w)
@@ -268,7 +271,7 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     monkeypatch.setattr(finish, "finish_problem", spy)
     model = pegasos.fit((X, y), lam=1e-7)
     monkeypatch.undo()
-    assert "an uncertified dual finish was not kept" in model.info["stopping"]
+    assert "an uncertified dual finish from w = 0 was not kept" in model.info["stopping"]
     assert "finish" not in model.info
     gap = float(model.info["finish_discarded_gap"])         # the header's own key, the gap of the stopping text
     assert f"certified gap {gap:.3g} after" in model.info["stopping"] and gap > autotune.DEFAULT_TOL
@@ -290,8 +293,9 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     assert f"certified: f - f* <= " in r.stdout and written > autotune.DEFAULT_TOL
     assert "--finish dual lets its passes run" in r.stderr       # its bound was weighed: less than the full one
     r = run_pegasos("train", "-l", "1e-7", "--finish", "dual", data, tmp_path / "m")
-    assert r.returncode == 0 and "above --tol" in r.stderr and "--finish dual lets" not in r.stderr
-    assert "not certified within 0.2% (its gap: " in r.stdout      # the full bound does not certify either
+    # the full bound certifies it from w = 0 (from the Pegasos model's margins it did not)
+    assert r.returncode == 0 and "above --tol" not in r.stderr and "certified within" in r.stdout
+    assert pegasos.load_model(str(tmp_path / "m")).info["iterations"] == "0"
     r = run_pegasos("train", "-l", "1e-7", "--report-gap", data, tmp_path / "m")
     assert r.returncode == 0 and "did not certify" in r.stderr and "--report-gap to see" not in r.stderr
 
@@ -684,10 +688,14 @@ def test_a_finish_at_its_full_bound_says_how_to_run_more_passes(tmp_path):
     r = run_pegasos("train", "-l", "1e-7", data, tmp_path / "m")
     assert r.returncode == 0, r.stderr
     info = pegasos.load_model(str(tmp_path / "m")).info
-    passes = int(info["finish_passes"])
+    # the passes from w = 0 came first, with the full bound (that of the doubling's first hand-over, 32
+    # epochs), and did not certify; Pegasos went on and its model was written
+    assert "finish from w = 0 was not kept" in info["stopping"] and "finish_passes" not in info
+    passes = int(info["stopping"].split(" after ")[1].split()[0])
     assert float(info["certified_gap"]) > autotune.DEFAULT_TOL
-    assert finish.work_bound(int(info["iterations"]), 1500, 45000) == finish.FINISH_UPDATES
-    assert f"; --epochs {info['epochs']} --finish-passes {4 * passes} runs four times its passes" in r.stderr
+    assert finish.work_bound(autotune.first_handover(1500, autotune.default_epoch_cap(1500)), 1500, 45000) \
+        == finish.FINISH_UPDATES
+    assert f"; -T 0 --finish-passes {4 * passes} runs four times its passes from w = 0" in r.stderr
     assert "--finish dual lets" not in r.stderr
 
 

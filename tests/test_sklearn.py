@@ -20,6 +20,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import pegasos
+from pegasos import autotune
 from pegasos.errors import ParameterError
 from pegasos.sklearn import PegasosClassifier, PegasosRanker, PegasosRegressor, pairwise_counts
 
@@ -168,8 +169,9 @@ def test_defaults_reach_the_certified_optimum_of_a9a():
     assert 0.3517618027 * (1 - 1e-9) <= f <= 1.01 * 0.3517618027
     ref = pegasos.fit((X, y))
     assert np.array_equal(est.coef_.ravel(), ref.w) and est.model_.info == ref.info
-    assert est.model_.info["step_offset_rule"] == "calibrated" and est.model_.info["stopping"].startswith("tol=")
-    assert est.t_ == int(ref.info["iterations"]) and est.n_iter_ == int(ref.info["epochs"])
+    # a9a is certified by the dual passes from w = 0: no Pegasos iteration, n_iter_ the passes
+    assert est.model_.info["stopping"].endswith(autotune.FROM_ZERO) and est.model_.info["stopping"].startswith("tol=")
+    assert est.t_ == int(ref.info["iterations"]) == 0 and est.n_iter_ == int(ref.info["finish_passes"]) > 0
 
 
 # -------------------------------------------------------------------- labels --

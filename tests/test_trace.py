@@ -87,13 +87,18 @@ def test_trace_and_validation_do_not_change_the_model(case):
 
 def test_trace_leaves_the_automatic_defaults_and_keeps_the_returned_run():
     X, y = make_data(m=500, seed=3)
-    plain = pegasos.fit((X, y), lam=1e-3)
+    plain = pegasos.fit((X, y), lam=1e-3, finish="none")
     tr = Trace(budget=0)
-    traced = pegasos.fit((X, y), lam=1e-3, trace=tr)
+    traced = pegasos.fit((X, y), lam=1e-3, trace=tr, finish="none")
     assert traced.to_text() == plain.to_text()
     assert len(tr.runs) == 1          # the chosen length, run once more under the checks (the lengths before are not)
-    assert tr.rows[-1]["t"] == int(plain.info["iterations"])
+    assert tr.rows[-1]["t"] == int(plain.info["iterations"]) > 0
     assert tr.header["iterations"] == plain.info["iterations"]
+    # the default: the dual passes from w = 0 certify the model, no Pegasos iteration to trace
+    plain = pegasos.fit((X, y), lam=1e-3)
+    tr = Trace(budget=0)
+    assert pegasos.fit((X, y), lam=1e-3, trace=tr).to_text() == plain.to_text()
+    assert plain.info["iterations"] == "0" and tr.runs == [] and tr.rows == []
 
 
 # --------------------------------------------------------- what is recorded --

@@ -113,7 +113,10 @@ def test_svmguide1_gets_the_note(tmp_path):
     path = data_file("svmguide1/svmguide1.txt")
     r = run_pegasos("train", "-l", "1e-4", str(path), str(tmp_path / "m"))
     ok(r)
-    assert "not certified within 0.2%" in r.stdout
+    # the dual passes from w = 0 did not certify; Pegasos went on and its model, with its own certificate,
+    # was written (before the passes from w = 0 came first: 22% after the finish's whole bound)
+    assert "not certified within 0.2%" in r.stdout or "did not certify the model within --tol" in r.stderr
+    assert float(load_model(str(tmp_path / "m")).info["certified_gap"]) > 0.002
     assert "pegasos: note: the features' scales differ 772-fold (feature 2 reaches |x| = 581, feature 3 at most 0.752)" \
         in r.stderr
 

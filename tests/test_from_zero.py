@@ -1,0 +1,94 @@
+"""The automatic length starts in the dual: passes of dual coordinate ascent from w = 0 (T = 0, no
+Pegasos iteration), kept when they certify the model within tol; else the Pegasos doubling goes on as
+before and the lower objective of the two is written.
+
+References: the certified optima of ../shared/data/README.md and the certificate recomputed from
+scratch (pegasos.certificate.duality_gap)."""
+
+import numpy as np
+import pytest
+
+import pegasos
+from pegasos import autotune
+from pegasos.certificate import duality_gap
+from pegasos.errors import ParameterError
+from pegasos.options import TrainOptions
+
+from conftest import data_file, ok, one_error, run_pegasos
+from small_data import binary, multiclass, write_svm
+
+A9A_FSTAR = 0.3517618027
+REUTERS_FSTAR = 0.0422014018
+
+
+@pytest.mark.parametrize("relative, f_star", [("a9a/a9a", A9A_FSTAR), ("reuters/reuters.trn.bz2", REUTERS_FSTAR)])
+def test_the_default_is_certified_from_zero_and_its_header_retrains_it(relative, f_star):
+    d = pegasos.read_svmlight(str(data_file(relative)))
+    model = pegasos.fit(d, lam=1e-4)
+    info = model.info
+    assert info["iterations"] == "0" and info["epochs"] == "0" and info["stopping"].endswith(autotune.FROM_ZERO)
+    assert info["finish"] == "dual" and info["finish_kept"] == "dual" and "step_offset" not in info
+    f = pegasos.objective(model, d.X, d.y)["objective"]
+    gap = float(info["certified_gap"])
+    assert gap <= autotune.DEFAULT_TOL and (f - f_star - 5e-11) / f <= gap      # the proof holds against f*
+    assert (f - f_star) / f_star <= 0.01
+    again = pegasos.fit(d, TrainOptions.from_header(info))
+    np.testing.assert_array_equal(again.w, model.w)
+
+
+def test_one_vs_rest_from_zero_is_retrained_by_its_header():
+    X, y = multiclass(m=450, n=20, classes=3, seed=4)
+    model = pegasos.fit((X, y), lam=1e-3)
+    assert model.info["iterations"] == "0" and model.info["stopping"].endswith(autotune.FROM_ZERO)
+    assert len(model.info["finish_passes"].split(",")) == 3
+    again = pegasos.fit((X, y), TrainOptions.from_header(model.info))
+    np.testing.assert_array_equal(again.W, model.W)
+    two = pegasos.fit((X, y), lam=1e-3, n_threads=2)
+    np.testing.assert_array_equal(two.W, model.W)
+
+
+def test_t_zero_goes_with_the_dual_finish_only(tmp_path):
+    X, y = binary(m=300, n=10, seed=2, noise=0.1)
+    with pytest.raises(ParameterError, match="T = 0, no Pegasos iteration, goes with the dual finish"):
+        pegasos.fit((X, y), lam=1e-3, iterations=0)
+    with pytest.raises(ParameterError, match="must be positive"):
+        pegasos.fit((X, y), lam=1e-3, iterations=-1, finish="dual")
+    data = write_svm(tmp_path / "d.svm", X, y)
+    one_error(run_pegasos("train", "-l", "1e-3", "-T", "0", data, tmp_path / "m"), "-T", "--finish dual")
+    assert not (tmp_path / "m").exists()
+    r = ok(run_pegasos("train", "-l", "1e-3", "-T", "0", "--finish", "dual", data, tmp_path / "m"))
+    assert "no Pegasos iteration" in r and "certified within" in r
+    asked = pegasos.load_model(str(tmp_path / "m"))
+    default = pegasos.fit((X, y), lam=1e-3)
+    np.testing.assert_array_equal(asked.w, default.w)          # the default's first try, which certified
+    gap = duality_gap(asked, X, y, passes=20000, tol=1e-9)
+    assert gap["rel_gap"] <= float(asked.info["certified_gap"]) + 1e-12
+
+
+def test_passes_from_zero_that_do_not_certify_leave_pegasos_its_run(tmp_path):
+    """A nearly hard margin on small data (300 rows, lambda = 1e-7): the passes from w = 0 stop above tol
+    at their bound; the doubling then runs Pegasos with a calibrated t0, and the written model has the
+    lower objective of the two, as when a finish during the doubling does not certify."""
+    X, y = binary(m=300, n=10, seed=2)
+    model = pegasos.fit((X, y), lam=1e-7)
+    info = model.info
+    stopping = info["stopping"]
+    assert int(info["iterations"]) > 0 and info.get("step_offset_rule") == "calibrated"
+    assert "from w = 0 was not kept" in stopping or "after an uncertified dual finish" in stopping
+    assert float(info["finish_discarded_gap"]) > autotune.DEFAULT_TOL
+    plain = pegasos.fit((X, y), lam=1e-7, finish="none")        # Pegasos' run: the same doubling, kept
+    np.testing.assert_array_equal(model.w, plain.w)
+    assert float(info["finish_discarded_gap"]) > 0.05           # far from certified: not worth a second finish
+
+
+def test_resuming_a_model_of_the_passes_from_zero_keeps_its_weights():
+    """Such a model has no step offset (no Pegasos iteration): the resumed run gets a calibrated one, since
+    with t0 = 0 its first step would forget the weights (a9a: 0.352 -> 0.570 after one epoch)."""
+    d = pegasos.read_svmlight(str(data_file("a9a/a9a")))
+    model = pegasos.fit(d, lam=1e-4)
+    assert model.info["iterations"] == "0"
+    resumed = pegasos.fit(d, lam=1e-4, init=model)
+    f0 = pegasos.objective(model, d.X, d.y)["objective"]
+    f1 = pegasos.objective(resumed, d.X, d.y)["objective"]
+    assert f1 <= 1.01 * f0 and resumed.info["step_offset_rule"] == "calibrated"
+    assert int(resumed.info["iterations"]) == d.X.shape[0]
