@@ -934,10 +934,18 @@ def _n_classes(d):
     return int(np.unique(d.y).size)
 
 
+def _no_iteration(info):
+    """The summary's words after T=0: where the dual passes started (w = 0, or a resumed model's weights)."""
+    if info.get("iterations") != "0":
+        return ""
+    start = "the model's weights" if "warm_start" in info else "w = 0"
+    return f" (no Pegasos iteration: the dual passes from {start})"
+
+
 def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model):
     """train's one-line summary: data, run, timings, objective, cache, model file."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
-             f"T={result.info['iterations']}{' (no Pegasos iteration: the dual passes from w = 0)' if result.info.get('iterations') == '0' else ''} "
+             f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={options.batch_size} lambda={options.lam!r}"]
     if options.shuffle_buffer is not None:
         parts.append(f"shuffle buffer {options.shuffle_buffer}")

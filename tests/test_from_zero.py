@@ -82,13 +82,67 @@ def test_passes_from_zero_that_do_not_certify_leave_pegasos_its_run(tmp_path):
 
 
 def test_resuming_a_model_of_the_passes_from_zero_keeps_its_weights():
-    """Such a model has no step offset (no Pegasos iteration): the resumed run gets a calibrated one, since
-    with t0 = 0 its first step would forget the weights (a9a: 0.352 -> 0.570 after one epoch)."""
+    """Such a model has no step schedule (no Pegasos iteration): the resumed run starts one with a
+    calibrated step offset, since with t0 = 0 its first step would forget the weights (a9a: 0.352 -> 0.570
+    after one epoch), and is finished in the dual as a first run of a given length is."""
     d = pegasos.read_svmlight(str(data_file("a9a/a9a")))
     model = pegasos.fit(d, lam=1e-4)
     assert model.info["iterations"] == "0"
     resumed = pegasos.fit(d, lam=1e-4, init=model)
     f0 = pegasos.objective(model, d.X, d.y)["objective"]
     f1 = pegasos.objective(resumed, d.X, d.y)["objective"]
-    assert f1 <= 1.01 * f0 and resumed.info["step_offset_rule"] == "calibrated"
+    assert f1 <= (1 + autotune.DEFAULT_TOL) * A9A_FSTAR and f1 <= 1.001 * f0
+    assert resumed.info["step_offset_rule"] == "calibrated" and "finish_passes" in resumed.info
     assert int(resumed.info["iterations"]) == d.X.shape[0]
+
+
+@pytest.mark.parametrize("kind", ["separable", "duplicated", "sparse"])
+def test_a_resumed_near_optimal_model_stays_near_the_optimum(tmp_path, kind):
+    """A fresh user's report: one more epoch of a default model (certified from w = 0) went from 0.0305 to
+    0.0443 on separable rows, 0.064 to 0.104 on duplicated ones and 0.047 to 0.143 on sparse text, the large
+    early steps of a new Pegasos run undoing the passes.  The resumed run is finished in the dual (its step
+    was left automatic), so it ends certified within tol; with --finish none it is the Pegasos run alone
+    (which is what showed the loss, and shows this test can fail)."""
+    rng = np.random.default_rng(1)
+    if kind == "sparse":
+        X = (rng.random((1500, 800)) < 0.01) * rng.random((1500, 800))
+        y = np.where(X @ rng.normal(size=800) + 0.05 * rng.normal(size=1500) > 0, 1.0, -1.0)
+    else:
+        X = rng.normal(size=(300 if kind == "duplicated" else 1000, 20))
+        w = rng.normal(size=20)
+        if kind == "duplicated":
+            X = np.repeat(X, 3, axis=0)
+        y = np.where(X @ w + (0.5 * rng.normal(size=X.shape[0]) if kind == "duplicated" else 0) > 0, 1.0, -1.0)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", data, tmp_path / "m"))
+    first = pegasos.load_model(str(tmp_path / "m"))
+    assert first.info["iterations"] == "0"
+    f0 = pegasos.objective(first, X, y)["objective"]
+    r = ok(run_pegasos("train", "--init", tmp_path / "m", data, tmp_path / "r"))
+    assert "certified within" in r
+    resumed = pegasos.load_model(str(tmp_path / "r"))
+    f1 = pegasos.objective(resumed, X, y)["objective"]
+    bound = duality_gap(resumed, X, y, passes=20000, tol=1e-6)["dual"]
+    assert f1 <= (1 + autotune.DEFAULT_TOL) * bound and f1 <= (1 + autotune.DEFAULT_TOL) * f0
+    assert resumed.info["warm_start"] == "weights" and resumed.info["step_offset_rule"] == "calibrated"
+    ok(run_pegasos("train", "-q", "--init", tmp_path / "m", "--finish", "none", data, tmp_path / "p"))
+    plain = pegasos.load_model(str(tmp_path / "p"))
+    assert "finish" not in plain.info
+    assert pegasos.objective(plain, X, y)["objective"] > 1.2 * f0
+
+
+def test_a_model_of_no_iteration_takes_a_given_step_and_the_dual_finish_on_resume(tmp_path):
+    """No schedule to keep: a given t0 is the new run's (no finish: whoever sets the step asks for that
+    run); -T 0 --finish dual runs the passes from the model's weights; a finish where none applies is
+    refused before the data are read."""
+    X, y = binary(m=400, n=10, seed=3, noise=0.1)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", "-l", "1e-3", data, tmp_path / "m"))
+    ok(run_pegasos("train", "-q", "--init", tmp_path / "m", "--t0", "1000", "-T", "50", data, tmp_path / "t"))
+    given = pegasos.load_model(str(tmp_path / "t"))
+    assert given.info["step_offset"] == "1000.0" and "finish" not in given.info
+    assert given.info["iterations"] == "50"
+    r = ok(run_pegasos("train", "--init", tmp_path / "m", "-T", "0", "--finish", "dual", data, tmp_path / "z"))
+    assert "dual passes from the model's weights" in r and "certified within" in r
+    one_error(run_pegasos("train", "--init", tmp_path / "m", "--finish", "dual", "--loss", "log",
+                          tmp_path / "missing.svm", tmp_path / "x"), "--finish dual", "log loss")
