@@ -231,7 +231,11 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         length: entries beyond ``ex.n_features`` are dropped, missing ones
         are 0) and bias b, then t counts from 1 again with this run's lambda
         and step offset (what a lambda path or a retraining from an earlier
-        model's weights needs).  Not together with ``init``.
+        model's weights needs).  A third entry t >= 1 makes the schedule go
+        on from iteration t instead; an average of every iterate then counts
+        (w, b) as the mean of the t iterates before (what partial_fit after a
+        fit without a solver state needs), a suffix average starts where it
+        would in a run of t + T.  Not together with ``init``.
     monitor : pegasos.trace.Monitor or None
         Checks the run at its points (trace, validation, early stopping; see
         :mod:`pegasos.trace`); with early stopping the best model it saw is
@@ -281,6 +285,13 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
         if init is not None:
             raise ParameterError("init and start exclude each other (continue a run, or start one from weights)")
         init = start_state(start[0], start[1], n_features, options, plan, radius2)
+        if len(start) > 2 and start[2]:
+            t = int(start[2])
+            init["t"] = t
+            if init["avg_start"] == 1:          # the start is the mean of the t iterates before
+                init.update(n_avg=t, A=t * init["a"], b_sum=t * init["b"])
+            elif init["avg_start"]:
+                init["avg_start"] = t + plan.avg_start
         resumed = False
     else:
         resumed = init is not None
