@@ -412,6 +412,8 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
     if run is None:
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
+    if E == 0:
+        _kept_from_zero(model)
     if _still_to_finish(model, reason, finishing, options):
         model = _finished_at_the_end(finish(model, int(model.info["iterations"]))[0])
     return model, E, history
@@ -606,6 +608,19 @@ def _from_zero(model, tol, max_epochs):
     model.info["epochs"] = model.info["epochs_trained"] = "0"
     model.info["stopping"] = f"tol={tol!r} max_epochs={int(max_epochs)} {FROM_ZERO}"
     return model
+
+
+def _kept_from_zero(model):
+    """The header of the uncertified dual passes from w = 0 kept over the doubling's Pegasos model (of
+    higher objective): no Pegasos iteration made it, so no step offset describes it (``eta0`` and
+    ``step_offset_rule`` were the discarded run's); ``epochs_trained`` still counts the epochs that run
+    spent, and ``stopping`` says which model was kept."""
+    for key in ("eta0", "step_offset_rule"):
+        model.info.pop(key, None)
+    stopping = model.info["stopping"]
+    model.info["stopping"] = stopping.replace(" (after an uncertified dual finish)",
+                                              " (the uncertified dual passes from w = 0 kept: Pegasos' model had "
+                                              "a higher objective)")
 
 
 def first_handover(per_epoch, max_epochs):

@@ -561,10 +561,12 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
-    # a model Pegasos trained on after an uncertified finish has no certificate of its own: make it one,
-    # as --report-gap does, so that the note says how far the written model is (often within --tol)
+    # a model Pegasos trained on after an uncertified finish gets its own certificate from fit
+    # (pegasos.api.certify_written): the note says how far the written model is (often within --tol)
     discarded = "finish_discarded_gap" in getattr(result, "info", {})
-    certificate = _record_gap(result, d, options.n_threads) if report_gap or discarded else None
+    certificate = _record_gap(result, d, options.n_threads) if report_gap else None
+    if discarded and certificate is None:
+        certificate = _header_certificate(result)
     result.save(model)
     if trace_file is not None:
         checks["trace"].write(trace_file)
@@ -811,10 +813,22 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
                    f"{'standard output' if to_stdout else model}", err=to_stdout)
 
 
+def _header_certificate(result):
+    """The written model's certificate as its header records it (``certified_gap``, which fit gives a
+    model kept after an uncertified finish): a dict of ``rel_gap`` alone, or {"error": ...}."""
+    gap = result.info.get("certified_gap")
+    if gap is None:
+        return {"error": "the certificate does not cover this model"}
+    return {"rel_gap": float(gap)}
+
+
 def _gap_summary(g):
-    """The summary's certified-gap part from :func:`_record_gap`'s dict, or why there is none."""
+    """The summary's certified-gap part from :func:`_record_gap`'s dict (or :func:`_header_certificate`'s),
+    or why there is none."""
     if "error" in g:
         return f"no certified gap ({g['error']})"
+    if "gap" not in g:
+        return f"certified within {100 * _not_below_zero(g['rel_gap']):.3g}% of the optimum (the written model's own proof)"
     return (f"certified: f - f* <= {g['gap']:.3g} ({100 * g['rel_gap']:.3g}% of f; dual bound {g['dual']:.6g}, "
             f"{g['passes']} passes{_still_shrinking(g, 'pegasos objective --gap-passes')}, {g['seconds']:.2f} s)")
 

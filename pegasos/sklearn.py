@@ -162,8 +162,8 @@ def _warn_if_not_certified(model, X, y, sample_weight):
     from .options import DEFAULT_TOL
 
     info = getattr(model, "info", {})
-    gap = info.get("certified_gap") if info.get("finish") == "dual" else None
-    if gap is None and "finish_discarded_gap" in info:
+    gap = info.get("certified_gap") if info.get("finish") == "dual" or "finish_discarded_gap" in info else None
+    if gap is None and "finish_discarded_gap" in info:      # a model fit's certificate does not cover
         try:
             gap = duality_gap(model, X, y, sample_weight=sample_weight)["rel_gap"]   # until it stops shrinking
         except ParameterError:                  # a model the certificate does not cover: nothing proven
