@@ -570,6 +570,10 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     result.save(model)
     if trace_file is not None:
         checks["trace"].write(trace_file)
+        if getattr(result, "info", {}).get("iterations") == "0":
+            click.echo("pegasos: note: --trace: the dual passes from w = 0 made the model (T = 0, no Pegasos "
+                       "iteration), so the trace has no rows; --finish none traces the automatic length's "
+                       "Pegasos run", err=True)
     if as_json:
         record = _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
         if certificate is not None:

@@ -118,8 +118,12 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
         loaded.append(item)
     column, xlabel = X_AXES[x]
     objectives = []
-    for (_, rows), name in zip(loaded, names):
+    for (header, rows), name in zip(loaded, names):
         values = [r.get("objective") for r in rows if r.get("objective") is not None]
+        if not values and not rows and str((header or {}).get("iterations")) == "0":
+            raise ParameterError(f"{name}: the trace has no rows: its model ran no Pegasos iteration (the dual "
+                                 "passes from w = 0 made it); train with --finish none, or -T N, to trace a "
+                                 "Pegasos run")
         if not values:
             raise ParameterError(f"{name}: the trace has no objective values")
         objectives += values

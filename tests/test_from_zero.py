@@ -146,3 +146,22 @@ def test_a_model_of_no_iteration_takes_a_given_step_and_the_dual_finish_on_resum
     assert "dual passes from the model's weights" in r and "certified within" in r
     one_error(run_pegasos("train", "--init", tmp_path / "m", "--finish", "dual", "--loss", "log",
                           tmp_path / "missing.svm", tmp_path / "x"), "--finish dual", "log loss")
+
+
+def test_a_trace_of_a_model_from_zero_is_said_to_have_no_rows(tmp_path):
+    """A fresh user's report: --trace on the default wrote a trace with no rows and `pegasos plot` then
+    failed with "no objective values".  train now says why in a note, and plot names the cause and the
+    option that traces a Pegasos run (--finish none, whose trace has rows)."""
+    X, y = binary(m=400, n=10, seed=3, noise=0.1)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "-q", "-l", "1e-3", "--trace", tmp_path / "t.csv", data, tmp_path / "m")
+    assert r.returncode == 0 and "the trace has no rows; --finish none traces" in r.stderr
+    assert pegasos.load_model(str(tmp_path / "m")).info["iterations"] == "0"
+    r = run_pegasos("train", "-q", "-l", "1e-3", "--finish", "none", "--trace", tmp_path / "p.csv", data,
+                    tmp_path / "p")
+    assert r.returncode == 0 and "no rows" not in r.stderr
+    pytest.importorskip("matplotlib")
+    one_error(run_pegasos("plot", tmp_path / "t.csv", "-o", tmp_path / "t.png"), "t.csv", "no rows",
+              "no Pegasos iteration", "--finish none")
+    assert not (tmp_path / "t.png").exists()
+    ok(run_pegasos("plot", tmp_path / "p.csv", "-o", tmp_path / "p.png"))
