@@ -126,3 +126,21 @@ def test_verbose_options_are_checked(tmp_path, args, message):
     r = run_pegasos("train", *args, data, tmp_path / "m")
     assert r.returncode == 1 and r.stderr.startswith("Error: ") and message in r.stderr, r.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_a_one_vs_rest_note_says_which_classes_the_finish_did_not_run():
+    """A fresh user's report: 20 classes whose largest class's passes stalled had 19 classes at 0 passes and
+    a header gap of 0.946 that the note gave as the model's; the note now says those classes were not
+    finished.  Binary models and finishes that ran every class add nothing."""
+    from types import SimpleNamespace
+
+    from pegasos.cli import _classes_not_finished
+
+    def said(passes):
+        return _classes_not_finished(SimpleNamespace(info={"finish_passes": passes}))
+
+    assert said("0,0,2048,0") == (" (3 of 4 classes were not finished, after the largest class's passes neither "
+                                  "certified nor beat its Pegasos model: the gap of their Pegasos weights counts "
+                                  "from the dual passes' start and says little about the model)")
+    assert said("12,40,2048,7") == "" and said("2048") == "" and said("0") == ""
+    assert _classes_not_finished(SimpleNamespace(info={})) == ""
