@@ -564,6 +564,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     # a model Pegasos trained on after an uncertified finish gets its own certificate from fit
     # (pegasos.api.certify_written): the note says how far the written model is (often within --tol)
     discarded = "finish_discarded_gap" in getattr(result, "info", {})
+    finish_gap = getattr(result, "info", {}).get("certified_gap")    # the finish's, before --report-gap's
     certificate = _record_gap(result, d, options.n_threads) if report_gap else None
     if discarded and certificate is None:
         certificate = _header_certificate(result)
@@ -580,7 +581,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
             record["certificate"] = certificate
         click.echo(json.dumps(record, indent=2))
     elif not quiet:
-        summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model)
+        summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model,
+                                 finish_gap)
         if report_gap or discarded:
             summary += " | " + _gap_summary(certificate)
         click.echo(summary, err=to_stdout)
@@ -976,8 +978,9 @@ def _no_iteration(info):
     return f" (no Pegasos iteration: the dual passes from {start})"
 
 
-def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model):
-    """train's one-line summary: data, run, timings, objective, cache, model file."""
+def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model, finish_gap=None):
+    """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
+    with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since)."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={options.batch_size} lambda={options.lam!r}"]
@@ -1005,7 +1008,7 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
     if result.info.get("finish") == "dual":
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
         most = max(passes)
-        gap = max(0.0, float(result.info["certified_gap"]))
+        gap = max(0.0, float(result.info["certified_gap"] if finish_gap is None else finish_gap))
         within = options.tol if options.tol_gap is None else options.tol_gap
         if gap <= within:
             proof = f"certified within {100 * gap:.3g}% of the optimum"

@@ -415,6 +415,10 @@ class TrainOptions:
             return CLI_NAMES.get(field, field)
         return f"{field}="
 
+    def _finish_dual(self):
+        """``--finish dual`` or ``finish="dual"``, as the user spells it."""
+        return "--finish dual" if self.spelling == "cli" else 'finish="dual"'
+
     def _fail(self, field, message):
         raise ParameterError(f"{self.name(field)}: {message}")
 
@@ -455,14 +459,17 @@ class TrainOptions:
             if self.iterations < 0 or (self.iterations == 0 and not dual):
                 self._fail("iterations", f"the number of iterations T must be positive, got {self.iterations}"
                                          + (" (T = 0, no Pegasos iteration, goes with the dual finish: "
-                                            f"{self.name('finish')} dual or {self.name('finish_passes')})"
+                                            f"{self._finish_dual()} or {self.name('finish_passes')})"
                                             if self.iterations == 0 else ""))
             if self.iterations > MAX_ITERATIONS:
                 self._fail("iterations", f"T = {self.iterations} iterations is more than {MAX_ITERATIONS:.0e} (weeks of "
                                          "training); give fewer")
         if self.epochs is not None and not (_is_real(self.epochs) and math.isfinite(self.epochs)
                                             and self.epochs > 0):
-            self._fail("epochs", f"the number of epochs must be a positive finite number, got {self.epochs!r}")
+            zero = _is_real(self.epochs) and self.epochs == 0
+            self._fail("epochs", f"the number of epochs must be a positive finite number, got {self.epochs!r}"
+                                 + (f" (no Pegasos iteration is {'-T 0' if self.spelling == 'cli' else 'iterations=0'}, with "
+                                    f"{self._finish_dual()} or {self.name('finish_passes')})" if zero else ""))
         if not _is_int(self.batch_size):
             self._fail("batch_size", f"the batch size k must be an integer, got {self.batch_size!r}")
         if self.batch_size <= 0:

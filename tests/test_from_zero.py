@@ -165,3 +165,27 @@ def test_a_trace_of_a_model_from_zero_is_said_to_have_no_rows(tmp_path):
               "no Pegasos iteration", "--finish none")
     assert not (tmp_path / "t.png").exists()
     ok(run_pegasos("plot", tmp_path / "p.csv", "-o", tmp_path / "p.png"))
+
+
+def test_zero_epochs_points_to_t_zero():
+    """--epochs 0 stays an error (an epoch count is positive), which names the spelling of no Pegasos
+    iteration: -T 0 with the dual finish."""
+    X, y = binary(m=100, n=5, seed=1, noise=0.1)
+    with pytest.raises(ParameterError, match=r'no Pegasos iteration is iterations=0, with finish="dual"'):
+        pegasos.fit((X, y), epochs=0, finish="dual")
+    with pytest.raises(ParameterError, match=r'goes with the dual finish: finish="dual" or finish_passes='):
+        pegasos.fit((X, y), iterations=0)
+
+
+def test_report_gap_leaves_the_finish_its_own_figure_in_the_summary(tmp_path):
+    """With --report-gap the header keeps the tighter of the two proofs, and the summary's dual-finish part
+    said that one too, as though the finish had proved it; it now gives the finish's own gap (the header of
+    the same run without --report-gap), and the --report-gap part its own."""
+    X, y = binary(m=400, n=10, seed=3, noise=0.1)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", "-l", "1e-3", data, tmp_path / "plain"))
+    own = float(pegasos.load_model(str(tmp_path / "plain")).info["certified_gap"])
+    r = ok(run_pegasos("train", "-l", "1e-3", "--report-gap", data, tmp_path / "m"))
+    assert f"certified within {100 * own:.3g}% of the optimum" in r
+    written = float(pegasos.load_model(str(tmp_path / "m")).info["certified_gap"])
+    assert written <= own and f"({100 * written:.3g}% of f;" in r
