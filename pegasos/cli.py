@@ -588,6 +588,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(summary, err=to_stdout)
     elif report_gap and "error" in certificate:
         click.echo(f"pegasos: note: {_gap_summary(certificate)}", err=True)
+    if not quiet and options.shuffle_buffer is not None and options.length_is_automatic:
+        _note_stream_fits(d, options)
     stopping = getattr(result, "info", {}).get("stopping", "")
     if (report_gap and getattr(result, "info", {}).get("finish") != "dual" and not discarded
             and not _within(certificate, options.tol) and "error" not in certificate):
@@ -674,6 +676,23 @@ def _note_scale(d, finding):
     click.echo(f"pegasos: note: the features are not scaled (feature {column + base} reaches |x| = {scale:.3g}; "
                "scaled data lie in [-1, 1]), which slows the dual finish at this lambda: scale each feature to "
                "[-1, 1] (divide it by its largest |x|) and choose lambda for the scaled data", err=True)
+
+
+def _note_stream_fits(d, options):
+    """--stream on a file a quarter of the available memory holds: a note that in memory the default
+    trains until certified, where the shuffle buffer trains its fixed epochs and proves nothing (10
+    epochs of 2000 separable rows end 17% above the optimum, sparse text 63%; a9a 0.19%)."""
+    try:
+        size = os.path.getsize(d.path)
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return
+    if size * 4 > free:
+        return
+    epochs = options.epochs if options.epochs is not None else DEFAULT_EPOCHS
+    click.echo(f"pegasos: note: --stream trains {epochs:g} epochs and certifies nothing; {d.path} "
+               f"({size / 2 ** 20:.3g} MiB) fits in memory, where the default trains until the dual finish "
+               "certifies the model: drop --stream (or give --cache FILE)", err=True)
 
 
 def _classes_not_finished(result):

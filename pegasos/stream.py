@@ -27,7 +27,9 @@ Two ways, both behind ``pegasos train --stream``:
   than its longest run of one label, or the cache.  Use it for one or a few
   epochs (``--eta0`` with suffix averaging reaches 1% of the optimum in one
   epoch) when disk space is short.  Binary classification and regression
-  only, from a regular file (a pipe can be read only once).
+  only, from a regular file (a pipe can be read only once).  The scan keeps
+  a uniform sample of rows (:class:`Scan` ``sample``), on which
+  :func:`pegasos.fit` calibrates the step offset of the "auto" preset.
 
 Both take a first pass over the text (the cache's build, or a scan) that
 finds m, the dimension and the labels before training starts.
@@ -47,6 +49,7 @@ import numpy as np
 
 from .defaults import DEFAULT_SHUFFLE_BUFFER
 from .errors import DataError, ParameterError
+from .data import take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 
 CACHE_MAGIC = b"pegasos-cache\n"
@@ -388,8 +391,11 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
 
 # -------------------------------------------------------- shuffle buffer --
 
-def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None):
-    """One pass over a file that keeps no rows: what training needs to start.
+SCAN_SAMPLE = 1000      # rows the first pass keeps for the step calibration (autotune.DEFAULT_SAMPLE_SIZE)
+
+def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, sample_size=SCAN_SAMPLE,
+         seed=1):
+    """One pass over a file that keeps no rows but a sample: what training needs to start.
 
     Returns
     -------
@@ -398,8 +404,13 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None):
         ``labels_overflow`` and ``n_lines`` as :func:`pegasos.io.read_svmlight`
         gives them.  Extra attributes: ``m`` (examples), ``nnz``,
         ``label_counts`` ({label value: count}, for at most 64 distinct
-        values) and ``eps_loss_sum`` (sum of max(0, |y| - epsilon), the
-        eps-insensitive loss of w = 0, if ``epsilon`` is given).
+        values), ``eps_loss_sum`` (sum of max(0, |y| - epsilon), the
+        eps-insensitive loss of w = 0, if ``epsilon`` is given) and ``sample``:
+        a :class:`pegasos.io.Chunk` of min(``sample_size``, m) rows drawn
+        uniformly without replacement (each row's key a uniform draw of the
+        generator seeded by ``seed``, the rows of the smallest keys kept, in
+        file order), on which the step offset is calibrated
+        (:func:`pegasos.autotune.calibrate_step_offset`).
 
     Raises
     ------
@@ -407,7 +418,9 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None):
         Unreadable file or malformed line.
     """
     summary, counts, eps_sum = {}, {}, 0.0
+    kept = _Sample(int(sample_size), seed, dtype)
     for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, progress=progress, summary=summary):
+        kept.offer(chunk)
         if len(counts) <= 64:
             values, n = np.unique(chunk.labels, return_counts=True)
             for v, c in zip(values.tolist(), n.tolist()):
@@ -418,7 +431,41 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None):
     return Scan(path=str(path), chunk=empty, n_features=summary["n_features"],
                 distinct_labels=summary["distinct_labels"], labels_overflow=summary["labels_overflow"],
                 n_lines=summary["n_lines"], zero_based=bool(zero_based), m=summary["n_examples"],
-                nnz_total=summary["nnz"], label_counts=counts, eps_loss_sum=eps_sum)
+                nnz_total=summary["nnz"], label_counts=counts, eps_loss_sum=eps_sum, sample=kept.chunk())
+
+
+class _Sample:
+    """A uniform sample of at most ``size`` rows of a stream of chunks (priority sampling: each row gets a
+    uniform key, the rows of the ``size`` smallest keys are kept), in the stream's order."""
+
+    def __init__(self, size, seed, dtype):
+        self.size = size
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+        self.rows = _Buffer(dtype)
+        self.keys = np.zeros(0)
+        self.threshold = 1.0
+
+    def offer(self, chunk):
+        n = chunk.labels.shape[0]
+        if not self.size or not n:
+            return
+        keys = self.rng.random(n)
+        take = np.flatnonzero(keys < self.threshold)
+        if not take.size:
+            return
+        indptr, indices, data = take_rows(chunk.indptr, chunk.indices, chunk.data, take)
+        self.rows.add([Chunk(chunk.labels[take], indptr, indices, data)])
+        self.keys = np.concatenate([self.keys, keys[take]])
+        if self.keys.shape[0] > self.size:
+            rows = np.sort(np.argpartition(self.keys, self.size - 1)[:self.size])
+            self.rows.keep(rows)
+            self.keys = self.keys[rows]
+        if self.keys.shape[0] == self.size:
+            self.threshold = float(self.keys.max())
+
+    def chunk(self):
+        b = self.rows
+        return Chunk(b.labels, b.indptr, b.indices, b.data)
 
 
 @dataclass
@@ -429,6 +476,7 @@ class Scan(SVMLightData):
     nnz_total: int = 0
     label_counts: dict = field(default_factory=dict)
     eps_loss_sum: float = 0.0
+    sample: object = None
 
     @property
     def n_examples(self):
