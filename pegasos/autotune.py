@@ -66,6 +66,7 @@ HANDOVER = 4.0                  # a doubling that improved the objective by more
                                 # run over to the dual finish (the tolerance is >= 2 doublings away) ...
 HANDOVER_EPOCHS = 64            # ... as does a length of this many epochs that did not converge
 FROM_ZERO = "certified by the dual passes from w = 0"   # the stopping reason of a model no epoch was needed for
+FROM_START = "certified by the dual passes from the starting weights"     # ... started at given weights
 
 
 def _check_positive(name, value, integral=False):
@@ -288,12 +289,13 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
                           finish_tol=None):
     """Train until doubling the number of epochs no longer pays: one run, lengthened.
 
-    Where the dual finish applies (``finish`` not "none"), the step offset is left to the
-    calibration and no ``start`` is given, the finish's passes from w = 0 run first, with the
-    bound of work the first hand-over would have (:func:`first_handover`): when they certify the
-    model within the finish's tolerance it is returned with E = 0, an empty history, ``iterations``
-    0 and ``stopping`` ending in :data:`FROM_ZERO`; otherwise the doubling below runs as it would
-    without them (no hand-over) and their model is kept at the end where its objective is lower.
+    Where the dual finish applies (``finish`` not "none") and the step offset is left to the
+    calibration, the finish's passes from w = 0 (from the margins of ``start`` when it is given: a
+    lambda path's previous weights) run first, with the bound of work the first hand-over would
+    have (:func:`first_handover`): when they certify the model within the finish's tolerance it is
+    returned with E = 0, an empty history, ``iterations`` 0 and ``stopping`` ending in
+    :data:`FROM_ZERO` (:data:`FROM_START`); otherwise the doubling below runs as it would without
+    them (no hand-over) and their model is kept at the end where its objective is lower.
 
     The run (:class:`pegasos.linear.LinearRun`) is advanced to E = E0, 2 E0,
     4 E0, ... epochs, E0 the smallest power of two with E0 ceil(m/k) >= 2^14
@@ -377,14 +379,15 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
         return done, f_done, float(done.info["certified_gap"]) <= target
 
     tried = None
-    if finishing and start is None and options.step_is_automatic:
-        # the dual passes from w = 0 first: where they certify, no Pegasos epoch is needed
+    if finishing and options.step_is_automatic:
+        # the dual passes from w = 0 (or from ``start``: a lambda path's previous weights) first: where they
+        # certify, no Pegasos epoch is needed
         from .finish import budget, finish_binary
 
-        zero = fit_linear(ex, options.replace(iterations=0, epochs=None, finish="dual"), labels=labels)
+        zero = fit_linear(ex, options.replace(iterations=0, epochs=None, finish="dual"), labels=labels, start=start)
         done = finish_binary(zero, ex, tol=target, **budget(options, first_handover(per_epoch, max_epochs), ex))
         if float(done.info["certified_gap"]) <= target:
-            return _from_zero(done, options.tol, max_epochs), 0, []
+            return _from_zero(done, options.tol, max_epochs, start is not None), 0, []
         tried = (done, float(objective(done, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"]))
     if options.step_is_automatic:
         chosen = options.replace(step_offset=step_offset_for(ex, options, labels), eta0=None)
@@ -408,12 +411,14 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
 
     model, E, history, reason = double_until_converged(advance, per_epoch, options.tol, max_epochs,
                                                        handover=HANDOVER * options.tol if finishing else None,
-                                                       finish=finish, tried=tried)
+                                                       finish=finish, tried=tried,
+                                                       tried_from="the starting weights" if start is not None
+                                                       else "w = 0")
     model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
     if run is None:
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
     if E == 0:
-        _kept_from_zero(model)
+        _kept_from_zero(model, "the starting weights" if start is not None else "w = 0")
     if _still_to_finish(model, reason, finishing, options):
         model = _finished_at_the_end(finish(model, int(model.info["iterations"]))[0])
     return model, E, history
@@ -603,15 +608,16 @@ def epoch_schedule(per_epoch, max_epochs):
     return schedule
 
 
-def _from_zero(model, tol, max_epochs):
-    """``model``, certified by the dual passes from w = 0, with the entries of an automatic length: 0 epochs."""
+def _from_zero(model, tol, max_epochs, started=False):
+    """``model``, certified by the dual passes from w = 0 (or, ``started``, from the weights a lambda path
+    started the run at: :data:`FROM_START`), with the entries of an automatic length: 0 epochs."""
     model.info["epochs"] = model.info["epochs_trained"] = "0"
-    model.info["stopping"] = f"tol={tol!r} max_epochs={int(max_epochs)} {FROM_ZERO}"
+    model.info["stopping"] = f"tol={tol!r} max_epochs={int(max_epochs)} {FROM_START if started else FROM_ZERO}"
     return model
 
 
-def _kept_from_zero(model):
-    """The header of the uncertified dual passes from w = 0 kept over the doubling's Pegasos model (of
+def _kept_from_zero(model, origin="w = 0"):
+    """The header of the uncertified dual passes from ``origin`` kept over the doubling's Pegasos model (of
     higher objective): no Pegasos iteration made it, so no step offset describes it (``eta0`` and
     ``step_offset_rule`` were the discarded run's); ``epochs_trained`` still counts the epochs that run
     spent, and ``stopping`` says which model was kept."""
@@ -619,7 +625,7 @@ def _kept_from_zero(model):
         model.info.pop(key, None)
     stopping = model.info["stopping"]
     model.info["stopping"] = stopping.replace(" (after an uncertified dual finish)",
-                                              " (the uncertified dual passes from w = 0 kept: Pegasos' model had "
+                                              f" (the uncertified dual passes from {origin} kept: Pegasos' model had "
                                               "a higher objective)")
 
 
@@ -633,7 +639,7 @@ def first_handover(per_epoch, max_epochs):
 
 
 def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None, handover=None, finish=None,
-                           tried=None):
+                           tried=None, tried_from="w = 0"):
     """The doubling schedule of :func:`train_until_converged`, for any trainer.
 
     Parameters
@@ -671,10 +677,11 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         ``info["finish_discarded_gap"]`` is G, repr of a float): never worse
         than plain Pegasos.
     tried : (model, objective) or None
-        A dual finish from w = 0 tried before any epoch that did not
-        certify: the doubling goes on without handing over, and that model
-        is kept at the end as a finish during the doubling would be (its E
-        is 0).
+        A dual finish from w = 0 (or from the run's starting weights:
+        ``tried_from`` names the start in the stopping text) tried before any
+        epoch that did not certify: the doubling goes on without handing
+        over, and that model is kept at the end as a finish during the
+        doubling would be (its E is 0).
 
     Time against gain, without a clock (the model depends on the seed
     only): the error of the averaged model decays about like 1/E, so the
@@ -736,7 +743,7 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         info = finished[0].info
         passes = max(int(p) for p in info["finish_passes"].split(","))
         model.info["finish_discarded_gap"] = info["certified_gap"]
-        reason += (f" (an uncertified dual finish{' from w = 0' if finished[1] == 0 else ''} was not kept: "
+        reason += (f" (an uncertified dual finish{' from ' + tried_from if finished[1] == 0 else ''} was not kept: "
                    f"certified gap {float(info['certified_gap']):.3g} after {passes} passes)")
     return model, E, history, reason
 

@@ -189,3 +189,26 @@ def test_report_gap_leaves_the_finish_its_own_figure_in_the_summary(tmp_path):
     assert f"certified within {100 * own:.3g}% of the optimum" in r
     written = float(pegasos.load_model(str(tmp_path / "m")).info["certified_gap"])
     assert written <= own and f"({100 * written:.3g}% of f;" in r
+
+
+def test_a_lambda_path_starts_its_dual_passes_from_the_previous_weights():
+    """search's warm start: at the next lambda the finish's passes start from the previous lambda's margins
+    (as a dual warm start of LIBLINEAR's C search does) and, where they certify, no Pegasos epoch runs; the
+    model is certified within tol at its own lambda, as a cold fit is (a9a's path: 0.12 against 0.21 s at
+    lambda = 1e-4, folds of one search)."""
+    from pegasos.examples import as_examples
+    from pegasos.selection import _fit_from
+
+    X, y = binary(m=600, n=15, seed=4, noise=0.2)
+    ex = as_examples((X, y))
+    first = pegasos.fit((X, y), lam=1e-2)
+    model = _fit_from(ex, TrainOptions(lam=1e-3).validate(), (first.w, first.bias))
+    info = model.info
+    assert info["iterations"] == "0" and info["stopping"].endswith(autotune.FROM_START)
+    assert info["warm_start"] == "previous lambda"
+    gap = duality_gap(model, X, y, passes=20000, tol=1e-9)
+    assert gap["rel_gap"] <= float(info["certified_gap"]) + 1e-12 <= autotune.DEFAULT_TOL + 1e-12
+    cold = pegasos.fit((X, y), lam=1e-3)
+    f_cold = pegasos.objective(cold, X, y)["objective"]
+    assert pegasos.objective(model, X, y)["objective"] <= (1 + autotune.DEFAULT_TOL) * f_cold
+    assert int(info["finish_passes"]) <= int(cold.info["finish_passes"])    # no more passes than from w = 0
