@@ -26,30 +26,6 @@ raised from inside the ``nogil`` loop; :mod:`pegasos.io` attaches the file name.
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, strtod, qsort
-
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-    /* Ask for transparent huge pages on a big buffer before it is touched:
-       the first writes to a fresh buffer are page faults, and 2 MiB pages make
-       512 times fewer of them.  Only the whole 2 MiB pages inside [p, p+n)
-       are advised; elsewhere this does nothing. */
-    static void pegasos_hint_hugepages(void *p, size_t n) {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        const uintptr_t huge = (uintptr_t)1 << 21;
-        uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-        uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
-        if (n >= (size_t)(8 << 20) && hi > lo)
-            madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    #else
-        (void)p; (void)n;
-    #endif
-    }
-    """
-    void pegasos_hint_hugepages(void* p, size_t n) nogil
 from libc.string cimport memcpy, memchr
 from libc.math cimport isfinite, NAN
 
@@ -317,12 +293,10 @@ cdef class Parser:
         if a == NULL:
             return -1
         self.indices = <int32_t*> a
-        pegasos_hint_hugepages(a, sizeof(int32_t) * cap)
         a = realloc(self.data, (sizeof(float) if self.float32 else sizeof(double)) * cap)
         if a == NULL:
             return -1
         self.data = a
-        pegasos_hint_hugepages(a, (sizeof(float) if self.float32 else sizeof(double)) * cap)
         self.cap_nnz = cap
         return 0
 
@@ -588,9 +562,6 @@ cdef class Parser:
         if a == NULL:
             return -1
         self.indptr = <int64_t*> a
-        pegasos_hint_hugepages(self.labels, sizeof(double) * (cap + 1))
-        pegasos_hint_hugepages(self.qids, sizeof(int64_t) * (cap + 1))
-        pegasos_hint_hugepages(self.indptr, sizeof(int64_t) * (cap + 1))
         self.cap_rows = cap
         return 0
 

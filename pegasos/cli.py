@@ -16,6 +16,10 @@ import time
 # NumPy's BLAS would start a pool of threads at import, which pegasos never uses (its loops are its own)
 # and which spin after a call on the processor --jobs gave the run; a user's own setting is kept
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# and NumPy's advice of transparent huge pages on its large arrays: where the system's THP defrag is
+# "madvise", a fault in them may compact memory first; on the 1M x 50k set, with the file's page cache
+# cold, it cost 0.4 s of a 3.1 s run and gained nothing warm (benchmarks/bench_cold_cache.py)
+os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 import click
 

@@ -710,10 +710,11 @@ def _density(path, sample=1 << 20):
 
 def _reserve(parser, path, span, density=None):
     """Reserve the parser's buffers for ``span`` bytes of ``path`` at the
-    density of its first MiB (plus 5%).  Besides saving reallocations, a
-    buffer reserved before it is touched gets transparent huge pages, which
-    makes the page faults of filling it 512 times fewer.  Capped by what
-    ``span`` bytes can hold ("1\n" rows, "1:1 " values)."""
+    density of its first MiB (plus 5%), which saves the reallocations of
+    growing them.  (They are not advised huge pages: on the 1M x 50k set the
+    advice cost 0.9 s of kernel time with the file's page cache cold and
+    0.3 s warm, benchmarks/bench_cold_cache.py.)  Capped by what ``span``
+    bytes can hold ("1\n" rows, "1:1 " values)."""
     rows_per_byte, values_per_byte = density or _density(path)
     parser.reserve(min(int(span * rows_per_byte * 1.05), span // 2) + 16,
                    min(int(span * values_per_byte * 1.05), span // 4) + 16)
