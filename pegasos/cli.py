@@ -338,7 +338,10 @@ _data_options = _options(
     (("--init", "init_model"), dict(metavar="MODEL",
                                     help="Resume: continue the run of the linear MODEL on DATA (t, the step "
                                          "schedule, the average and the random order go on; -T/--epochs are the "
-                                         "iterations to add, default 1 epoch; unset options are MODEL's).")),
+                                         "iterations to add, default 1 epoch; unset options are MODEL's; a MODEL "
+                                         "of a calibrated step and no resume section is then finished in the dual, "
+                                         "as a first run of -T is, unless --finish none; one of -T 0 starts a new "
+                                         "schedule).")),
     (("--restart-schedule",), dict(is_flag=True, help="With --init: start from MODEL's weights with t = 1 again "
                                                       "(lambda, k, averaging, t0 may then change).")),
     (("--resume-state/--no-resume-state", "resume_state"), dict(
