@@ -673,9 +673,10 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         on without handing over again and the finished model is returned
         only if its objective is the lower one at the end ("... (after an
         uncertified dual finish)"; otherwise "... (an uncertified dual finish
-        was not kept: certified gap G after N passes)", and the model's
-        ``info["finish_discarded_gap"]`` is G, repr of a float): never worse
-        than plain Pegasos.
+        was not kept: certified gap G after N passes)", the model's
+        ``info["finish_discarded_gap"]`` is G, repr of a float, and its
+        ``certified_gap`` the one the finish's dual bound proves for it,
+        (f - D) / f): never worse than plain Pegasos.
     tried : (model, objective) or None
         A dual finish from w = 0 (or from the run's starting weights:
         ``tried_from`` names the start in the stopping text) tried before any
@@ -743,6 +744,10 @@ def double_until_converged(run, per_epoch, tol, max_epochs, work_per_epoch=None,
         info = finished[0].info
         passes = max(int(p) for p in info["finish_passes"].split(","))
         model.info["finish_discarded_gap"] = info["certified_gap"]
+        # the discarded finish's dual value D <= f* bounds the kept model too, at no cost:
+        # (f - D) / f with D = f_done (1 - G), f_done the finished model's objective
+        dual = finished[2] * (1.0 - float(info["certified_gap"]))
+        model.info["certified_gap"] = repr(max(0.0, (f - dual) / f) if f > 0 else 0.0)
         reason += (f" (an uncertified dual finish{' from ' + tried_from if finished[1] == 0 else ''} was not kept: "
                    f"certified gap {float(info['certified_gap']):.3g} after {passes} passes)")
     return model, E, history, reason

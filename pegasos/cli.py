@@ -568,8 +568,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
-    # a model Pegasos trained on after an uncertified finish gets its own certificate from fit
-    # (pegasos.api.certify_written): the note says how far the written model is (often within --tol)
+    # a model Pegasos trained on after an uncertified finish has a certificate from fit (that finish's dual
+    # bound, or its own: pegasos.api.certify_written): the note says how far the written model is
     discarded = "finish_discarded_gap" in getattr(result, "info", {})
     finish_gap = getattr(result, "info", {}).get("certified_gap")    # the finish's, before --report-gap's
     certificate = _record_gap(result, d, options.n_threads) if report_gap else None

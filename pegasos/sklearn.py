@@ -152,24 +152,16 @@ __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
 
 def _warn_if_not_certified(model, X, y, sample_weight):
     """A ConvergenceWarning (as LinearSVC gives one) when the dual finish of an automatic run stopped
-    above the tolerance (the header's ``certified_gap``); where Pegasos went on after a finish that
-    was not kept, the written model's own certificate decides (:func:`pegasos.duality_gap` until
-    the gap stops shrinking, as ``train`` makes it; recorded as ``certified_gap``).  With the
+    above the tolerance (the header's ``certified_gap``; where Pegasos went on after a finish that
+    was not kept, the smaller of the gaps that finish's dual bound and the model's own certificate
+    prove for Pegasos' model: :func:`pegasos.api.certify_written`).  With the
     columns of most different scales, when they differ widely, or else the largest column when the
     features are all large (:func:`pegasos.data.scale_finding`; X's column numbers from 0)."""
-    from .certificate import duality_gap
     from .data import scale_finding
     from .options import DEFAULT_TOL
 
     info = getattr(model, "info", {})
     gap = info.get("certified_gap") if info.get("finish") == "dual" or "finish_discarded_gap" in info else None
-    if gap is None and "finish_discarded_gap" in info:      # a model fit's certificate does not cover
-        try:
-            gap = duality_gap(model, X, y, sample_weight=sample_weight)["rel_gap"]   # until it stops shrinking
-        except ParameterError:                  # a model the certificate does not cover: nothing proven
-            gap = info["finish_discarded_gap"]
-        else:
-            info["certified_gap"] = repr(float(gap))
     if gap is None or not float(gap) > DEFAULT_TOL:
         return
     message = (f"the model is not certified within tol = {DEFAULT_TOL:g} of the optimum by the dual finish (its "
