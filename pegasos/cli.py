@@ -725,7 +725,7 @@ def _more_passes(options, result, d):
     the same model, byte for byte.)"""
     import re
 
-    from .finish import FINISH_UPDATES, work_bound
+    from .finish import ASKED_UPDATES, work_bound
 
     chunk = getattr(d, "chunk", None)
     stopping = result.info.get("stopping", "")
@@ -739,8 +739,8 @@ def _more_passes(options, result, d):
         k = min(int(options.batch_size), m)
         iterations = first_handover(-(-m // k), default_epoch_cap(m, k))
     if (options.finish != "dual" and options.tol_gap is None and options.finish_passes is None and chunk is not None
-            and 4 * work_bound(iterations, chunk.indptr.shape[0] - 1, chunk.indptr[-1]) <= FINISH_UPDATES):
-        return "; --finish dual lets its passes run to their full bound (2^28 updates a problem)"
+            and 4 * work_bound(iterations, chunk.indptr.shape[0] - 1, chunk.indptr[-1]) <= ASKED_UPDATES):
+        return "; --finish dual lets its passes run to their full bound (2^32 updates a problem)"
     if from_zero:
         return f"; -T 0 --finish-passes {4 * int(from_zero.group(1))} runs four times its passes from w = 0"
     passes = max(int(p) for p in str(result.info.get("finish_passes", "0")).split(","))

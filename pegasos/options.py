@@ -206,7 +206,7 @@ class TrainOptions:
         given T or epochs whose step is left automatic (no t0 or eta0;
         :attr:`finishes_given_length`), the passes' work weighed against
         the Pegasos run's (:func:`pegasos.finish.work_bound`); "dual": after
-        every run, also an automatic length that converged, up to 2^28
+        every run, also an automatic length that converged, up to 2^32
         units of work (an error where it does not apply); "none" (the
         "paper" preset's): never.
     finish_passes : int, tuple of int or None
