@@ -572,6 +572,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     # bound, or its own: pegasos.api.certify_written): the note says how far the written model is
     discarded = "finish_discarded_gap" in getattr(result, "info", {})
     finish_gap = getattr(result, "info", {}).get("certified_gap")    # the finish's, before --report-gap's
+    seen = {}
     certificate = _record_gap(result, d, options.n_threads) if report_gap else None
     if discarded and certificate is None:
         certificate = _header_certificate(result)
@@ -589,12 +590,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(json.dumps(record, indent=2))
     elif not quiet:
         summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model,
-                                 finish_gap)
+                                 finish_gap, seen)
         if report_gap or discarded:
             summary += " | " + _gap_summary(certificate)
         click.echo(summary, err=to_stdout)
     elif report_gap and "error" in certificate:
         click.echo(f"pegasos: note: {_gap_summary(certificate)}", err=True)
+    _note_worse_than_zero(result, d, options, seen.get("objective"))
     if not quiet and options.shuffle_buffer is not None and options.length_is_automatic:
         _note_stream_fits(d, options)
     stopping = getattr(result, "info", {}).get("stopping", "")
@@ -625,7 +627,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         pass                            # finished within --tol: the caps of the Pegasos part do not matter
     elif discarded and not _within(certificate, options.tol):
         finding = _scale_finding(d)
-        cap = result.info.get("epochs") if "cap" in stopping.split(" (", 1)[0] else None
+        cap = _epoch_cap(result) if "cap" in stopping.split(" (", 1)[0] else None
         click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
                    f"certified relative gap of {float(result.info['finish_discarded_gap']):.3g}), so Pegasos went "
                    "on" + (f" to its cap of {cap} epochs" if cap else "") + " and its model, of lower objective, was "
@@ -633,12 +635,12 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
                    err=True)
         _note_scale(d, finding)
     elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
-        click.echo(f"pegasos: note: the run reached its cap of {result.info.get('epochs')} epochs with a certified "
+        click.echo(f"pegasos: note: the run reached its cap of {_epoch_cap(result)} epochs with a certified "
                    f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap"
                    + ("; without --finish none the dual finish would go on to --tol-gap" if options.finish == "none"
                       else ""), err=True)
     elif not quiet and stopping.endswith("epoch cap"):
-        click.echo(f"pegasos: note: the automatic length stopped at its cap of {result.info.get('epochs')} epochs "
+        click.echo(f"pegasos: note: the automatic length stopped at its cap of {_epoch_cap(result)} epochs "
                    "before the objective settled (--tol); give --epochs or -T to train longer"
                    + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
     elif not quiet and stopping.endswith("work cap"):
@@ -683,6 +685,40 @@ def _note_scale(d, finding):
     click.echo(f"pegasos: note: the features are not scaled (feature {column + base} reaches |x| = {scale:.3g}; "
                "scaled data lie in [-1, 1]), which slows the dual finish at this lambda: scale each feature to "
                "[-1, 1] (divide it by its largest |x|) and choose lambda for the scaled data", err=True)
+
+
+def _epoch_cap(result):
+    """The automatic length's epoch cap, from the header's ``stopping`` (``max_epochs=N``): its ``epochs`` is
+    that of the model kept, the lower objective of the last two lengths, which may be half the cap."""
+    for word in result.info.get("stopping", "").split():
+        if word.startswith("max_epochs="):
+            return word.split("=", 1)[1]
+    return result.info.get("epochs")
+
+
+def _note_worse_than_zero(result, d, options, value=None):
+    """A note (with -q too) when a linear binary classifier's objective is above that of w = 0, the run's
+    start: its steps were too large for these features (unscaled columns x1000 at lambda = 1e-4 and
+    --finish none: 4.39, where w = 0 has 1; --t0 100 at lambda = 1e-4: 32.4).  w = 0's objective is at most
+    the largest class weight (the hinge losses 1; log loss: times ln 2), so the note is never wrong;
+    the objective is the summary's, or one pass over the data with -q, for a model without a
+    certificate only (a certified one is within its gap of the optimum, below w = 0's)."""
+    if getattr(result, "task", None) != "binary" or getattr(result, "kind", "linear") != "linear" \
+            or getattr(result, "w", None) is None or options.shuffle_buffer is not None:
+        return
+    if value is None:
+        if "certified_gap" in result.info:
+            return
+        from .scoring import objective
+
+        value = float(objective(result, d.chunk, d.y)["objective"])
+    weights = options.class_weight if isinstance(options.class_weight, dict) and options.class_weight else {}
+    zero = max([1.0] + [float(v) for v in weights.values()]) * (math.log(2.0) if result.loss == "log" else 1.0)
+    if not value > zero:
+        return
+    click.echo(f"pegasos: note: the model's objective {value:.4g} is above {zero:.4g}, that of w = 0 where the run "
+               "started: its steps were too large for these features", err=True)
+    _note_scale(d, _scale_finding(d))
 
 
 def _note_stream_fits(d, options):
@@ -1004,9 +1040,11 @@ def _no_iteration(info):
     return f" (no Pegasos iteration: the dual passes from {start})"
 
 
-def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model, finish_gap=None):
+def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model, finish_gap=None,
+                   seen=None):
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
-    with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since)."""
+    with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
+    objective computed is left in ``seen`` (a dict), for the notes."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={options.batch_size} lambda={options.lam!r}"]
@@ -1031,6 +1069,8 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         else:
             obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
+        if seen is not None:
+            seen["objective"] = float(obj["objective"])
     if result.info.get("finish") == "dual":
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
         most = max(passes)

@@ -173,7 +173,10 @@ def test_train_a9a_summary_and_model_file(tmp_path, a9a, opts, T, k, sampling):
     data = data_file("a9a/a9a")
     r = run_pegasos("train", "-l", "1e-4", *opts, data, cwd=tmp_path)
     out = ok(r)
-    assert r.stderr == ""
+    # the paper's step (t0 = 0) leaves some short runs above w = 0's objective of 1, which a note says
+    s = SUMMARY.match(out.strip().splitlines()[0])
+    worse = s is not None and float(s["obj"]) > 1
+    assert (r.stderr == "") != worse and (not worse or "above 1, that of w = 0" in r.stderr)
     lines = out.strip().splitlines()
     assert len(lines) == 1, out
     s = SUMMARY.match(lines[0])

@@ -144,3 +144,37 @@ def test_a_one_vs_rest_note_says_which_classes_the_finish_did_not_run():
                                   "from the dual passes' start and says little about the model)")
     assert said("12,40,2048,7") == "" and said("2048") == "" and said("0") == ""
     assert _classes_not_finished(SimpleNamespace(info={})) == ""
+
+
+def test_a_model_worse_than_its_start_is_said_with_q_too(tmp_path):
+    """A fresh user's report: unscaled columns with --finish none gave an objective of 4.39, and --t0 100 one
+    of 32.4, above w = 0's 1, with only a note on the epoch cap (or none with -q).  The note now says the
+    model is worse than where the run started (and names the uneven scales); a good model gets no note."""
+    from small_data import write_svm
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1000, 10))
+    y = np.where(X @ rng.normal(size=10) + rng.normal(size=1000) > 0, 1.0, -1.0)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "-q", "-T", "1000", "--t0", "100", data, tmp_path / "m")
+    assert r.returncode == 0
+    import pegasos
+
+    f = pegasos.objective(pegasos.load_model(str(tmp_path / "m")), X, y)["objective"]
+    assert f > 1 and f"the model's objective {f:.4g} is above 1, that of w = 0 where the run started" in r.stderr
+    r = run_pegasos("train", "-q", data, tmp_path / "m")
+    assert r.returncode == 0 and r.stderr == ""
+    r = run_pegasos("train", "-q", "-T", "1000", data, tmp_path / "m")
+    assert r.returncode == 0 and "w = 0" not in r.stderr
+
+
+def test_the_epoch_cap_note_gives_the_cap_not_the_kept_length():
+    """The note said "cap of 8192 epochs" where the header had max_epochs=16384 (the kept model, the lower
+    objective of the last two lengths, was of 8192)."""
+    from types import SimpleNamespace
+
+    from pegasos.cli import _epoch_cap
+
+    result = SimpleNamespace(info={"epochs": "8192", "stopping": "tol=0.002 max_epochs=16384 epoch cap"})
+    assert _epoch_cap(result) == "16384"
+    assert _epoch_cap(SimpleNamespace(info={"epochs": "10"})) == "10"
