@@ -1578,6 +1578,8 @@ def plot(traces, output, x_axis, optimum, title):
     check_writable(output)
     fig = plot_traces(list(traces), x=x_axis, optimum=optimum, title=title)
     save_figure(fig, output)
+    for why in getattr(fig, "skipped", ()):
+        click.echo(f"pegasos: note: left out {why}", err=True)
 # ------------------------------------------------------------------ summaries, selection, guards --
 
 #: exit status of a guard (eval --fail-under / --fail-over / --fail-if-worse) that failed

@@ -67,6 +67,14 @@ def legend_labels(headers, names):
     return labels
 
 
+def _lambda_of(header):
+    """A trace header's lambda as a float, or None (absent or not a number)."""
+    try:
+        return float((header or {})["lambda"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, figsize=(10.0, 4.0), dpi=100):
     """Draw traces as the paper's Fig. 4: suboptimality (left) and error (right).
 
@@ -95,10 +103,15 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
         "validation error" (or "training error"); the legend below them
         (``fig.legends[0]``).
 
+    A trace with no objective (a model of the dual passes from w = 0 has
+    no rows) is left out where others have some; ``fig.skipped`` lists
+    why, one line each.
+
     Raises
     ------
     ParameterError
-        An unknown x, no trace, a trace without points or objectives, an
+        An unknown x, no trace, no trace with objectives, traces of
+        different lambdas without an optimum (their optima differ), an
         optimum that is not a positive number, or one that no objective of a
         trace is above.
     PegasosError
@@ -117,16 +130,27 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
             names.append(f"trace {len(names) + 1}")
         loaded.append(item)
     column, xlabel = X_AXES[x]
-    objectives = []
+    objectives, empty = [], []
     for (header, rows), name in zip(loaded, names):
         values = [r.get("objective") for r in rows if r.get("objective") is not None]
         if not values and not rows and str((header or {}).get("iterations")) == "0":
-            raise ParameterError(f"{name}: the trace has no rows: its model ran no Pegasos iteration (the dual "
-                                 "passes from w = 0 made it); train with --finish none, or -T N, to trace a "
-                                 "Pegasos run")
-        if not values:
-            raise ParameterError(f"{name}: the trace has no objective values")
+            empty.append(f"{name}: the trace has no rows: its model ran no Pegasos iteration (the dual "
+                         "passes from w = 0 made it); train with --finish none, or -T N, to trace a Pegasos run")
+        elif not values:
+            empty.append(f"{name}: the trace has no objective values")
         objectives += values
+    if empty and len(empty) == len(loaded):
+        raise ParameterError(empty[0])
+    if empty:           # drawn without the traces that have nothing to draw, which the figure names
+        keep = [i for i, (_, rows) in enumerate(loaded)
+                if any(r.get("objective") is not None for r in rows)]
+        loaded, names = [loaded[i] for i in keep], [names[i] for i in keep]
+        labels = [labels[i] for i in keep] if labels else labels
+    lams = sorted({_lambda_of(h) for h, _ in loaded} - {None})
+    if optimum is None and len(lams) > 1:
+        raise ParameterError(f"the traces are of different lambdas ({', '.join(f'{v:g}' for v in lams)}), whose "
+                             "optima differ: "
+                             "(f - f*)/f* needs one f*; plot each lambda on its own, or give --optimum")
     if optimum is None:
         best = min(objectives)
         optimum = best - SUBOPTIMALITY_MARGIN * abs(best) if best else -1e-12
@@ -180,6 +204,7 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
     if title:
         fig.suptitle(title)
     fig.tight_layout(rect=(0, min(0.4, 0.045 * rows + 0.02), 1, 1))
+    fig.skipped = empty         # why each trace left out was (a line for a note)
     return fig
 
 

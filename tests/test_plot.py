@@ -131,3 +131,27 @@ def test_points_at_or_below_the_optimum_are_counted_in_the_title_and_one_point_s
     fig = plot_traces([traces[0]], optimum=1.0)          # only t = 1 (1.35) is above
     assert len(fig.axes[0].get_lines()[0].get_xdata()) == 1 and "9 points" in fig.axes[0].get_title()
     assert "not drawn" not in plot_traces([traces[0]], optimum=0.35).axes[0].get_title()
+
+
+def test_traces_with_nothing_to_draw_are_left_out_and_lambdas_must_agree(tmp_path):
+    """A fresh user's report: plotting a default run's trace (no rows: the dual passes from w = 0) beside a
+    Pegasos one failed outright, and traces of different lambdas were drawn against one f*.  The empty
+    trace is now left out with a note; different lambdas need --optimum (each has its own f*)."""
+    pytest.importorskip("matplotlib")
+    from conftest import ok, one_error, run_pegasos
+    from small_data import binary, write_svm
+
+    X, y = binary(m=300, n=8, seed=1, noise=0.2)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    for name, args in (("zero", ()), ("peg", ("--finish", "none")), ("other", ("--finish", "none", "-l", "1e-2"))):
+        ok(run_pegasos("train", "-q", "-l", "1e-3", *args, "--trace", tmp_path / f"{name}.csv", data,
+                       tmp_path / f"{name}.model"))
+    r = run_pegasos("plot", tmp_path / "zero.csv", tmp_path / "peg.csv", "-o", tmp_path / "a.png")
+    assert r.returncode == 0 and (tmp_path / "a.png").exists()
+    assert "pegasos: note: left out zero.csv: the trace has no rows" in r.stderr
+    one_error(run_pegasos("plot", tmp_path / "zero.csv", "-o", tmp_path / "b.png"), "zero.csv", "no rows")
+    one_error(run_pegasos("plot", tmp_path / "peg.csv", tmp_path / "other.csv", "-o", tmp_path / "c.png"),
+              "different lambdas (0.001, 0.01)", "--optimum")
+    assert not (tmp_path / "b.png").exists() and not (tmp_path / "c.png").exists()
+    r = run_pegasos("plot", tmp_path / "peg.csv", tmp_path / "other.csv", "--optimum", "0.01", "-o", tmp_path / "c.png")
+    assert r.returncode == 0
