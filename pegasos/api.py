@@ -721,9 +721,30 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
                                                                      not ({"step_offset", "eta0"} & given)))
     finishing = _resume_finish(options, run, automatic_step)
     if finishing is not None:
-        model = finish_given_length(model, ex, finishing)
+        model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
     model.save_state = run.resume_state is not False and model.task in ("binary", "regression")
     return _record_source(model, ex.source)
+
+
+def _lower_of(model, init, ex):
+    """The start of the dual finish after a resumed run: ``model`` (the run's), or the resumed model's own
+    weights where their objective on ``ex`` (at the run's lambda) is lower, so that the finish starts from
+    the better point and a resumed model is not left worse than it began: a certified model of 1000 rows
+    resumed on them ended 1.58% above f* (its finish from the epoch's weights stopped at its bound) where
+    it began 0.15% above.  Its ``warm_start`` then says so."""
+    from .scoring import objective
+
+    w = np.zeros(model.w.shape[0], dtype=np.float64)
+    n = min(w.shape[0], init.w.shape[0])
+    w[:n] = init.w[:n]
+    start = dataclasses.replace(model, w=w, bias=float(init.bias), solver_state=None, info=dict(model.info))
+    f_run = objective(model, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"]
+    f_start = objective(start, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"]
+    if not f_start < f_run:
+        return model
+    start.info["warm_start"] = (f"{model.info.get('warm_start', 'weights')} (the dual finish started from them: "
+                                "their objective was below the resumed run's)")
+    return start
 
 
 def _resume_finish(options, run, automatic_step):
