@@ -216,21 +216,26 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
     if options.finishes_given_length:
         model = finish_given_length(model, ex, options)
-    elif "finish_discarded_gap" in getattr(model, "info", {}) and float(model.info["certified_gap"]) > options.tol:
+    elif "finish_discarded_gap" in getattr(model, "info", {}) and \
+            options.tol < float(model.info["certified_gap"]) <= OWN_CERTIFICATE_WITHIN * options.tol:
         certify_written(model, ex, options.n_threads)
     return _record_source(model, source)
+
+
+#: a kept Pegasos model whose free certificate is above tol but within this many times it gets its own too
+OWN_CERTIFICATE_WITHIN = 10
 
 
 def certify_written(model, ex, n_threads=1):
     """A tighter certificate, where it may help, for a model Pegasos trained on after an uncertified dual
     finish (``finish_discarded_gap`` in its header): its ``certified_gap`` is first the one that finish's
-    dual bound proves for it (:func:`pegasos.autotune.double_until_converged`, free); above tol, the
-    model's own certificate (:func:`pegasos.certificate.duality_gap`, passes from its margins until the
-    gap stops shrinking, as ``pegasos objective --gap`` runs them) is made too and the smaller kept.
-    Measured: 300 noisy rows at lambda = 1e-7, 0.064 from the finish's bound against 0.16 of the own
-    certificate; one column x1000 at lambda = 1, 0.0029 against 0.0020 (within tol: no warning); a9a at
-    lambda = 1e-7, 0.71 against 0.84, 0.7 s of passes for nothing.  A model the certificate does not
-    cover keeps the first.
+    dual bound proves for it (:func:`pegasos.autotune.double_until_converged`, free); above tol and within
+    ``OWN_CERTIFICATE_WITHIN`` times it, the model's own certificate (:func:`pegasos.certificate.duality_gap`,
+    passes from its margins until the gap stops shrinking, as ``pegasos objective --gap`` runs them) is
+    made too and the smaller kept.  Measured: one column x1000 at lambda = 1, 0.0029 free against 0.0020
+    own (within tol: no warning); far above tol the own one proved no better (300 noisy rows at lambda =
+    1e-7, 0.064 free against 0.16; a9a at lambda = 1e-7, 0.71 against 0.84, for 0.7 s of passes a fit).
+    A model the certificate does not cover keeps the first.
 
     Returns the certificate's dict (None without one)."""
     from .certificate import duality_gap
