@@ -597,6 +597,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     elif report_gap and "error" in certificate:
         click.echo(f"pegasos: note: {_gap_summary(certificate)}", err=True)
     _note_worse_than_zero(result, d, options, seen.get("objective"))
+    _note_worse_than_start(result, options)
     if not quiet and options.shuffle_buffer is not None and options.length_is_automatic:
         _note_stream_fits(d, options)
     stopping = getattr(result, "info", {}).get("stopping", "")
@@ -696,6 +697,24 @@ def _epoch_cap(result):
     return result.info.get("epochs")
 
 
+def _note_worse_than_start(result, options):
+    """A note (with -q too) when a resumed run that was not finished in the dual ended above its starting
+    model's objective on DATA (``resume_objectives``, from :func:`pegasos.fit`): a certified model
+    resumed with --finish none went from 0.0303 to 0.0557, with --t0 100 from 0.155 to 32.6."""
+    pair = getattr(result, "resume_objectives", None)
+    if pair is None or not pair[1] > pair[0]:
+        return
+    if options.finish == "none":
+        how = "without --finish none the run is finished in the dual from the lower of the two"
+    elif options.t0 or options.eta0:
+        how = "with the step left to the calibration the run is finished in the dual from the lower of the two"
+    else:
+        how = "--finish dual finishes it in the dual from the lower of the two"
+    click.echo(f"pegasos: note: the resumed model's objective {pair[1]:.4g} on DATA is above {pair[0]:.4g}, that of "
+               f"the model it started from: its Pegasos steps were too large for how near that one was; {how}",
+               err=True)
+
+
 def _note_worse_than_zero(result, d, options, value=None):
     """A note (with -q too) when a linear binary classifier's objective is above that of w = 0, the run's
     start: its steps were too large for these features (unscaled columns x1000 at lambda = 1e-4 and
@@ -704,10 +723,10 @@ def _note_worse_than_zero(result, d, options, value=None):
     the objective is the summary's, or one pass over the data with -q, for a model without a
     certificate only (a certified one is within its gap of the optimum, below w = 0's)."""
     if getattr(result, "task", None) != "binary" or getattr(result, "kind", "linear") != "linear" \
-            or getattr(result, "w", None) is None or options.shuffle_buffer is not None:
+            or getattr(result, "w", None) is None:
         return
     if value is None:
-        if "certified_gap" in result.info:
+        if "certified_gap" in result.info or options.shuffle_buffer is not None:
             return
         from .scoring import objective
 
@@ -716,8 +735,9 @@ def _note_worse_than_zero(result, d, options, value=None):
     zero = max([1.0] + [float(v) for v in weights.values()]) * (math.log(2.0) if result.loss == "log" else 1.0)
     if not value > zero:
         return
-    click.echo(f"pegasos: note: the model's objective {value:.4g} is above {zero:.4g}, that of w = 0 where the run "
-               "started: its steps were too large for these features", err=True)
+    started = "" if "warm_start" in result.info else " where the run started"
+    click.echo(f"pegasos: note: the model's objective {value:.4g} is above {zero:.4g}, that of w = 0{started}: its "
+               "steps were too large for these features", err=True)
     _note_scale(d, _scale_finding(d))
 
 
@@ -730,8 +750,8 @@ def _note_stream_fits(d, options):
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, AttributeError):
         return
-    if size * 4 > free:
-        return
+    if size * 4 > free or options.replace(shuffle_buffer=None).finish_unavailable() is not None:
+        return          # (no dual finish in memory either: regression, say)
     epochs = options.epochs if options.epochs is not None else DEFAULT_EPOCHS
     click.echo(f"pegasos: note: --stream trains {epochs:g} epochs and certifies nothing; {d.path} "
                f"({size / 2 ** 20:.3g} MiB) fits in memory, where the default trains until the dual finish "
@@ -1932,6 +1952,21 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
     lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
     click.echo("\n".join(lines), file=out)
+    _note_uncertified_points(r["rows"], options.tol)
+
+
+def _note_uncertified_points(rows, tol):
+    """search's note naming the grid points whose models (the worst fold's) were not certified within
+    ``tol``, as cv's names its folds: their metrics may be those of models far from the optimum."""
+    above = [(row["lam"], row["certified_gap"]) for row in rows
+             if row.get("certified_gap") is not None and row["certified_gap"] > tol]
+    if not above:
+        return
+    which = ", ".join(f"{lam:.4g} ({100 * gap:.3g}%)" for lam, gap in above)
+    click.echo(f"pegasos: note: at {len(above)} of {len(rows)} points the models were not certified within --tol "
+               f"{100 * tol:.3g}% of their optimum (the worst fold's certified gap at lambda {which}): their "
+               "metrics may be those of models far from it; `pegasos train -l LAMBDA` on the data says why and "
+               "what helps", err=True)
 
 
 @main.command()

@@ -150,7 +150,8 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
     if optimum is None and len(lams) > 1:
         raise ParameterError(f"the traces are of different lambdas ({', '.join(f'{v:g}' for v in lams)}), whose "
                              "optima differ: "
-                             "(f - f*)/f* needs one f*; plot each lambda on its own, or give --optimum")
+                             "(f - f*)/f* needs one f*; plot each lambda on its own (--optimum F draws them all "
+                             "against F, right for one of them at most)")
     if optimum is None:
         best = min(objectives)
         optimum = best - SUBOPTIMALITY_MARGIN * abs(best) if best else -1e-12

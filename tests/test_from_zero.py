@@ -213,3 +213,21 @@ def test_a_lambda_path_starts_its_dual_passes_from_the_previous_weights():
     f_cold = pegasos.objective(cold, X, y)["objective"]
     assert pegasos.objective(model, X, y)["objective"] <= (1 + autotune.DEFAULT_TOL) * f_cold
     assert int(info["finish_passes"]) <= int(cold.info["finish_passes"])    # no more passes than from w = 0
+
+
+def test_a_resumed_run_that_ends_above_its_start_is_said(tmp_path):
+    """A second trial: --init of a certified model with --finish none (0.0303 to 0.0557) or --t0 100 (0.155
+    to 32.6) wrote a much worse model without a word, and the w = 0 note said the run had started there.
+    A note now compares the resumed model with the one it started from, with -q too, and the w = 0 note no
+    longer says where a resumed run started; a finished resume gets neither."""
+    X, y = binary(m=600, n=12, seed=5, noise=0.0)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", data, tmp_path / "m"))
+    r = run_pegasos("train", "-q", "--init", tmp_path / "m", "--finish", "none", data, tmp_path / "r")
+    assert r.returncode == 0 and "the resumed model's objective" in r.stderr
+    assert "without --finish none the run is finished in the dual" in r.stderr
+    r = run_pegasos("train", "-q", "--init", tmp_path / "m", "--t0", "10", data, tmp_path / "r")
+    assert r.returncode == 0 and "with the step left to the calibration" in r.stderr
+    assert "where the run started" not in r.stderr
+    r = run_pegasos("train", "-q", "--init", tmp_path / "m", data, tmp_path / "r")
+    assert r.returncode == 0 and r.stderr == ""

@@ -153,3 +153,18 @@ def test_a_tie_goes_to_the_largest_lambda():
     r = search((X, y), TrainOptions(epochs=2), [1e-4, 1e-2, 1e-3], validation=(X, y), warm_start=False)
     assert [row["mean"]["accuracy"] for row in r["rows"]] == [1.0, 1.0, 1.0]
     assert r["best"] == {"lam": 1e-2} and r["rows"][-1]["best"]
+
+
+def test_search_names_the_points_whose_models_were_not_certified(tmp_path):
+    """A second trial: `search` at lambda = 1e-7 printed no note where --json had certified gaps of 0.93,
+    while cv names its folds; it now names the points, and says nothing where all are certified."""
+    from conftest import run_pegasos as run_auto
+    from small_data import binary, write_svm
+
+    X, y = binary(m=300, n=10, seed=2)                     # a nearly hard margin at lambda = 1e-7
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_auto("search", "-v", "3", "-l", "1e-7,1e-2", data)
+    assert r.returncode == 0, r.stderr
+    assert "pegasos: note: at 1 of 2 points the models were not certified" in r.stderr and "lambda 1e-07" in r.stderr
+    r = run_auto("search", "-v", "3", "-l", "1e-2", data)
+    assert r.returncode == 0 and "note" not in r.stderr

@@ -579,3 +579,32 @@ def test_stream_on_a_file_that_fits_in_memory_says_what_the_default_does_there(t
     assert r.returncode == 0 and r.stderr == ""
     r = run_auto("train", "--stream", "--epochs", "3", path, tmp_path / "m")
     assert r.returncode == 0 and "note" not in r.stderr
+
+
+def test_the_stream_notes_say_only_what_holds(tmp_path):
+    """A second trial: --stream with --t0 1000 wrote a model worse than w = 0 with no note (in memory one is
+    given), and the note on a file that fits in memory promised a certified default for regression, which
+    has no dual finish."""
+    from conftest import run_pegasos as run_auto
+
+    rng = np.random.default_rng(4)
+    path = tmp_path / "noisy.svm"
+    with open(path, "w") as out:
+        for _ in range(300):
+            x = rng.normal(size=5)
+            label = 1 if x.sum() + 2 * rng.normal() > 0 else -1
+            out.write(f"{label:+d} " + " ".join(f"{j + 1}:{v:.5g}" for j, v in enumerate(x)) + "\n")
+    r = run_auto("train", "--stream", "--t0", "1", "-l", "1e-4", path, tmp_path / "m")
+    import pegasos
+
+    d = read_svmlight(str(path))
+    f = objective(pegasos.load_model(str(tmp_path / "m")), d.chunk, d.y)["objective"]
+    assert r.returncode == 0 and (f > 1) == ("that of w = 0" in r.stderr) and f > 1
+    rng = np.random.default_rng(3)
+    reg = tmp_path / "reg.svm"
+    with open(reg, "w") as out:
+        for _ in range(200):
+            x = rng.normal(size=3)
+            out.write(f"{x.sum():.5g} " + " ".join(f"{j + 1}:{v:.5g}" for j, v in enumerate(x)) + "\n")
+    r = run_auto("train", "--stream", "--loss", "eps-insensitive", reg, tmp_path / "r")
+    assert r.returncode == 0 and "certifies" not in r.stderr
