@@ -1806,14 +1806,20 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
     _note_uncertified_folds(r["per_fold"], options.tol)
 
 
+def _above_tol(entries, key, tol, shown):
+    """The entries (dicts with ``certified_gap``) whose gap is above ``tol``, and their list for a note:
+    ``shown`` (a format) of each one's ``key``, with its gap in %."""
+    above = [(e[key], e["certified_gap"]) for e in entries
+             if e.get("certified_gap") is not None and e["certified_gap"] > tol]
+    return above, ", ".join(f"{shown.format(name)} ({100 * gap:.3g}%)" for name, gap in above)
+
+
 def _note_uncertified_folds(per_fold, tol):
     """A note naming the folds whose models their runs did not certify within ``tol`` (their header's
     certified_gap): their metrics are those of models that may be far from the optimum."""
-    above = [(f["fold"], f["certified_gap"]) for f in per_fold
-             if f.get("certified_gap") is not None and f["certified_gap"] > tol]
+    above, which = _above_tol(per_fold, "fold", tol, "{}")
     if not above:
         return
-    which = ", ".join(f"{fold} ({100 * gap:.3g}%)" for fold, gap in above)
     click.echo(f"pegasos: note: the models of {len(above)} of {len(per_fold)} folds were not certified within "
                f"--tol {100 * tol:.3g}% of their optimum (certified gap of fold {which}): their metrics may be "
                "those of models far from it; `pegasos train` on the data says why and what helps", err=True)
@@ -1958,11 +1964,9 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
 def _note_uncertified_points(rows, tol):
     """search's note naming the grid points whose models (the worst fold's) were not certified within
     ``tol``, as cv's names its folds: their metrics may be those of models far from the optimum."""
-    above = [(row["lam"], row["certified_gap"]) for row in rows
-             if row.get("certified_gap") is not None and row["certified_gap"] > tol]
+    above, which = _above_tol(rows, "lam", tol, "{:.4g}")
     if not above:
         return
-    which = ", ".join(f"{lam:.4g} ({100 * gap:.3g}%)" for lam, gap in above)
     click.echo(f"pegasos: note: at {len(above)} of {len(rows)} points the models were not certified within --tol "
                f"{100 * tol:.3g}% of their optimum (the worst fold's certified gap at lambda {which}): their "
                "metrics may be those of models far from it; `pegasos train -l LAMBDA` on the data says why and "
