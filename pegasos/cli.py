@@ -738,7 +738,8 @@ def _note_worse_than_zero(result, d, options, value=None):
     started = "" if "warm_start" in result.info else " where the run started"
     click.echo(f"pegasos: note: the model's objective {value:.4g} is above {zero:.4g}, that of w = 0{started}: its "
                "steps were too large for these features", err=True)
-    _note_scale(d, _scale_finding(d))
+    if options.shuffle_buffer is None:              # (the rows of a stream are not in memory to look at)
+        _note_scale(d, _scale_finding(d))
 
 
 def _note_stream_fits(d, options):
@@ -932,7 +933,7 @@ def _gap_summary(g):
     if "error" in g:
         return f"no certified gap ({g['error']})"
     if "gap" not in g:
-        return f"certified within {100 * _not_below_zero(g['rel_gap']):.3g}% of the optimum (the written model's own proof)"
+        return f"certified within {100 * _not_below_zero(g['rel_gap']):.3g}% of the optimum (the written model's certificate)"
     return (f"certified: f - f* <= {g['gap']:.3g} ({100 * g['rel_gap']:.3g}% of f; dual bound {g['dual']:.6g}, "
             f"{g['passes']} passes{_still_shrinking(g, 'pegasos objective --gap-passes')}, {g['seconds']:.2f} s)")
 

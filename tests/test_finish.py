@@ -291,7 +291,7 @@ def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_
     # the written model (Pegasos went on) gets its own certificate, as --report-gap makes it
     written = float(pegasos.load_model(str(tmp_path / "m")).info["certified_gap"])
     assert f"was written: its certified gap is {100 * written:.3g}% of its objective" in r.stderr
-    assert f"certified within {100 * written:.3g}% of the optimum (the written model's own proof)" in r.stdout
+    assert f"certified within {100 * written:.3g}% of the optimum (the written model's certificate)" in r.stdout
     assert written > autotune.DEFAULT_TOL
     # pegasos.fit gives it (so cv, search and the estimators see it too): the discarded finish's dual bound
     # D <= f* proves (f - D) / f for the kept model, of lower objective f, so less than that finish's gap
