@@ -368,7 +368,8 @@ def _fit_streaming(data, options, progress, on_plan):
     from .stream import Scan, fit_shuffled, scan
 
     if isinstance(data, (str, os.PathLike)):
-        data = scan(os.fspath(data), epsilon=options.epsilon if options.task == "regression" else None)
+        data = scan(os.fspath(data), epsilon=options.epsilon if options.task == "regression" else None,
+                    seed=options.seed)
     if not isinstance(data, Scan):
         raise ParameterError("shuffle_buffer= trains from a file: give its name or its pegasos.stream.scan()")
     calibrated = (options.preset == "auto" and options.step_is_automatic and data.sample is not None
@@ -728,27 +729,25 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if finishing is not None:
         model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
     elif model.task == "binary":
-        model.resume_objectives = _objectives_of(model, init, ex)
+        model.resume_objectives = _objectives_of(model, init, ex)[1:]
     model.save_state = run.resume_state is not False and model.task in ("binary", "regression")
     return _record_source(model, ex.source)
 
 
 def _objectives_of(model, init, ex):
-    """(f of the resumed model's own weights, f of the run's model) on ``ex`` at the run's lambda: what
-    ``pegasos train`` compares to say when a resumed run that was not finished in the dual ended above
-    where it began (a certified model resumed with --finish none: 0.0303 to 0.0557)."""
+    """(the run's ``model`` with the weights and bias of the resumed ``init``, in its dimension and with
+    its own header; f of those weights; f of the run's model), f on ``ex`` at the run's lambda: what the
+    finish after a resumed run starts from, and what ``pegasos train`` compares to say when a resumed run
+    that was not finished ended above where it began (--finish none: 0.0303 to 0.0557)."""
     from .scoring import objective
 
-    return tuple(float(objective(m, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
-                 for m in (_with_weights_of(model, init), model))
-
-
-def _with_weights_of(model, init):
-    """``model`` (a copy, its own header) with the weights and bias of ``init``, in its dimension."""
     w = np.zeros(model.w.shape[0], dtype=np.float64)
     n = min(w.shape[0], init.w.shape[0])
     w[:n] = init.w[:n]
-    return dataclasses.replace(model, w=w, bias=float(init.bias), solver_state=None, info=dict(model.info))
+    start = dataclasses.replace(model, w=w, bias=float(init.bias), solver_state=None, info=dict(model.info))
+    f_start, f_run = (float(objective(m, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
+                      for m in (start, model))
+    return start, f_start, f_run
 
 
 def _lower_of(model, init, ex):
@@ -757,10 +756,9 @@ def _lower_of(model, init, ex):
     the better point and a resumed model is not left worse than it began: a certified model of 1000 rows
     resumed on them ended 1.58% above f* (its finish from the epoch's weights stopped at its bound) where
     it began 0.15% above.  Its ``warm_start`` then says so."""
-    f_start, f_run = _objectives_of(model, init, ex)
+    start, f_start, f_run = _objectives_of(model, init, ex)
     if not f_start < f_run:
         return model
-    start = _with_weights_of(model, init)
     start.info["warm_start"] = (f"{model.info.get('warm_start', 'weights')} (the dual finish started from them: "
                                 "their objective was below the resumed run's)")
     return start

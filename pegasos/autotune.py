@@ -46,14 +46,13 @@ import numbers
 
 import numpy as np
 
-from .defaults import DEFAULT_SEED
+from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED
 from .errors import ParameterError
 from .data import compact_columns, take_rows
 from .io import Chunk
 
 # eta0 = 1/(lambda t0) candidates: 10^-4 .. 10 in steps of 10^(1/4)
 DEFAULT_ETA0_GRID = tuple(float(10.0 ** (e / 4.0)) for e in range(-16, 5))
-DEFAULT_SAMPLE_SIZE = 1000      # examples of the calibration sample
 DEFAULT_TOL = 0.002             # relative objective improvement per doubling at which to stop
 DEFAULT_MAX_ITERATIONS = 1 << 25   # work cap of the lengthened run: E m <= 2^25 (about 3.4e7 rows) ...
 DEFAULT_MIN_EPOCH_CAP = 16          # ... but at least 16 epochs
@@ -409,16 +408,15 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
             model = run.advance(T, next_T)
         return model, float(objective(model, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"])
 
+    origin = "the starting weights" if start is not None else "w = 0"
     model, E, history, reason = double_until_converged(advance, per_epoch, options.tol, max_epochs,
                                                        handover=HANDOVER * options.tol if finishing else None,
-                                                       finish=finish, tried=tried,
-                                                       tried_from="the starting weights" if start is not None
-                                                       else "w = 0")
+                                                       finish=finish, tried=tried, tried_from=origin)
     model = _record(model, E, history, rule, options.lam, chosen.t0, options.tol, max_epochs, reason)
     if run is None:
         model.info["epochs_trained"] = str(sum(h["epochs"] for h in history))
     if E == 0:
-        _kept_from_zero(model, "the starting weights" if start is not None else "w = 0")
+        _kept_from_zero(model, origin)
     if _still_to_finish(model, reason, finishing, options):
         model = _finished_at_the_end(finish(model, int(model.info["iterations"]))[0])
     return model, E, history

@@ -1018,7 +1018,8 @@ def _read_training_data(data, options, progress, cache_file, zero_based, dtype):
             from .stream import scan
 
             d = scan(data, zero_based=zero_based, dtype=dtype,
-                     epsilon=options.epsilon if options.task == "regression" else None, progress=_update(bar))
+                     epsilon=options.epsilon if options.task == "regression" else None, progress=_update(bar),
+                     seed=options.seed)
             n_labels = 65 if d.labels_overflow else len(d.distinct_labels)
             if options.task == "binary" and n_labels > 2:
                 from .errors import ParameterError

@@ -130,20 +130,20 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
             names.append(f"trace {len(names) + 1}")
         loaded.append(item)
     column, xlabel = X_AXES[x]
-    objectives, empty = [], []
-    for (header, rows), name in zip(loaded, names):
+    objectives, empty, keep = [], [], []
+    for i, ((header, rows), name) in enumerate(zip(loaded, names)):
         values = [r.get("objective") for r in rows if r.get("objective") is not None]
-        if not values and not rows and str((header or {}).get("iterations")) == "0":
+        if values:
+            keep.append(i)
+        elif not rows and str((header or {}).get("iterations")) == "0":
             empty.append(f"{name}: the trace has no rows: its model ran no Pegasos iteration (the dual "
                          "passes from w = 0 made it); train with --finish none, or -T N, to trace a Pegasos run")
-        elif not values:
+        else:
             empty.append(f"{name}: the trace has no objective values")
         objectives += values
-    if empty and len(empty) == len(loaded):
+    if not keep:
         raise ParameterError(empty[0])
     if empty:           # drawn without the traces that have nothing to draw, which the figure names
-        keep = [i for i, (_, rows) in enumerate(loaded)
-                if any(r.get("objective") is not None for r in rows)]
         loaded, names = [loaded[i] for i in keep], [names[i] for i in keep]
         labels = [labels[i] for i in keep] if labels else labels
     lams = sorted({_lambda_of(h) for h, _ in loaded} - {None})

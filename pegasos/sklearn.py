@@ -643,7 +643,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError("class_weight='balanced' needs all the data at once; partial_fit takes None or "
                                  "a dict")
         first = not hasattr(self, "solver_state_")
-        fitted = first and self._fitted_weights() is not None     # a fit whose model is no Pegasos iterate
+        fit_model = self._fitted_weights() if first else None     # a fit whose model is no Pegasos iterate
+        fitted = fit_model is not None
         if fitted:
             first = False
         X, y = self._check_Xy(X, y, y_numeric=False, reset=first)
@@ -674,7 +675,6 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         problem = dict(loss=self.loss, bias=self._bias_mode(), class_weight=class_weight, n_threads=self.n_threads)
         start = None
         if fitted:
-            fit_model = self._fitted_weights()
             start = (fit_model.w, fit_model.bias, _schedule_after_fit(fit_model))
         model = trainers.train(X, values[y_index], labels=labels, sample_weight=sw,
                                init=None if first or fitted else self.solver_state_, start=start, **problem,

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .defaults import DEFAULT_SHUFFLE_BUFFER
+from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
 from .errors import DataError, ParameterError
 from .data import take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
@@ -391,10 +391,8 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
 
 # -------------------------------------------------------- shuffle buffer --
 
-SCAN_SAMPLE = 1000      # rows the first pass keeps for the step calibration (autotune.DEFAULT_SAMPLE_SIZE)
-
-def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, sample_size=SCAN_SAMPLE,
-         seed=1):
+def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, sample_size=DEFAULT_SAMPLE_SIZE,
+         seed=DEFAULT_SEED):
     """One pass over a file that keeps no rows but a sample: what training needs to start.
 
     Returns
