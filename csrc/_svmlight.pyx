@@ -976,3 +976,70 @@ def parse_weight_block(const unsigned char[::1] block not None, Py_ssize_t count
             last = col
             j += 1
     return cols_arr, vals_arr, code, j
+
+
+# ------------------------------------------------- checks of CSR arrays --
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+ctypedef fused value_t:
+    float
+    double
+
+
+def scan_compressed(const int64_t[::1] indptr not None, const index_t[::1] indices not None,
+                    const value_t[::1] data not None, long long n_minor, bint values=True):
+    """One pass over the arrays of a compressed sparse matrix (CSR, or CSC with ``values`` False),
+    for :mod:`pegasos.data`'s checks of a user's matrix.
+
+    ``indptr`` (int64, n_major + 1) must already be known to start at 0, not to decrease and to end
+    within ``indices`` and ``data``.  Returns ``(bad_index, bad_value, unsorted)``: the position of
+    the first stored index outside [0, n_minor) (-1: none), of the first NaN or infinite value (-1:
+    none, or not looked for without ``values``), and whether a row has an index not above the one
+    before it (decreasing or repeated).  Rows are visited in order, so the positions are the first
+    in storage order.
+    """
+    cdef Py_ssize_t n_major = indptr.shape[0] - 1
+    cdef Py_ssize_t i, j, nnz
+    cdef Py_ssize_t bad_index = -1, bad_value = -1
+    cdef int out_of_range = 0, unordered = 0, not_finite = 0
+    cdef unsigned long long limit = <unsigned long long> n_minor if n_minor > 0 else 0
+    cdef unsigned int limit32 = <unsigned int> limit if limit < 2147483648ULL else 2147483648U   # every int32 >= 0 is below 2^31
+    cdef const index_t* idx
+    cdef const value_t* val
+    cdef double z
+    if n_major < 0 or indices.shape[0] < indptr[n_major] or data.shape[0] < indptr[n_major]:
+        raise ValueError("array lengths do not match")
+    nnz = indptr[n_major]
+    if nnz == 0:
+        return -1, -1, False
+    idx = &indices[0]
+    val = &data[0]
+    with nogil:
+        # flags first, in loops without branches (the compiler vectorises them; 0.6 ms on reuters' 340k
+        # values against 2 ms for NumPy's checks), then the first position where one is set
+        if index_t is int32_t:
+            for j in range(nnz):
+                out_of_range |= <unsigned int> idx[j] >= limit32    # a negative index wraps above
+        else:
+            for j in range(nnz):
+                out_of_range |= <unsigned long long> idx[j] >= limit
+        for i in range(n_major):
+            for j in range(indptr[i] + 1, indptr[i + 1]):
+                unordered |= idx[j] <= idx[j - 1]
+        if values:
+            for j in range(nnz):
+                z = val[j] - val[j]         # nan for nan and +-inf, 0 otherwise
+                not_finite |= z != z
+        if out_of_range:
+            for j in range(nnz):
+                if idx[j] < 0 or idx[j] >= n_minor:
+                    bad_index = j
+                    break
+        if not_finite:
+            for j in range(nnz):
+                if not isfinite(val[j]):
+                    bad_value = j
+                    break
+    return bad_index, bad_value, bool(unordered)

@@ -208,20 +208,59 @@ def _check_compressed(indptr, indices, data, n_major, n_minor, fmt):
     def major_of(p):
         return int(np.searchsorted(indptr, p, side="right")) - 1
 
-    _check_index_range(indices, n_minor, other, major_of if fmt == "csr" else None)
-    if fmt == "csr":
-        _check_finite(data, major_of)
-    unsorted = False
-    for s in range(0, nnz, CHECK_BLOCK):
+    example_of = major_of if fmt == "csr" else None
+    if indices.dtype in (np.int32, np.int64) and data.dtype in (np.float32, np.float64):
+        from . import _svmlight
+
+        _check_minor_count(n_minor, other)
+        indices, data = np.ascontiguousarray(indices), np.ascontiguousarray(data)
+        bad_index, bad_value, unsorted = _svmlight.scan_compressed(indptr, indices, data, n_minor, fmt == "csr")
+        if bad_index >= 0:
+            _bad_index(indices, bad_index, n_minor, other, example_of)
+        if bad_value >= 0:
+            _bad_value(data, bad_value, major_of)
+    else:                                     # other integer kinds (uint64 beyond int64 included): NumPy
+        _check_index_range(indices, n_minor, other, example_of)
+        if fmt == "csr":
+            _check_finite(data, major_of)
+        unsorted = _unsorted(indptr, indices, n_major)
+    indices = np.ascontiguousarray(indices, dtype=np.int32 if fmt == "csr" else np.int64)
+    return indptr, indices, np.ascontiguousarray(data), unsorted
+
+
+def _unsorted(indptr, indices, n_major):
+    """Whether a row has an index not above the one before it (NumPy, in blocks)."""
+    for s in range(0, int(indptr[-1]), CHECK_BLOCK):
         blk = indices[s:s + CHECK_BLOCK + 1].astype(np.int64)
         p = s + 1 + np.flatnonzero(blk[1:] <= blk[:-1])       # positions not above their predecessor
         if p.size:
             k = np.minimum(np.searchsorted(indptr, p), n_major)
             if not (indptr[k] == p).all():                    # one of them is not the first of its row
-                unsorted = True
-                break
-    indices = np.ascontiguousarray(indices, dtype=np.int32 if fmt == "csr" else np.int64)
-    return indptr, indices, np.ascontiguousarray(data), unsorted
+                return True
+    return False
+
+
+def _check_minor_count(n, what):
+    if n - 1 > INT32_MAX and what == "column":
+        raise ParameterError(f"the examples X have {n} columns; at most {INT32_MAX + 1} are supported")
+
+
+def _bad_index(idx, p, n, what, example_of):
+    """Raise for the stored index idx[p], outside [0, n)."""
+    v = int(idx[p])
+    reason = "is negative" if v < 0 else f"is outside the matrix's {n} {what}s"
+    if example_of is not None:
+        i = example_of(p)
+        detail = f"{what} index {v} {reason}"
+        raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+    raise ParameterError(f"the examples X have a {what} index {v} that {reason}")
+
+
+def _bad_value(data, p, example_of):
+    """Raise for the stored value data[p], NaN or infinite."""
+    i = example_of(p)
+    detail = f"value {data[p]} is not finite (nan and inf are not allowed)"
+    raise ExampleError(f"example {i + 1}: {detail}", i, detail)
 
 
 def _check_index_range(idx, n, what, example_of=None):
@@ -230,32 +269,20 @@ def _check_index_range(idx, n, what, example_of=None):
     ``what`` is "row" or "column" (columns must also fit int32);
     ``example_of(p)`` gives the 0-based example holding stored value p, or
     is None when the index is itself the example's."""
-    if n - 1 > INT32_MAX and what == "column":
-        raise ParameterError(f"the examples X have {n} columns; at most {INT32_MAX + 1} are supported")
+    _check_minor_count(n, what)
     for s in range(0, idx.shape[0], CHECK_BLOCK):
         blk = idx[s:s + CHECK_BLOCK]
         bad = (blk < 0) | (blk >= n)
         if bad.any():
-            p = s + int(np.argmax(bad))
-            v = int(idx[p])
-            reason = "is negative" if v < 0 else f"is outside the matrix's {n} {what}s"
-            if example_of is not None:
-                i = example_of(p)
-                detail = f"{what} index {v} {reason}"
-                raise ExampleError(f"example {i + 1}: {detail}", i, detail)
-            raise ParameterError(f"the examples X have a {what} index {v} that {reason}")
+            _bad_index(idx, s + int(np.argmax(bad)), n, what, example_of)
 
 
 def _check_finite(data, example_of):
     """Raise ExampleError for the first NaN or infinite stored value."""
     for s in range(0, data.shape[0], CHECK_BLOCK):
-        blk = data[s:s + CHECK_BLOCK]
-        ok = np.isfinite(blk)
+        ok = np.isfinite(data[s:s + CHECK_BLOCK])
         if not ok.all():
-            p = s + int(np.argmin(ok))
-            i = example_of(p)
-            detail = f"value {data[p]} is not finite (nan and inf are not allowed)"
-            raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+            _bad_value(data, s + int(np.argmin(ok)), example_of)
 
 
 def _read_number(path, field=None):

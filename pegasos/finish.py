@@ -108,12 +108,14 @@ def budget(options, iterations, ex, problems=1):
     return spend
 
 
-def _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value):
+def _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value, checked=False):
     """P(w) for w = v[:n_cols] and bias v[n_cols] (a regularised constant feature), compiled, without the
-    GIL (float64 sums; their rounding is far below any gap reported)."""
+    GIL (float64 sums; their rounding is far below any gap reported); ``checked``: the column indices
+    were already checked (by :class:`ShrinkingPasses`, on these arrays)."""
     from . import _dual
 
-    return float(_dual.primal_value(indptr, indices, data, y_pm, c, v, bias_value, lam, loss == "squared-hinge"))
+    return float(_dual.primal_value(indptr, indices, data, y_pm, c, v, bias_value, lam, loss == "squared-hinge",
+                                    checked))
 
 
 def _aim(before, after, tol):
@@ -220,7 +222,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         if tol is not None and best > 0 and ascent.value < stop_at and lam * ascent.rise > tol * best:
             doubling, aim = (2 * run if run >= doubling else doubling), None
             continue
-        p_dual, checked = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value), run
+        p_dual, checked = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value, True), run
         best = min(primal, p_dual)
         now = max(best_dual, lam * ascent.value)    # the loop's running D: to decide only
         gap = (best - now) / best if best > 0 else 0.0
@@ -242,7 +244,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
             break
         last_gap, last_cut, doubling, stalled_before = (gap, own), cut, 2 * run, stalled
     if checked != run:
-        p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value)
+        p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value, True)
     if run:
         exact = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)    # the bound: from alpha
         best_dual = max(best_dual, lam * dual_value(alpha, exact, diag))

@@ -386,3 +386,66 @@ def test_cache_with_non_finite_values_is_damaged(tmp_path, dtype, position, valu
     msg = one_error(r, "damaged cache file", "is not finite", "delete it to rebuild")
     assert msg.startswith(f"Error: {cache}:")
     assert not (tmp_path / "m.model").exists()
+
+
+def _first_problems(indptr, indices, data, n_minor):
+    """NumPy reference of the compiled scan: first bad index, first non-finite value, any unsorted row."""
+    idx = indices.astype(np.int64)
+    bad = np.flatnonzero((idx < 0) | (idx >= n_minor))
+    nonfinite = np.flatnonzero(~np.isfinite(data))
+    starts = np.zeros(idx.shape[0], dtype=bool)
+    starts[indptr[:-1][indptr[:-1] < idx.shape[0]]] = True
+    unsorted = bool(np.any((idx[1:] <= idx[:-1]) & ~starts[1:]))
+    return (int(bad[0]) if bad.size else -1, int(nonfinite[0]) if nonfinite.size else -1, unsorted)
+
+
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+@pytest.mark.parametrize("value_type", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_scan_of_csr_arrays_matches_numpy(index_type, value_type, seed):
+    # the checks of a user's matrix run in one compiled pass; each damage is found at the same position
+    from pegasos import _svmlight
+
+    rng = np.random.default_rng(seed)
+    m, d = 60, 40
+    X = sp.random(m, d, density=0.2, format="csr", random_state=seed)
+    X.sort_indices()
+    indptr = X.indptr.astype(np.int64)
+    for damage in ("none", "negative", "wide", "nan", "inf", "repeat", "both"):
+        indices, data = X.indices.astype(index_type), X.data.astype(value_type)
+        p, q = sorted(rng.choice(indices.shape[0], 2, replace=False))
+        if damage in ("negative", "both"):
+            indices[q] = -1 - rng.integers(5)
+        if damage == "wide":
+            indices[p] = d + rng.integers(3)
+        if damage in ("nan", "both"):
+            data[p] = np.nan
+        if damage == "inf":
+            data[q] = -np.inf
+        if damage == "repeat":
+            row = int(np.searchsorted(indptr, q, side="right")) - 1
+            if q > indptr[row]:
+                indices[q] = indices[q - 1]
+        got = _svmlight.scan_compressed(indptr, indices, data, d, True)
+        assert got == _first_problems(indptr, indices, data, d), damage
+        assert _svmlight.scan_compressed(indptr, indices, data, d, False)[1] == -1
+
+
+def test_compiled_scan_of_int32_indices_against_a_width_beyond_int32():
+    # negative int32 indices wrap to 2^31 and above when compared unsigned: still outside any width
+    from pegasos import _svmlight
+
+    indptr = np.array([0, 3], dtype=np.int64)
+    indices = np.array([0, 5, -2], dtype=np.int32)
+    assert _svmlight.scan_compressed(indptr, indices, np.ones(3), 2 ** 33, True)[0] == 2
+    assert _svmlight.scan_compressed(indptr[:2] - [0, 1], indices[:2], np.ones(2), 2 ** 33, True) == (-1, -1, False)
+
+
+@pytest.mark.parametrize("index_type", [np.int32, np.int64, np.uint32, np.int16])
+def test_user_matrix_errors_name_the_example_for_each_index_type(index_type):
+    X = sp.csr_matrix(np.eye(4))
+    data = X.data.copy()
+    data[2] = np.nan
+    Y = sp.csr_matrix((data, X.indices.astype(index_type), X.indptr), shape=(4, 4))
+    with pytest.raises(ExampleError, match="example 3: value nan is not finite"):
+        csr_arrays(Y)
