@@ -23,7 +23,8 @@ import numpy as np
 from .errors import ModelFormatError, ParameterError
 from .data import csr_arrays
 from .labels import BinaryLabels
-from .model import HEADER_KEYS, MAGIC, VERSION, check_float, header_float, read_header, read_index_value, save_model
+from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency, header_float, read_header,
+                    read_index_value, save_model)
 from .options import KERNELS, MAX_DEGREE
 from .sampling import Orders
 
@@ -421,6 +422,7 @@ def parse_kernel_model(path, lines):
     info = {k: header[k] for k in keys if k not in KERNEL_KEYS}
     info.update({k: header[k] for k in ("budget", "support_vectors_removed")})
     labels = BinaryLabels(neg, pos, header["label_negative"], header["label_positive"])
+    check_header_consistency(path, header, (neg, pos))
     return KernelModel(kernel=header["kernel"], gamma=gamma, degree=degree, coef0=coef0, sv_indptr=indptr,
                        sv_indices=np.array(cols, dtype=np.int32), sv_data=np.array(vals, dtype=np.float64),
                        coef=coef, labels=labels, lam=lam, n_features=n, bias=bias,

@@ -675,6 +675,110 @@ SIGNED_KEYS = ("bias", "label_negative", "label_positive", "class_labels", "coef
 _NUMBER_SEPARATORS = re.compile(r"[\s,;:]+")
 
 
+_COUNT = re.compile(r"[0-9]+\Z")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def _count(low=0):
+    def check(text):
+        return _COUNT.match(text) is not None and int(text) >= low
+    return check
+
+
+def _number(low=-math.inf, high=math.inf):
+    def check(text):
+        return _NUMBER.match(text) is not None and low <= float(text) <= high
+    return check
+
+
+def _or_dash(check):
+    return lambda text: text == "-" or check(text)
+
+
+def _one_of(*words):
+    return lambda text: text in words
+
+
+def _counts(text):
+    return all(_COUNT.match(p) is not None for p in text.split(","))
+
+
+def _iterate_range(text):
+    first, sep, last = text.partition("..")
+    return sep == ".." and _COUNT.match(first) is not None and _COUNT.match(last) is not None
+
+
+def _label_weights(text):
+    items = [item.partition(":") for item in text.split(",")]
+    return all(sep and _NUMBER.match(label) and _NUMBER.match(weight) for label, sep, weight in items)
+
+
+#: what each header key may hold, where something reads it back (a key absent here is free text or checked
+#: by its loader: kind, loss, lambda, labels, bias, n_features, index_base, kernel parameters, classes ...).
+#: A model edited by hand is refused at load with the key's line, not when a command reaches the value.
+HEADER_SYNTAX = {
+    "iterations": (_count(), "a whole number >= 0"),
+    "batch_size": (_count(1), "a whole number >= 1"),
+    "seed": (_count(), "a whole number >= 0"),
+    "train_examples": (_count(), "a whole number >= 0"),
+    "averaged_iterates": (_or_dash(_iterate_range), "FIRST..LAST (whole numbers) or -"),
+    "average_from": (_or_dash(_number(0.0, 1.0)), "a number in [0, 1] or -"),
+    "sampling": (_one_of("uniform", "permutation", "shuffle-once", "sequential", "shuffle-buffer"),
+                 "uniform, permutation, shuffle-once, sequential or shuffle-buffer"),
+    "projection": (_one_of("on", "off"), "on or off"),
+    "averaging": (_one_of("last", "all", "suffix"), "last, all or suffix"),
+    "schedule": (_one_of("pegasos", "norma", "constant"), "pegasos, norma or constant"),
+    "step_offset": (_number(0.0), "a number >= 0"),
+    "eta0": (_number(0.0), "a number >= 0"),
+    "eta": (_number(0.0), "a number >= 0"),
+    "epsilon": (_number(0.0), "a number >= 0"),
+    "shuffle_buffer": (_count(1), "a whole number >= 1"),
+    "epochs": (_number(0.0), "a number >= 0"),
+    "epochs_trained": (_number(0.0), "a number >= 0"),
+    "finish": (_one_of("dual"), "dual"),
+    "finish_passes": (_counts, "whole numbers >= 0, one per class, separated by commas"),
+    "certified_gap": (_number(0.0, 1.0), "a relative gap in [0, 1]"),
+    "finish_discarded_gap": (_number(0.0, 1.0), "a relative gap in [0, 1]"),
+    "class_weights": (_label_weights, "LABEL:WEIGHT items separated by commas"),
+    "early_stop": (_count(1), "a whole number >= 1"),
+    "best_iteration": (_count(), "a whole number >= 0"),
+    "best_validation": (_number(), "a number"),
+    "shards": (_count(1), "a whole number >= 1"),
+    "sync_every": (_count(1), "a whole number >= 1"),
+    "budget": (_or_dash(_count(1)), "a whole number >= 1 or -"),
+    "support_vectors_removed": (_count(), "a whole number >= 0"),
+}
+
+
+def _check_header_syntax(path, key, value, lineno):
+    """Refuse a value of ``key`` that is not of the kind :data:`HEADER_SYNTAX` gives for it."""
+    rule = HEADER_SYNTAX.get(key)
+    if rule is not None and not rule[0](value):
+        raise ModelFormatError(path, f"header {key!r} holds {value[:40]!r}; it must be {rule[1]}", lineno)
+
+
+def check_header_consistency(path, header, labels=None, problems=1):
+    """The cross-key checks of a header, once the model's labels and its number of binary problems are
+    known: ``averaging`` other than "last" needs a number in ``average_from``, ``finish_passes`` has one
+    entry or one per problem, and ``class_weights`` names only the model's labels (float values)."""
+    if header.get("averaging", "last") != "last" and header.get("average_from", "-") == "-":
+        raise ModelFormatError(path, f"header 'averaging {header['averaging']}' needs a number in 'average_from'",
+                               header.line("average_from") or header.line("averaging"))
+    if "finish_passes" in header:
+        count = len(header["finish_passes"].split(","))
+        if count not in (1, problems):
+            raise ModelFormatError(path, f"header 'finish_passes' has {count} entries for {problems} problem"
+                                         f"{'s' if problems != 1 else ''} (one, or one per class)",
+                                   header.line("finish_passes"))
+    if "class_weights" in header and labels is not None:
+        known = {float(v) for v in labels}
+        for item in header["class_weights"].split(","):
+            label = item.partition(":")[0]
+            if float(label) not in known:
+                raise ModelFormatError(path, f"header 'class_weights' names label {label}, which the model does "
+                                             "not have", header.line("class_weights"))
+
+
 class Header(dict):
     """The ``key value`` lines of a model header (str -> str), with ``lines``: key -> its
     1-based line in the file, so that a message about a value names its line."""
@@ -750,6 +854,7 @@ def read_header(path, lines, required, optional, stops):
             raise ModelFormatError(path, f"header key {key!r} appears twice", i + 1)
         if key not in TEXT_KEYS:
             _check_header_numbers(path, key, value, i + 1)
+            _check_header_syntax(path, key, value, i + 1)
         header[key] = value
         header.lines[key] = i + 1
         i += 1

@@ -12,8 +12,8 @@ from .errors import ModelFormatError
 from .labels import BinaryLabels
 from .linear import LinearModel
 from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TASKS, VERSION, check_float,
-                    check_weights_fit, expect_end, header_float, read_header, read_model_bytes, read_resume,
-                    read_weights)
+                    check_header_consistency, check_weights_fit, expect_end, header_float, read_header,
+                    read_model_bytes, read_resume, read_weights)
 
 
 def load_model(path):
@@ -79,6 +79,7 @@ def load_model(path):
     info = {k: header[k] for k in HEADER_KEYS + OPTIONAL_KEYS if k in header}
     if task == "multiclass":
         model, i = read_multiclass(path, lines, i, header, n, base, lam, info)
+        check_header_consistency(path, header, model.classes, model.n_classes)
     else:
         w, i = read_weights(path, lines, i, n, base)
         bias = header_float(path, header, "bias")
@@ -96,6 +97,7 @@ def load_model(path):
             epsilon = header_float(path, header, "epsilon") if "epsilon" in header else 0.0
         model = LinearModel(w=w, bias=bias, labels=labels, lam=lam, bias_mode=header["bias_mode"], info=info,
                             loss=header["loss"], epsilon=epsilon)
+        check_header_consistency(path, header, (neg, pos) if labels is not None else ())
         if i < len(lines) and lines[i].strip() == RESUME_BEGIN and task in ("binary", "regression"):
             model.solver_state, i = read_resume(path, lines, i, n)
             model.save_state = True

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import autotune
 from .api import finish_given_length, fit
-from .errors import DataError, ParameterError, PegasosError
+from .errors import DataError, ExampleError, ParameterError, PegasosError
 from .examples import Examples, as_examples
 from .labels import BinaryLabels
 from .linear import fit_linear
@@ -286,9 +286,22 @@ def _run_path(train, test, options, points, warm, metric_names):
                                       sample_weight=None if opts.loss == "rank" else train.sample_weight)["objective"],
                "certified_gap": _certified_gap(model)}
         if test is not None:
-            row.update(_metric_values(evaluate(model, test.chunk, test.y, qid=test.qid), metric_names))
+            row.update(_scores(model, test, metric_names))
         out.append(row)
     return out
+
+
+def _scores(model, test, metric_names):
+    """The metrics of ``model`` on the validation examples ``test``; an example the model cannot score (a label
+    it does not have) is reported in the validation file, at its line."""
+    try:
+        return _metric_values(evaluate(model, test.chunk, test.y, qid=test.qid), metric_names)
+    except ExampleError as error:
+        if test.source is None:
+            raise
+        from .io import example_line
+
+        raise error.in_file(test.source.path, example_line(test.source.path, error.example)) from None
 
 
 def _certified_gap(model):

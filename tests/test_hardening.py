@@ -1,6 +1,8 @@
 """Bad input at the Python API, in data files, caches and model files gives a
 PegasosError (never a crash, a NaN objective or unbounded memory)."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -330,6 +332,86 @@ def test_non_finite_header_numbers_refused(tmp_path, model_text, kind, key, bad)
     f = _write(tmp_path, "bad.model", "\n".join(lines).encode())
     with pytest.raises(ModelFormatError, match=f"header '{key}' holds .* not a finite number"):
         pegasos.load_model(str(f))
+
+
+def _edited(model_bytes, key, value):
+    """The model text with ``key``'s line set to ``value`` (inserted after train_examples when absent),
+    and the 1-based line it is on."""
+    lines = model_bytes.decode().split("\n")
+    for i, ln in enumerate(lines):
+        if ln.startswith(key + " "):
+            lines[i] = f"{key} {value}"
+            return "\n".join(lines).encode(), i + 1
+    at = lines.index(next(ln for ln in lines if ln.startswith("train_examples"))) + 1
+    lines.insert(at, f"{key} {value}")
+    return "\n".join(lines).encode(), at + 1
+
+
+# every header value a command reads back, edited by hand: refused at load with its line (a fresh user's trial
+# found tracebacks from `objective --gap` on certified_gap and from `train --init` on projection, and silent
+# acceptance of the rest)
+BAD_HEADER_VALUES = [
+    ("lin", "iterations", "banana"), ("lin", "iterations", "1.5"), ("lin", "seed", "banana"),
+    ("lin", "train_examples", "many"), ("lin", "batch_size", "0"), ("lin", "batch_size", "two"),
+    ("lin", "average_from", "7"), ("lin", "average_from", "banana"), ("lin", "sampling", "banana"),
+    ("lin", "projection", "banana"), ("lin", "averaging", "most"), ("lin", "finish", "banana"),
+    ("lin", "finish_passes", "banana"), ("lin", "finish_passes", "3,x"), ("lin", "certified_gap", "5"),
+    ("lin", "certified_gap", "banana"), ("lin", "step_offset", "big"), ("lin", "schedule", "fast"),
+    ("lin", "eta0", "0x10"), ("lin", "epochs_trained", "ten"), ("lin", "averaged_iterates", "1-2"),
+    ("lin", "shuffle_buffer", "0"),
+    ("k", "iterations", "banana"), ("k", "budget", "banana"), ("k", "support_vectors_removed", "x"),
+    ("cs", "seed", "1e3"),
+]
+
+
+@pytest.mark.parametrize("kind, key, bad", BAD_HEADER_VALUES)
+def test_bad_header_values_refused_at_load_with_their_line(tmp_path, model_text, kind, key, bad):
+    text, line = _edited(model_text[kind], key, bad)
+    f = _write(tmp_path, "bad.model", text)
+    with pytest.raises(ModelFormatError, match=f"line {line}: header '{key}' holds '{re.escape(bad)}'; it must be"):
+        pegasos.load_model(str(f))
+
+
+@pytest.mark.parametrize("edits, message", [
+    ({"finish_passes": "3,4"}, "'finish_passes' has 2 entries for 1 problem "),
+    ({"class_weights": "5.0:2.0"}, "'class_weights' names label 5.0, which the model does not have"),
+    ({"averaging": "suffix", "average_from": "-"}, "'averaging suffix' needs a number in 'average_from'"),
+])
+def test_header_values_that_contradict_the_model_refused(tmp_path, model_text, edits, message):
+    text = model_text["lin"]
+    for key, value in edits.items():
+        text = _edited(text, key, value)[0]
+    f = _write(tmp_path, "bad.model", text)
+    with pytest.raises(ModelFormatError, match=re.escape(message)):
+        pegasos.load_model(str(f))
+
+
+@pytest.mark.parametrize("command", ["objective --gap", "train --init", "eval", "predict", "info"])
+@pytest.mark.parametrize("key, bad", [("certified_gap", "banana"), ("projection", "banana"), ("seed", "x")])
+def test_commands_refuse_a_bad_header_value_in_one_line(tmp_path, model_text, command, key, bad):
+    X, y = _data()
+    data = tmp_path / "d.svm"
+    X = X.tocsr()
+    data.write_text("".join(f"{int(y[i]):+d} " + " ".join(f"{j + 1}:{v!r}" for j, v in
+                                                         zip(X[i].indices, X[i].data.tolist())) + "\n" for i in range(X.shape[0])))
+    text, line = _edited(model_text["lin"], key, bad)
+    model = _write(tmp_path, "bad.model", text)
+    out = tmp_path / "out"
+    args = {"objective --gap": ("objective", "--gap", data, model), "train --init": ("train", "-q", "--init", model,
+            "--epochs", "1", data, out), "eval": ("eval", data, model), "predict": ("predict", data, model, out),
+            "info": ("info", model)}[command]
+    one_error(run_pegasos(*args), f"bad.model, line {line}: header '{key}' holds '{bad}'")
+    assert not out.exists()
+
+
+def test_estimator_load_of_a_bad_header_is_a_model_format_error(tmp_path, model_text):
+    pytest.importorskip("sklearn")
+    from pegasos.sklearn import PegasosClassifier
+
+    for key in ("iterations", "seed", "batch_size", "train_examples", "finish_passes", "step_offset", "average_from"):
+        text, line = _edited(model_text["lin"], key, "banana")
+        with pytest.raises(ModelFormatError, match=f"line {line}: header '{key}'"):
+            PegasosClassifier.load(str(_write(tmp_path, f"{key}.model", text)))
 
 
 def test_train_file_named_inf_is_fine(tmp_path, model_text):

@@ -168,3 +168,14 @@ def test_search_names_the_points_whose_models_were_not_certified(tmp_path):
     assert "pegasos: note: at 1 of 2 points the models were not certified" in r.stderr and "lambda 1e-07" in r.stderr
     r = run_auto("search", "-v", "3", "-l", "1e-2", data)
     assert r.returncode == 0 and "note" not in r.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_search_names_the_validation_file_for_a_label_the_model_lacks(tmp_path, jobs):
+    # the error was reported at the training file's line of the same number
+    train = tmp_path / "train.svm"
+    train.write_text("".join(f"{'+1' if i % 2 else '-1'} 1:{(i % 7) / 7 - 0.5!r} 2:{i % 2 - 0.5}\n" for i in range(40)))
+    held = tmp_path / "held.svm"
+    held.write_text("+1 1:0.5\n-1 2:0.25\n+1 1:-0.5\n2 1:0.5\n")
+    r = run_pegasos("search", train, "-l", "1e-3", "--validation", held, "--jobs", jobs)
+    error_line(r, "held.svm, line 4: label 2 is not one of the model's labels", status=1)
