@@ -38,6 +38,23 @@ def _is_shard_spec(data):
     return is_shard_spec(data)
 
 
+def _strict_json(value):
+    """``value`` with every non-finite float as None: JSON has no NaN or Infinity (strict parsers and jq
+    refuse them), and an undefined number is null in every record of the commands."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict_json(v) for v in value]
+    return value
+
+
+def _echo_json(record):
+    """Print ``record`` as indented, strict JSON (see :func:`_strict_json`)."""
+    click.echo(json.dumps(_strict_json(record), indent=2, allow_nan=False))
+
+
 def _errors_to_click(fn):
     """Report library errors as ``Error: message`` (exit 1), never a traceback."""
 
@@ -587,7 +604,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         record = _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
         if certificate is not None:
             record["certificate"] = certificate
-        click.echo(json.dumps(record, indent=2))
+        _echo_json(record)
     elif not quiet:
         summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model,
                                  finish_gap, seen)
@@ -1345,7 +1362,7 @@ def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_
     if old is not None:
         _compare_output(results[0], results[1], model, old_model, as_json, known)
     elif as_json:
-        click.echo(json.dumps(r, indent=2))
+        _echo_json(r)
     elif r.get("task") in ("multiclass", "regression", "ranking"):
         click.echo(_other_eval_text(r))
     else:
@@ -1359,7 +1376,7 @@ def _compare_output(new, old, model, old_model, as_json, metric_names):
     from .selection import LOWER_IS_BETTER
 
     if as_json:
-        click.echo(json.dumps({"model": model, "old_model": old_model, "new": new, "old": old}, indent=2))
+        _echo_json({"model": model, "old_model": old_model, "new": new, "old": old})
         return
     names = [k for k in metric_names if k in new or k in old]
     width = max(len(n) for n in names + ["examples"])
@@ -1502,7 +1519,7 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     finally:
         _close(bar)
     if as_json:
-        click.echo(json.dumps(r, indent=2))
+        _echo_json(r)
         return
     if r.get("task") in ("multiclass", "regression", "ranking"):
         rows = [f"examples     {r['examples']}", f"task         {r['task']} (loss {r['loss']})",
@@ -1546,7 +1563,7 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
     # helper thread of the passes
     r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam, helper=second_processor(2))
     if as_json:
-        click.echo(json.dumps(r, indent=2))
+        _echo_json(r)
         return
     click.echo(
         f"examples     {r['examples']}\n"
@@ -1788,7 +1805,7 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
     if as_json:
         r["data"] = path
         r["options"] = _options_record(options)
-        click.echo(json.dumps(r, indent=2))
+        _echo_json(r)
         _note_uncertified_folds(r["per_fold"], options.tol)        # on stderr, as train --json keeps its notes
         return
     names = r["metrics"]
@@ -1942,7 +1959,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         r["data"] = path
         r["validation"] = validation
         r["options"] = _options_record(options)
-        click.echo(json.dumps(r, indent=2))
+        _echo_json(r)
         return
     out = sys.stderr if model is not None and _is_stdout(model) else sys.stdout
     how = f"{r['folds']}-fold cross-validation" if validation is None else f"validation on {validation}"
@@ -1989,7 +2006,7 @@ def info(model, top, as_json):
 
     r = describe_model(load_model(model), top)
     if as_json:
-        click.echo(json.dumps(r, indent=2))
+        _echo_json(r)
         return
     width = max(len(k) for k in r["header"]) if r["header"] else 0
     lines = [f"model {model}", "header:"] + [f"  {k:<{width}}  {v}" for k, v in r["header"].items()]

@@ -81,6 +81,21 @@ def csr_arrays(X, n_features=None, trusted=None):
     return indptr, indices, data
 
 
+def finite_decisions(f, X):
+    """``f`` (float64 (m,) or (m, K), the decision values of the examples X) when all are finite; else
+    ExampleError for the first example whose value is not (its values times the model's weights overflow
+    float64: a value near 1e308, or a model file edited by hand).  A :class:`pegasos.io.Chunk` counts its
+    examples from its ``first_row``, so the command line can name the file's line."""
+    ok = np.isfinite(f)
+    if ok.all():
+        return f
+    row = int(np.flatnonzero(~ok.reshape(ok.shape[0], -1).all(axis=1))[0])
+    i = int(getattr(X, "first_row", 0)) + row
+    detail = ("its decision value is not a finite number (its values times the model's weights overflow "
+              "float64)")
+    raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+
+
 def check_n_features(indices, n_features):
     """Raise ParameterError unless every column index is below ``n_features``
     (int, the dimension of w); ``indices`` int (nnz,), already known >= 0."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ModelFormatError, ParameterError
-from .data import csr_arrays
+from .data import csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency, header_float, read_header,
                     read_index_value, save_model)
@@ -102,7 +102,7 @@ class KernelModel:
         n_threads = max(1, min(n_threads, m, 64))
         if n_threads == 1 or m * self.n_support < _PARALLEL_MIN_WORK:
             _kernel.kernel_decision(*args, 0, m, float(self.bias), out)
-            return out
+            return finite_decisions(out, X)
         from concurrent.futures import ThreadPoolExecutor
 
         cuts = np.linspace(0, m, n_threads + 1).astype(np.int64)
@@ -111,7 +111,7 @@ class KernelModel:
                     for a, b in zip(cuts[:-1], cuts[1:])]
             for j in jobs:
                 j.result()
-        return out
+        return finite_decisions(out, X)
 
     def predict(self, X):
         """Predicted label values (float64): positive where the decision value is > 0."""

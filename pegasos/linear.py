@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ExampleError, ParameterError
-from .data import check_weight_memory, csr_arrays
+from .data import check_weight_memory, csr_arrays, finite_decisions
 from .labels import BinaryLabels, sample_weights
 from .model import linear_model_text, save_model
 from .options import LOSSES, TASK_OF_LOSS
@@ -103,7 +103,7 @@ class LinearModel:
         indptr, indices, data = csr_arrays(X)
         out = np.empty(indptr.shape[0] - 1, dtype=np.float64)
         _core.decision_values(indptr, indices, data, self.w, float(self.bias), out)
-        return out
+        return finite_decisions(out, X)
 
     def predict(self, X):
         """Predictions (float64): for classification the label values

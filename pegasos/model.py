@@ -156,6 +156,12 @@ def read_weights(path, lines, i, n, base):
                                      "and a final 'end' line")
     w = np.zeros(n, dtype=np.float64)
     cols, values = parse_weight_block(path, lines[i + 1:i + 1 + count], n, base, i + 2)
+    with np.errstate(over="ignore"):
+        squared = float(np.dot(values, values)) if values.size else 0.0
+    if not math.isfinite(squared):     # no training ends there (||w|| <= 1/sqrt(lambda) at the optimum)
+        j = int(np.argmax(np.abs(values)))
+        raise ModelFormatError(path, f"weight {float(values[j])!r} is too large: the squared norm of the weights "
+                                     "overflows float64", i + 2 + j)
     w[cols] = values
     return w, i + 1 + count
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import DataError, ExampleError, ParameterError
-from .data import csr_arrays
+from .data import csr_arrays, finite_decisions
 from .labels import sample_weights
 from .data import check_weight_memory
 from .labels import BinaryLabels
@@ -92,7 +92,7 @@ class MulticlassModel:
         out = np.empty((self.n_classes, m), dtype=np.float64)
         for c in range(self.n_classes):
             _core.decision_values(indptr, indices, data, self.W[c], float(self.biases[c]), out[c])
-        return out.T
+        return finite_decisions(out.T, X)
 
     def predict_index(self, X):
         """Index (0..K-1) of the predicted class of each row, int64 (m,)."""

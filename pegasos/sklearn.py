@@ -856,7 +856,11 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             if os.path.isfile(sidecar):
                 os.remove(sidecar)          # from an earlier model with string labels
         else:
-            text = json.dumps({"classes": labels}, ensure_ascii=False) + "\n"
+            record = {"classes": labels}
+            digest = _file_digest(path)
+            if digest is not None:
+                record["model_sha256"] = digest     # ties the labels to this model file (see load)
+            text = json.dumps(record, ensure_ascii=False) + "\n"
             atomic_write(sidecar, lambda f: f.write(text))
 
     @classmethod
@@ -888,12 +892,18 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         if os.path.isfile(sidecar) and np.array_equal(values, np.arange(values.size)):
             try:
                 with open(sidecar, encoding="utf-8") as f:
-                    named = json.load(f)["classes"]
+                    record = json.load(f)
+                named = record["classes"]
             except (OSError, ValueError, KeyError, TypeError):
                 raise ModelFormatError(sidecar, "not a class label file written by PegasosClassifier.save") from None
             if not (isinstance(named, list) and len(named) == values.size and all(isinstance(v, str) for v in named)):
                 raise ModelFormatError(sidecar, f"it must list {values.size} string labels")
-            classes = np.array(named)
+            digest = record.get("model_sha256")
+            if digest is not None and digest != _file_digest(path):
+                warnings.warn(f"{sidecar} was written with another model file than {os.fspath(path)} (which was "
+                              "written again since): its string labels are ignored", UserWarning, stacklevel=2)
+            else:
+                classes = np.array(named)
         est = cls()
         est._set_loaded_params(model)
         if isinstance(model, KernelModel):
@@ -906,6 +916,22 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         est.classes_ = classes
         est._set_fitted()
         return est
+
+
+def _file_digest(path):
+    """The SHA-256 of the regular file ``path`` (hex), or None for a pipe, a device or a file that cannot be read."""
+    import hashlib
+
+    try:
+        if not os.path.isfile(path):
+            return None
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        return None
 
 
 def _parse_class_weights(text, values, classes):

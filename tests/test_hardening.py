@@ -1,6 +1,8 @@
 """Bad input at the Python API, in data files, caches and model files gives a
 PegasosError (never a crash, a NaN objective or unbounded memory)."""
 
+import json
+import math
 import re
 
 import numpy as np
@@ -531,3 +533,56 @@ def test_user_matrix_errors_name_the_example_for_each_index_type(index_type):
     Y = sp.csr_matrix((data, X.indices.astype(index_type), X.indptr), shape=(4, 4))
     with pytest.raises(ExampleError, match="example 3: value nan is not finite"):
         csr_arrays(Y)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# numbers that overflow float64: decision values of huge feature values, weights of a model edited by hand
+
+def _small_model(tmp_path):
+    X, y = _data()
+    model = pegasos.train(X, y, epochs=1)
+    path = tmp_path / "m.model"
+    model.save(path)
+    return model, path
+
+
+@pytest.mark.parametrize("command", ["predict", "eval", "objective", "objective --json"])
+def test_decision_values_that_overflow_are_an_error_at_the_example_line(tmp_path, command):
+    # predict printed nan, eval reported accuracy 1.0 with ROC AUC 0, --json printed NaN
+    model, path = _small_model(tmp_path)
+    big = " ".join(f"{j}:{1e308 * (1 if model.w[j - 1] >= 0 else -1)!r}" for j in range(1, 7))
+    data = _write(tmp_path, "d.svm", f"+1 1:0.5\n# a comment\n-1 {big}\n+1 2:0.25\n".encode())
+    out = tmp_path / "out.txt"
+    args = {"predict": ("predict", data, path, out), "eval": ("eval", data, path),
+            "objective": ("objective", data, path), "objective --json": ("objective", "--json", data, path)}[command]
+    one_error(run_pegasos(*args), "d.svm, line 3: its decision value is not a finite number")
+    assert not out.exists()
+
+
+def test_decision_values_that_overflow_in_python_name_the_example():
+    X, y = _data()
+    model = pegasos.train(X, y, epochs=1)
+    rows = sp.csr_matrix(np.vstack([np.full(6, 0.1), np.sign(model.w + 1e-300) * 1e308]))
+    with pytest.raises(ExampleError, match="example 2: its decision value is not a finite number") as e:
+        model.decision_function(rows)
+    assert e.value.example == 1
+
+
+def test_weights_whose_squared_norm_overflows_refused_at_their_line(tmp_path):
+    _, path = _small_model(tmp_path)
+    lines = path.read_text().split("\n")
+    at = lines.index(next(ln for ln in lines if ln.startswith("weights "))) + 1
+    index = lines[at].split(":")[0]
+    lines[at] = f"{index}:1e200"
+    bad = _write(tmp_path, "bad.model", "\n".join(lines).encode())
+    with pytest.raises(ModelFormatError, match=f"line {at + 1}: weight 1e\\+200 is too large"):
+        pegasos.load_model(str(bad))
+    one_error(run_pegasos("info", bad), f"line {at + 1}: weight 1e+200 is too large")
+
+
+def test_json_records_hold_no_nan_or_infinity():
+    from pegasos.cli import _strict_json
+
+    record = {"a": math.inf, "b": [1.0, math.nan, {"c": -math.inf}], "d": np.float64("nan"), "e": 2.5, "f": "x"}
+    assert _strict_json(record) == {"a": None, "b": [1.0, None, {"c": None}], "d": None, "e": 2.5, "f": "x"}
+    json.dumps(_strict_json(record), allow_nan=False)

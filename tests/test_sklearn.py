@@ -202,6 +202,25 @@ def test_string_labels_predict_and_survive_save_load(tmp_path):
     assert not (tmp_path / "iris.model.classes").exists()
 
 
+def test_string_labels_of_a_model_file_written_again_by_the_command_line_are_not_applied(tmp_path):
+    # `pegasos train` writes MODEL and leaves MODEL.classes alone: the labels of the earlier model were
+    # applied to the new one without a word
+    from conftest import ok, run_pegasos
+
+    X, y = _problem(classes=2)
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    path = tmp_path / "m.model"
+    PegasosClassifier().fit(X, np.where(y == 1, "spam", "ham")).save(path)
+    assert list(PegasosClassifier.load(path).classes_) == ["ham", "spam"]
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{int(y[i])} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(X[i]))
+                            + "\n" for i in range(X.shape[0])))
+    ok(run_pegasos("train", "-q", data, path))
+    with pytest.warns(UserWarning, match="written with another model file"):
+        back = PegasosClassifier.load(path)
+    assert list(back.classes_) == [0, 1]
+
+
 def test_numeric_labels_are_written_as_such_and_the_command_line_reads_the_file(tmp_path):
     X, y = _problem()
     labels = np.where(y == 1, 5, -3)
