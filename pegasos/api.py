@@ -180,7 +180,7 @@ def _keep_state(model, options):
     """Mark a linear binary or regression model to write its resume section (``resume_state=True``)."""
     if options.resume_state:
         if getattr(model, "task", None) not in ("binary", "regression") or model.solver_state is None:
-            raise ParameterError(f"{options.name('resume_state')}: the resume section is written for linear binary "
+            raise ParameterError(f"{options.subject('resume_state')}: the resume section is written for linear binary "
                                  "classifiers and regression only")
         model.save_state = True
     return model

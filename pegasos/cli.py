@@ -452,8 +452,9 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
               help="Print the summary and the options as one JSON object on stdout (not with MODEL -).")
 @click.option("--tol-gap", "tol_gap", type=float, metavar="EPS", cls=_SectionOption,
               section="Solver (paper Fig. 1 and 2)",
-              help="Instead of --tol: double the epochs until the certified relative duality gap (P - D)/P of "
-                   "the model is <= EPS (hinge or squared hinge, binary or one-vs-rest).")
+              help="Instead of --tol: train until the certified relative duality gap (P - D)/P of the model "
+                   "is <= EPS: the dual passes from w = 0, and where they do not certify, Pegasos epochs "
+                   "doubled and finished in the dual (hinge or squared hinge, binary or one-vs-rest).")
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
@@ -1968,12 +1969,13 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     start = "warm starts from the largest lambda" if r["warm_start"] else "cold starts"
     lines = [f"search on {path}: {how}, metric {name} ({order} is better), {start}",
              f"  {'lambda':>10}" + (f" {'gamma':>10}" if gammas is not None else "")
-             + f" {name + ' (mean ± sd)':>24} {'objective':>11} {'seconds':>8}"]
+             + f" {name + (' (mean ± sd)' if validation is None else ''):>24} {'objective':>11} {'seconds':>8}"]
     for row in r["rows"]:
         mean, sd = row["mean"][name], row["sd"][name]
+        shown = _fmt(mean) + (" ± " + _fmt(sd) if validation is None else "")    # one validation set: no sd
         lines.append(("* " if row["best"] else "  ") + f"{row['lam']:>10.4g}"
                      + (f" {row['gamma']:>10.4g}" if gammas is not None else "")
-                     + f" {_fmt(mean) + ' ± ' + _fmt(sd):>24} {row['objective']:>11.6g} {row['seconds']:>8.2f}")
+                     + f" {shown:>24} {row['objective']:>11.6g} {row['seconds']:>8.2f}")
     best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
     lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
     click.echo("\n".join(lines), file=out)

@@ -781,7 +781,7 @@ def _shard_options(options):
     if options.kernel != "linear" or options.shuffle_buffer is not None:
         raise ParameterError("training on shards is linear and in memory (no --kernel, no --stream)")
     if options.sampling not in ("uniform", "permutation"):
-        raise ParameterError(f"{options.name('sampling')}: training on shards draws i.i.d. (uniform) batches; "
+        raise ParameterError(f"{options.subject('sampling')}: training on shards draws i.i.d. (uniform) batches; "
                              f"got {options.sampling}")
     if options.schedule != "pegasos":
         raise ParameterError(f"{options.name('schedule')} {options.schedule}: training on shards uses the Pegasos "

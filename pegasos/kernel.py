@@ -301,7 +301,7 @@ def check_kernel_memory(options, m, n_features, T, k):
         raise ParameterError(f"the kernel trainer's state for {m} examples needs {need['total'] / gib:.1f} GiB, more "
                              f"than the {limit / gib:.1f} GiB this process can allocate; train on a sample of the "
                              "data or a linear model")
-    raise ParameterError(f"{options.name(field)}: {why} needs {need['total'] / gib:.1f} GiB in all, more than the "
+    raise ParameterError(f"{options.subject(field)}: {why} needs {need['total'] / gib:.1f} GiB in all, more than the "
                          f"{limit / gib:.1f} GiB this process can allocate (physical memory, MemAvailable, cgroup, "
                          "RLIMIT_AS)")
 

@@ -343,7 +343,7 @@ class TrainOptions:
             try:
                 object.__setattr__(self, "class_weight", dict(self.class_weight))
             except (TypeError, ValueError):
-                raise ParameterError(f"{self.name('class_weight')}: expected a mapping "
+                raise ParameterError(f"{self.subject('class_weight')}: expected a mapping "
                                      f"{{label: weight}}, got {self.class_weight!r}") from None
         if self.class_weight is not None and not self.class_weight:
             object.__setattr__(self, "class_weight", None)
@@ -351,7 +351,7 @@ class TrainOptions:
             try:
                 flat = [float(v) for v in _flatten(self.cost)]
             except (TypeError, ValueError):
-                raise ParameterError(f"{self.name('cost')}: the cost matrix must hold numbers") from None
+                raise ParameterError(f"{self.subject('cost')}: the cost matrix must hold numbers") from None
             object.__setattr__(self, "cost", tuple(flat))
 
     def _settle_preset(self):
@@ -419,8 +419,13 @@ class TrainOptions:
         """``--finish dual`` or ``finish="dual"``, as the user spells it."""
         return "--finish dual" if self.spelling == "cli" else 'finish="dual"'
 
+    def subject(self, field):
+        """The option as the subject of a message, ``--eta0: ...`` or ``eta0: ...`` (no ``eta0=:``)."""
+        name = self.name(field)
+        return name[:-1] if name.endswith("=") else name
+
     def _fail(self, field, message):
-        raise ParameterError(f"{self.name(field)}: {message}")
+        raise ParameterError(f"{self.subject(field)}: {message}")
 
     def replace(self, **changes):
         """A copy with some settings changed (the options are immutable)."""
@@ -518,11 +523,11 @@ class TrainOptions:
         if self.resume_state is not None and not isinstance(self.resume_state, bool):
             self._fail("resume_state", f"expected True, False or None, got {self.resume_state!r}")
         if self.resume_state and self.early_stop is not None:
-            raise ParameterError(f"{self.name('resume_state')}: with {self.name('early_stop')} the model is the "
+            raise ParameterError(f"{self.subject('resume_state')}: with {self.name('early_stop')} the model is the "
                                  "best one seen, not where the run ended, so it cannot be resumed")
         if self.resume_state and (self.kernel != "linear" or self.task == "ranking" or self.multiclass is not None
                                   or self.shuffle_buffer is not None):
-            raise ParameterError(f"{self.name('resume_state')}: the resume section is written for linear binary "
+            raise ParameterError(f"{self.subject('resume_state')}: the resume section is written for linear binary "
                                  "classifiers and regression trained in memory or from a cache")
         return self
 
@@ -703,7 +708,8 @@ class TrainOptions:
             if any(v is not None for v in (self.gamma, self.degree, self.coef0, self.budget)):
                 given = [self.name(f) for f in ("gamma", "degree", "coef0", "budget")
                          if getattr(self, f) is not None]
-                raise ParameterError(f"{', '.join(given)} apply to {self.name('kernel')} poly, rbf or sigmoid")
+                raise ParameterError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
+                                     f"{self.name('kernel')} poly, rbf or sigmoid, not linear")
         else:
             if self.loss != "hinge" or self.multiclass is not None:
                 raise ParameterError("kernels support binary classification with the hinge loss only")

@@ -733,7 +733,7 @@ def test_a_pickled_engine_connects_again(engine, threads_cluster):
 def test_tol_gap_is_refused_on_shards(shards, tmp_path):
     """--tol-gap needs the certificate's passes over the data in memory: on shards it is refused in one
     line (it was ignored: the model had no certified gap and ended 3.3% above f*)."""
-    with pytest.raises(ParameterError, match="tol_gap=: the certified gap needs the data in memory"):
+    with pytest.raises(ParameterError, match="tol_gap: the certified gap needs the data in memory"):
         fit_shards(str(shards / "bin"), OPTS.replace(tol_gap=0.01, iterations=None, step_offset=None))
     r = CliRunner().invoke(main, ["train", "--tol-gap", "0.01", str(shards / "bin"), str(tmp_path / "m")])
     assert r.exit_code == 1 and "Error: --tol-gap: the certified gap needs" in r.output, r.output

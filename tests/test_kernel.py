@@ -319,7 +319,7 @@ def test_cli_kernel_end_to_end(tmp_path):
     (["--kernel", "rbf", "--gamma", "0"], "gamma must be a positive number, got 0.0"),
     (["--kernel", "rbf", "--gamma", "-2"], "gamma must be a positive number"),
     (["--kernel", "poly", "--degree", "0"], "degree must be an integer >= 1, got 0"),
-    (["--gamma", "1"], "apply to --kernel poly, rbf or sigmoid"),
+    (["--gamma", "1"], "applies to --kernel poly, rbf or sigmoid, not linear"),
     (["--kernel", "rbf", "--bias", "feature"], "not supported with --kernel rbf"),
     (["--kernel", "rbf", "--budget", "0"], "budget must be a positive integer"),
 ])
@@ -365,10 +365,10 @@ def test_kernel_memory_bound_counts_each_part():
 
 
 @pytest.mark.parametrize("settings, m, n, T, k, match", [
-    (dict(cache_mb=1e7), 10**6, 10, 10**6, 1, "cache_mb="),
-    (dict(projection=True), 10, 10, 10, 200_000, "batch_size="),
+    (dict(cache_mb=1e7), 10**6, 10, 10**6, 1, "cache_mb: a kernel-row cache"),
+    (dict(projection=True), 10, 10, 10, 200_000, "batch_size: with projection"),
     (dict(), 10, 10**10, 10, 1, "n_features = 10000000000"),
-    (dict(), 10**8, 10, 10**8, 1, "budget=: the support set of up to 100000000 vectors"),
+    (dict(), 10**8, 10, 10**8, 1, "budget: the support set of up to 100000000 vectors"),
     (dict(budget=100), 10**8, 10, 10**8, 1, "state for 100000000 examples"),
 ])
 def test_kernel_runs_beyond_memory_are_refused_before_allocating(monkeypatch, settings, m, n, T, k, match):

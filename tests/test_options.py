@@ -59,7 +59,7 @@ def write_svm(path, X, y, qid=None):
 def test_errors_name_the_option_as_spelled(settings, api_name, cli_name):
     with pytest.raises(ParameterError) as api:
         TrainOptions(**settings).validate()
-    assert str(api.value).startswith(api_name + ":"), str(api.value)
+    assert str(api.value).startswith(api_name.rstrip("=") + ":"), str(api.value)     # "lam: ...", not "lam=: ..."
     with pytest.raises(ParameterError) as cli:
         TrainOptions(spelling="cli", **settings).validate()
     assert str(cli.value).startswith(cli_name + ":"), str(cli.value)
@@ -74,7 +74,7 @@ def test_errors_name_the_option_as_spelled(settings, api_name, cli_name):
     (dict(multiclass="crammer-singer", loss="log"), "own multiclass hinge"),
     (dict(cost=(0.0, 1.0, 1.0, 0.0)), "needs"),
     (dict(kernel="rbf", bias="feature"), "not supported"),
-    (dict(gamma=0.5), "apply to"),
+    (dict(gamma=0.5), "gamma= applies to kernel= poly, rbf or sigmoid"),
     (dict(kernel="rbf", budget=3, average=True), "budget cannot be combined"),
     (dict(shuffle_buffer=10, multiclass="ovr"), "use --cache FILE"),
 ])

@@ -141,7 +141,7 @@ def test_fit_of_given_epochs_is_finished_unless_finish_none():
     assert finished.model_.info["finish"] == "dual" and "finish" not in plain.model_.info
     assert finished.t_ == plain.t_ == 600
     assert "finish" not in PegasosClassifier(epochs=2, step_offset=10.0).fit(X, y).model_.info
-    with pytest.raises(ParameterError, match="finish=: the finish must be one of dual, none, got 'yes'"):
+    with pytest.raises(ParameterError, match="finish: the finish must be one of dual, none, got 'yes'"):
         PegasosClassifier(finish="yes").fit(X, y)
     with pytest.raises(ParameterError, match="for linear models"):
         PegasosClassifier(finish="dual", kernel="rbf").fit(X, y)
