@@ -715,6 +715,15 @@ def _epoch_cap(result):
     return result.info.get("epochs")
 
 
+def _note_no_examples(count, data, sample=None):
+    """A note on stderr (with -q too) when DATA gave no example to score: every metric is then n/a and the
+    exit status 0, which a script without a guard (--fail-under) would take for a result."""
+    if count == 0:
+        what = "the random sample of DATA holds" if sample is not None else f"{data} holds"
+        click.echo(f"note: {what} no examples (an empty file, or only comments and blank lines): there is "
+                   "nothing to score", err=True)
+
+
 def _note_worse_than_start(result, options):
     """A note (with -q too) when a resumed run that was not finished in the dual ended above its starting
     model's objective on DATA (``resume_objectives``, from :func:`pegasos.fit`): a certified model
@@ -1255,10 +1264,15 @@ def predict(data, model, output, as_labels, quiet, proba=False):
     if as_labels and task in ("regression", "ranking"):
         raise ParameterError(f"--labels applies to classification models, not to {task}")
 
+    written = [0]
+
     def write(f):
         bar = progress.reading(data)
         try:
             for chunk in iter_svmlight(data, zero_based=zero_based, progress=_update(bar)):
+                if chunk.n_rows == 0:
+                    continue
+                written[0] += chunk.n_rows
                 values = mdl.decision_function(chunk)
                 if task == "multiclass":
                     if as_labels:
@@ -1284,6 +1298,7 @@ def predict(data, model, output, as_labels, quiet, proba=False):
         sys.stdout.flush()
     else:
         atomic_write(output, write)
+    _note_no_examples(written[0], data)
 
 
 def _sigmoid(f):
@@ -1360,6 +1375,7 @@ def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_
         finally:
             _close(bar)
     r = results[0]
+    _note_no_examples(r.get("examples"), data)
     if old is not None:
         _compare_output(results[0], results[1], model, old_model, as_json, known)
     elif as_json:
@@ -1519,6 +1535,7 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
         r = objective_file(mdl, data, lam=lam, progress=_update(bar), sample=sample, seed=seed)
     finally:
         _close(bar)
+    _note_no_examples(r.get("examples"), data, sample)
     if as_json:
         _echo_json(r)
         return

@@ -586,3 +586,20 @@ def test_json_records_hold_no_nan_or_infinity():
     record = {"a": math.inf, "b": [1.0, math.nan, {"c": -math.inf}], "d": np.float64("nan"), "e": 2.5, "f": "x"}
     assert _strict_json(record) == {"a": None, "b": [1.0, None, {"c": None}], "d": None, "e": 2.5, "f": "x"}
     json.dumps(_strict_json(record), allow_nan=False)
+
+
+@pytest.mark.parametrize("command", ["predict", "eval", "eval -q", "objective", "objective --json"])
+def test_scoring_an_empty_file_says_so_on_stderr(tmp_path, command):
+    # exit 0 with every metric n/a: a cron job without a guard would not notice
+    _, path = _small_model(tmp_path)
+    data = _write(tmp_path, "empty.svm", b"# no examples here\n\n")
+    out = tmp_path / "out.txt"
+    words = command.split()
+    args = (words[0], *words[1:], data, path) + ((out,) if words[0] == "predict" else ())
+    r = run_pegasos(*args)
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert "note: " in r.stderr and "empty.svm holds no examples" in r.stderr
+    if words[0] == "predict":
+        assert out.read_bytes() == b""
+    if "--json" in words:
+        assert json.loads(r.stdout)["examples"] == 0
