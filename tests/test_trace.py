@@ -259,7 +259,7 @@ def test_checks_are_refused_where_they_do_not_apply(tmp_path):
         pegasos.fit((X, y), epochs=1, early_stop=3, early_stop_metric="mse", validation=(X, y))
     with pytest.raises(ParameterError, match="validation example 1: label 7"):
         pegasos.fit((X, y), epochs=1, validation=(X[:3], np.array([7.0, 1.0, -1.0])))
-    with pytest.raises(ParameterError, match="trace_points="):
+    with pytest.raises(ParameterError, match="trace_points: "):
         pegasos.fit((X, y), epochs=1, trace_points=-1)
     with pytest.raises(ParameterError, match="sample"):
         Trace(sample=0)
