@@ -38,6 +38,7 @@ import tempfile
 
 import numpy as np
 
+from .defaults import SAMPLINGS, SCHEDULES
 from .errors import ModelFormatError, ParameterError, PegasosError
 
 MAGIC = "pegasos_model"
@@ -729,11 +730,10 @@ HEADER_SYNTAX = {
     "train_examples": (_count(), "a whole number >= 0"),
     "averaged_iterates": (_or_dash(_iterate_range), "FIRST..LAST (whole numbers) or -"),
     "average_from": (_or_dash(_number(0.0, 1.0)), "a number in [0, 1] or -"),
-    "sampling": (_one_of("uniform", "permutation", "shuffle-once", "sequential", "shuffle-buffer"),
-                 "uniform, permutation, shuffle-once, sequential or shuffle-buffer"),
+    "sampling": (_one_of(*SAMPLINGS, "shuffle-buffer"), ", ".join(SAMPLINGS) + " or shuffle-buffer"),
     "projection": (_one_of("on", "off"), "on or off"),
     "averaging": (_one_of("last", "all", "suffix"), "last, all or suffix"),
-    "schedule": (_one_of("pegasos", "norma", "constant"), "pegasos, norma or constant"),
+    "schedule": (_one_of(*SCHEDULES), ", ".join(SCHEDULES[:-1]) + " or " + SCHEDULES[-1]),
     "step_offset": (_number(0.0), "a number >= 0"),
     "eta0": (_number(0.0), "a number >= 0"),
     "eta": (_number(0.0), "a number >= 0"),
