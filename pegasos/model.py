@@ -39,7 +39,7 @@ import tempfile
 import numpy as np
 
 from .defaults import SAMPLINGS, SCHEDULES
-from .errors import ModelFormatError, ParameterError, PegasosError
+from .errors import DataError, ModelFormatError, ParameterError, PegasosError
 
 MAGIC = "pegasos_model"
 VERSION = 1
@@ -563,6 +563,7 @@ def save_model(model, path):
 
 READ_PIECE = 1 << 20        # bytes read at a time from a model file
 FIRST_LINE_BYTES = 4096     # where the first line ("pegasos_model 1") must end
+COMPRESSED_MODEL_SHARE = 1 / 32  # of memory_limit(): the most a compressed model may decompress to
 
 
 def read_model_bytes(path):
@@ -573,6 +574,13 @@ def read_model_bytes(path):
     after at most ``FIRST_LINE_BYTES``; a UTF-8 byte-order mark at the start
     is dropped.  Later pieces must be text: a NUL byte or a line longer than
     :func:`pegasos.io.max_line_bytes` stops the read.
+
+    A model compressed with gzip, bzip2 or xz (``gzip model``, on a file or
+    on standard input) is read through :func:`pegasos.io.open_binary`, which
+    knows it by its first bytes.  What it decompresses to may not exceed
+    ``COMPRESSED_MODEL_SHARE`` of :func:`pegasos.data.memory_limit`, so a
+    small file that expands without end is refused instead of filling the
+    memory.
 
     Parameters
     ----------
@@ -589,15 +597,25 @@ def read_model_bytes(path):
     ModelFormatError
         The file is missing or unreadable, or one of the above (naming the file).
     """
-    from .io import UTF8_BOM, max_line_bytes
+    import lzma
+    import zlib
+
+    from .data import memory_limit
+    from .io import UTF8_BOM, max_line_bytes, open_binary
 
     pieces = []
     try:
         # "-": the model on standard input (read once, like any other stream)
-        with (open(sys.stdin.fileno(), "rb", closefd=False) if path == "-" else open(path, "rb")) as f:
-            head = f.read(FIRST_LINE_BYTES)
+        try:
+            f = open_binary(path)
+        except DataError as e:
+            raise ModelFormatError(path, _open_problem(e)) from None
+        compressed = getattr(f, "decompressing", False)
+        budget = (memory_limit() or float(1 << 34)) * COMPRESSED_MODEL_SHARE if compressed else math.inf
+        with f:
+            head = _read_full(f, FIRST_LINE_BYTES)
             if head.startswith(UTF8_BOM):
-                head = head[len(UTF8_BOM):] + f.read(len(UTF8_BOM))
+                head = head[len(UTF8_BOM):] + _read_full(f, len(UTF8_BOM))
             if not head.strip() and len(head) < FIRST_LINE_BYTES:
                 return head                  # an empty file: load_model says so
             end = head.find(b"\n")
@@ -622,14 +640,41 @@ def read_model_bytes(path):
                     raise ModelFormatError(path, f"a line longer than {limit} bytes (not a pegasos model file; "
                                                  "PEGASOS_MAX_LINE_BYTES sets the limit)")
                 offset += len(piece)
+                if offset > budget:
+                    raise ModelFormatError(path, f"decompresses to more than {budget / 2**20:.0f} MiB, more than "
+                                                 "a model this process can hold (not a pegasos model file)")
                 pieces.append(piece)
     except FileNotFoundError:
         raise ModelFormatError(path, "no such model file") from None
     except IsADirectoryError:
         raise ModelFormatError(path, "cannot read model: it is a directory") from None
+    except (EOFError, zlib.error, lzma.LZMAError) as e:
+        raise ModelFormatError(path, f"cannot decompress the model: {e}") from None
     except OSError as e:
+        # gzip.BadGzipFile and bz2's "Invalid data stream" are OSErrors without an errno
         raise ModelFormatError(path, f"cannot read model: {e.strerror or e}") from None
     return b"".join(pieces)
+
+
+def _read_full(f, size):
+    """Up to ``size`` bytes of ``f``, fewer only at its end (a pipe or a
+    decompressor may return less than asked for in one read)."""
+    parts, got = [], 0
+    while got < size:
+        part = f.read(size - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def _open_problem(error):
+    """The problem text of a :class:`DataError` from :func:`pegasos.io.open_binary`,
+    worded for a model file."""
+    text = error.message
+    return {"no such file": "no such model file",
+            "is a directory, not a data file": "cannot read model: it is a directory"}.get(text, f"cannot read model: {text}")
 
 
 def check_weights_fit(path, lines, n_features, rows=1):

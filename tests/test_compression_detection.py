@@ -226,3 +226,96 @@ def test_open_binary_closes_what_it_opened(tmp_path, packed):
         f = open_binary(str(HEART))
         f.close()
     assert set(os.listdir("/proc/self/fd")) == before
+
+
+# model files: a model kept compressed (``gzip model``) is read as the plain one, on a file or
+# on standard input; damaged or endlessly expanding compressed data is one error, not a traceback
+# or a full memory
+
+def _small_models(tmp_path):
+    """A binary, a multiclass and a kernel model trained on small data written here."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(60):
+        label = i % 3
+        lines.append(f"{label} 1:{rng.normal() + label:.4f} 2:{rng.normal() - label:.4f} 3:{rng.normal():.4f}")
+    multi = tmp_path / "multi.svm"
+    multi.write_text("\n".join(lines) + "\n")
+    binary = tmp_path / "binary.svm"
+    binary.write_text("\n".join(("+1" if ln[0] == "2" else "-1") + ln[1:] for ln in lines) + "\n")
+    ok(run_pegasos("train", "-q", "-l", "0.1", binary, tmp_path / "binary.model"))
+    ok(run_pegasos("train", "-q", "-l", "0.1", multi, tmp_path / "multi.model"))
+    ok(run_pegasos("train", "-q", "-l", "0.1", "--kernel", "rbf", "--epochs", "2", binary,
+                   tmp_path / "kernel.model"))
+    return {"binary": binary, "multi": multi, "kernel": binary}
+
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+def test_compressed_model_files_predict_as_the_plain_ones(tmp_path, ext):
+    for kind, data in _small_models(tmp_path).items():
+        plain = tmp_path / f"{kind}.model"
+        want = ok(run_pegasos("predict", data, plain))
+        packed_model = plain.read_bytes()
+        suffixed = tmp_path / f"{kind}.model.{ext}"
+        suffixed.write_bytes(PACKERS[ext](packed_model))
+        unnamed = tmp_path / f"{kind}.model.bin"
+        unnamed.write_bytes(PACKERS[ext](packed_model))
+        for model in (suffixed, unnamed):
+            assert ok(run_pegasos("predict", data, model)) == want, (kind, model)
+        # standard input: the compressed bytes and the plain ones
+        for stdin in (suffixed, plain):
+            r = subprocess.run([pegasos_executable(), "predict", str(data), "-"],
+                               stdin=open(stdin, "rb"), capture_output=True, timeout=300)
+            assert r.returncode == 0 and r.stdout.decode() == want, (kind, stdin, r.stderr[-500:])
+
+
+def test_compressed_model_loads_in_python(tmp_path):
+    from pegasos.modelfile import load_model
+
+    _small_models(tmp_path)
+    plain = tmp_path / "binary.model"
+    packed_model = tmp_path / "binary.model.gz"
+    packed_model.write_bytes(gzip.compress(plain.read_bytes()))
+    a, b = load_model(str(plain)), load_model(str(packed_model))
+    np.testing.assert_array_equal(a.w, b.w)
+    assert a.bias == b.bias
+
+
+def test_damaged_compressed_model_is_one_error(tmp_path):
+    from conftest import error_line
+
+    _small_models(tmp_path)
+    data = tmp_path / "binary.svm"
+    text = (tmp_path / "binary.model").read_bytes()
+    for name, raw in (("cut.gz", gzip.compress(text)[:60]), ("cut.xz", lzma.compress(text)[:80]),
+                      ("cut.bz2", bz2.compress(text)[:70]), ("junk.gz", b"\x1f\x8b" + b"junk" * 40),
+                      ("junk.bz2", b"BZh9" + b"junk" * 40)):
+        path = tmp_path / name
+        path.write_bytes(raw)
+        error_line(run_pegasos("predict", data, path, tmp_path / "out"), file=path, status=1)
+        assert not (tmp_path / "out").exists()
+
+
+def test_model_that_decompresses_without_end_is_refused(tmp_path):
+    from pegasos.errors import ModelFormatError
+    from pegasos.model import read_model_bytes
+
+    path = tmp_path / "bomb.gz"
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(b"pegasos_model 1\n")
+        block = b"1 0\n" * (1 << 18)
+        for _ in range(64):                 # 64 MiB of weight lines from well under 1 MiB of file
+            f.write(block)
+    assert path.stat().st_size < 1 << 20
+    import pegasos.model as model
+
+    saved = model.COMPRESSED_MODEL_SHARE
+    try:
+        from pegasos.data import memory_limit
+
+        model.COMPRESSED_MODEL_SHARE = (16 << 20) / memory_limit()     # allow 16 MiB here
+        with pytest.raises(ModelFormatError, match=r"bomb\.gz: decompresses to more than 16 MiB"):
+            read_model_bytes(str(path))
+    finally:
+        model.COMPRESSED_MODEL_SHARE = saved
+    assert len(read_model_bytes(str(path))) == 16 + 64 * (1 << 20)    # the real share holds it
