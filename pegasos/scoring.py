@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ExampleError, ParameterError
 from .examples import check_sample_weight
-from .io import iter_svmlight
+from .io import example_line, iter_svmlight
 from .linear import example_losses
 
 
@@ -157,7 +157,7 @@ def evaluate_file(model, path, auc=True, progress=None):
         Malformed file, or a label that is not one of the model's two labels.
     """
     if getattr(model, "task", "binary") != "binary":
-        return _evaluate_other(model, _collect(model, path, progress))
+        return _in_file(path, lambda: _evaluate_other(model, _collect(model, path, progress)))
     return _metrics(_stream(model, path, progress, auc), model)
 
 
@@ -217,7 +217,7 @@ def objective_file(model, path, lam=None, progress=None, sample=None, seed=1):
         ``norm_w`` (||w||, bias excluded), ``error_rate``, ``examples``.
     """
     if getattr(model, "task", "binary") != "binary":
-        return _objective_other(model, _collect(model, path, progress), lam)
+        return _in_file(path, lambda: _objective_other(model, _collect(model, path, progress), lam))
     r = _objective(_stream(model, path, progress, False, sample, seed), model, lam)
     if sample is not None:
         r["sample"] = float(sample)
@@ -318,10 +318,44 @@ def _ranking_pairs(f, y, q):
     return n_pairs, correct, hinge, ndcg
 
 
+def _check_queries(q, m):
+    """Refuse ranking metrics on examples without queries: every one of the ``m``
+    examples needs a ``qid`` >= 0 (-1: none, -2: not an integer below 10^18),
+    as training with the rank loss does; zero examples give n/a as before.
+
+    Raises
+    ------
+    ExampleError
+        Naming the first example without a usable qid (the file's line once
+        :func:`_in_file` has told it of the file).
+    """
+    if not m:
+        return
+    if q is None:
+        detail = "no qid: token (a ranking model's pairs and queries need one on every line)"
+        raise ExampleError(f"example 1: {detail}", 0, detail)
+    bad = np.flatnonzero(np.asarray(q) < 0)
+    if bad.size:
+        i = int(bad[0])
+        detail = ("no qid: token" if q[i] == -1 else "its qid: is not a decimal integer below 10^18") + \
+            " (a ranking model's pairs and queries need one on every line)"
+        raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+
+
+def _in_file(path, compute):
+    """``compute()``, with an :class:`ExampleError` told of the file ``path`` and its line."""
+    try:
+        return compute()
+    except ExampleError as e:
+        raise e.in_file(path, example_line(path, e.example)) from None
+
+
 def _evaluate_other(model, parts):
     f, y, q = _concat(parts)
     m = int(y.shape[0])
     task = model.task
+    if task == "ranking":
+        _check_queries(q, m)
     if task == "regression":
         err = f - y
         var = float(np.var(y)) if m else 0.0
@@ -368,6 +402,8 @@ def _objective_other(model, parts, lam=None, sample_weight=None):
     lam = model.lam if lam is None else float(lam)
     task = model.task
     out = {"examples": m, "lambda": lam, "task": task, "loss": model.loss}
+    if task == "ranking":
+        _check_queries(q, m)
     weights = class_weights(model)
     if task == "ranking" and sample_weight is not None:
         raise ParameterError("sample weights do not apply to the rank loss (it samples pairs)")

@@ -197,6 +197,47 @@ def test_rank_loss_qid_too_large_and_no_pairs(tmp_path):
     one_error(run_pegasos("train", "--loss", "rank", same, "m", cwd=tmp_path), f"{same}: no pair")
 
 
+def test_ranking_metrics_without_qid_name_file_and_line(tmp_path):
+    # eval and objective of a ranking model need queries as training does: a file without qid:
+    # (or with one line lacking it) gave "queries 0, pairwise accuracy n/a" and exit 0
+    train = tmp_path / "train.svm"
+    train.write_text(RANK.replace("1 1:1\n", "1 qid:2 1:1\n"))
+    model = tmp_path / "rank.model"
+    ok(run_pegasos("train", "-q", "--loss", "rank", "-l", "0.1", train, model))
+    assert "pairwise accuracy" in ok(run_pegasos("eval", train, model))
+    data = tmp_path / "r.svm"
+    data.write_text(RANK)
+    plain = tmp_path / "plain.svm"
+    plain.write_text("3 1:1\n1 1:0.5 2:1\n")
+    for command in ("eval", "objective"):
+        one_error(run_pegasos(command, data, model), f"{data}, line 8:", "no qid:")
+        one_error(run_pegasos(command, plain, model), f"{plain}, line 1:", "no qid:")
+        one_error(run_pegasos(command, "-", model, input=RANK), "example 4 of standard input:", "no qid:")
+    big = tmp_path / "big.svm"
+    big.write_text("1 qid:1 1:1\n\n2 qid:99999999999999999999 1:2\n")
+    one_error(run_pegasos("eval", big, model), f"{big}, line 3:", "qid")
+    assert ok(run_pegasos("predict", plain, model)).count("\n") == 2     # scores need no queries
+    empty = tmp_path / "empty.svm"
+    empty.write_text("# nothing\n")
+    assert "n/a" in ok(run_pegasos("eval", empty, model))
+
+
+def test_ranking_metrics_without_qid_in_python():
+    import pegasos
+    from pegasos.errors import ExampleError
+    from pegasos.scoring import evaluate, objective
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.0]])
+    y = np.array([2.0, 1.0, 0.0, 1.0])
+    model = pegasos.train(X, y, loss="rank", qid=np.array([1, 1, 2, 2]), epochs=2)
+    for score in (evaluate, objective):
+        with pytest.raises(ExampleError, match="example 1: no qid"):
+            score(model, X, y)
+        with pytest.raises(ExampleError, match="example 3: no qid"):
+            score(model, X, y, qid=np.array([1, 1, -1, 2]))
+        assert score(model, X, y, qid=np.array([1, 1, 2, 2]))["examples"] == 4
+
+
 def test_class_weight_for_a_missing_label_names_the_file(tmp_path):
     one_error(run_pegasos("train", "-w", "3:2", HEART, "m", cwd=tmp_path), f"{HEART}:", "label 3")
     one_error(run_pegasos("train", "-w", "7:2", DNA, "m", cwd=tmp_path), f"{DNA}:", "label 7")
