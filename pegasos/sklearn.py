@@ -393,7 +393,7 @@ class _PegasosBase(BaseEstimator):
         else None."""
         model = getattr(self, "model_", None)
         if model is None or getattr(model, "task", None) != "binary" or getattr(model, "w", None) is None \
-                or model.solver_state is not None or getattr(self, "kernel", None) is not None:
+                or model.solver_state is not None or getattr(self, "kernel", None) not in (None, "linear"):
             return None
         return model
 
@@ -460,8 +460,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         Crammer-Singer take "hinge"; ``predict_proba`` needs "log".
     multiclass : "ovr" or "crammer-singer", default "ovr"
         How three or more classes are trained (ignored for two).
-    kernel : None, "rbf", "poly" or "sigmoid", default None
-        None trains the explicit linear w; the others kernelized Pegasos
+    kernel : None, "linear", "rbf", "poly" or "sigmoid", default None
+        None (or "linear", as ``pegasos train --kernel linear`` and
+        scikit-learn's SVC spell it) trains the explicit linear w; the others kernelized Pegasos
         (Fig. 3) with LIBSVM's kernels: (gamma <u,v> + coef0)^degree,
         exp(-gamma ||u - v||^2), tanh(gamma <u,v> + coef0).
     gamma : float > 0 or None (1/n_features); degree : int >= 1 (3); coef0 : float (0)
@@ -529,10 +530,15 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
 
     # ------------------------------------------------------------- fitting --
 
+    def _kernel(self):
+        """The kernel to train with: None for the explicit linear w (``kernel`` None or "linear")."""
+        return None if self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear") \
+            else self.kernel
+
     def _bias_mode(self):
         """pegasos' bias mode: "auto" is "feature" for a linear model, "none" with a kernel."""
         if self.bias == "auto":
-            return "none" if self.kernel is not None else "feature"
+            return "none" if self._kernel() is not None else "feature"
         return self.bias
 
     def fit(self, X, y, sample_weight=None):
@@ -578,12 +584,12 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError(f"multiclass must be ovr or crammer-singer, got {self.multiclass!r}")
         # finish: checked by the options of each run (TrainOptions.check_finish), for a kernel and an engine too
         if self.engine is not None:
-            if self.kernel is not None or (K > 2 and self.multiclass != "ovr"):
+            if self._kernel() is not None or (K > 2 and self.multiclass != "ovr"):
                 raise ParameterError("engine trains linear classifiers, one-vs-rest for more than two classes "
                                      "(no kernel, no crammer-singer)")
             self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
                                               class_weight=class_weight, finish=self.finish)
-        elif self.kernel is not None:
+        elif self._kernel() is not None:
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
             self.model_ = self._fit_linear(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
@@ -635,8 +641,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         from . import trainers
         from .labels import BinaryLabels
 
-        if self.kernel is not None:
-            raise ParameterError("partial_fit is for binary linear models: kernel must be None")
+        if self._kernel() is not None:
+            raise ParameterError("partial_fit is for binary linear models: kernel must be None or 'linear'")
         if self.loss not in ("hinge", "log", "squared-hinge"):
             raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
         if isinstance(self.class_weight, str):
@@ -723,7 +729,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         from .labels import BinaryLabels
 
         if self.kernel not in _KERNELS:
-            raise ParameterError(f"kernel must be None, {', '.join(_KERNELS)}, got {self.kernel!r}")
+            raise ParameterError(f"kernel must be None, 'linear', {', '.join(map(repr, _KERNELS))}, got {self.kernel!r}")
         for name, value, default in (("loss", self.loss, "hinge"), ("bias", self._bias_mode(), "none")):
             if value != default:
                 raise ParameterError(f"{name} = {value!r} is not available with a kernel (it needs {default!r})")

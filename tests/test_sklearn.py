@@ -116,6 +116,24 @@ def test_other_losses_multiclass_kernel_regression_ranking_equal_their_trainers(
     assert np.array_equal(ranker.coef_, ref.w)
 
 
+def test_kernel_linear_is_the_linear_model():
+    # pegasos train --kernel linear and scikit-learn's SVC(kernel="linear") spell the explicit w so;
+    # the estimator refused it
+    X, y = _problem(classes=2)
+    Xm, ym = _problem(classes=3, seed=1)
+    for X_, y_ in ((X, y), (Xm, ym)):
+        a = PegasosClassifier(kernel="linear", random_state=2).fit(X_, y_)
+        b = PegasosClassifier(random_state=2).fit(X_, y_)
+        assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+        assert a.get_params()["kernel"] == "linear"
+    part = PegasosClassifier(kernel="linear", random_state=2).fit(X, y)
+    before = part.coef_.copy()
+    part.partial_fit(X, y)                                  # goes on from the fitted weights
+    assert part.coef_.shape == before.shape
+    with pytest.raises(ParameterError, match="kernel must be None, 'linear', 'rbf'"):
+        PegasosClassifier(kernel="rfb").fit(X, y)
+
+
 def test_sample_weight_equals_the_same_class_weights():
     """Per-example weights that are a function of the class give the model of those class weights."""
     X, y = _problem(classes=2)
