@@ -43,6 +43,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,7 +54,7 @@ from .data import take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 
 CACHE_MAGIC = b"pegasos-cache\n"
-CACHE_VERSION = 1
+CACHE_VERSION = 2             # 2: the header holds a CRC-32 of each section (version 1 caches are rebuilt)
 _HEADER_BYTES = 1 << 16       # room for the JSON header (64 labels at most)
 _ALIGN = 4096                 # sections start on page boundaries
 _COPY_BYTES = 16 << 20
@@ -135,8 +136,11 @@ def open_cache(cache_path, header=None, f=None, check=True):
 
     The arrays are checked before use (O(nnz), in blocks): indptr starts at
     0, never decreases and ends at nnz; every index is in [0, n_features)
-    and increases within its row; labels and values are finite.  A damaged file is
-    therefore an error, never a crash of the training loop.
+    and increases within its row; labels and values are finite; and each
+    section's CRC-32 is the one its header recorded when the cache was built,
+    so a value, label or index changed since is found, not trained on.  A damaged file is
+    therefore an error, never a crash of the training loop or a silently
+    different model.
 
     Parameters
     ----------
@@ -191,6 +195,7 @@ def open_cache(cache_path, header=None, f=None, check=True):
         if check:
             _check_arrays(chunk, m, n_features)
             _check_labels(chunk.labels, labels, bool(header["labels_overflow"]), int(header["n_lines"]))
+            _check_sums(arrays, header.get("crc32"))      # last: the checks above say what is wrong
         return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=n_features,
                             distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
                             n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
@@ -228,6 +233,23 @@ def _check_arrays(chunk, m, n_features, block=1 << 22):
             starts = np.searchsorted(indptr, falls, side="left")
             if np.any(np.asarray(indptr[np.minimum(starts, m)]) != falls):
                 raise ValueError("feature indices not increasing within a row")
+
+
+def _crc32(array, crc=0, block=1 << 26):
+    """CRC-32 (zlib's) of the bytes of a 1-d array, read in blocks of ``block`` bytes."""
+    raw = np.asarray(array).view(np.uint8) if array.size else np.zeros(0, np.uint8)
+    for lo in range(0, raw.shape[0], block):
+        crc = zlib.crc32(raw[lo:lo + block], crc)
+    return crc
+
+
+def _check_sums(arrays, sums):
+    """Raise ValueError unless every section's CRC-32 is the one of ``sums`` ({name: crc}, as built)."""
+    if not isinstance(sums, dict) or set(sums) != set(arrays):
+        raise ValueError("no checksum for each section")
+    for name, array in arrays.items():
+        if _crc32(array) != sums[name]:
+            raise ValueError(f"the {name} section changed since the cache was built: its checksum differs")
 
 
 def _check_labels(values, distinct, overflow, n_lines, block=1 << 22):
@@ -295,15 +317,19 @@ def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=N
             out.seek(_HEADER_BYTES)
             for name in ("data", "labels", "indptr", "qid"):
                 side[name] = tempfile.TemporaryFile(dir=directory)
-            side["indptr"].write(np.zeros(1, dtype=np.int64).tobytes())
+            first = np.zeros(1, dtype=np.int64)
+            side["indptr"].write(first.tobytes())
+            crc = dict.fromkeys(("indices", "data", "labels", "qid"), 0)
+            crc["indptr"] = _crc32(first)
             nnz, has_qid = 0, False
             for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, progress=progress,
                                        summary=summary):
-                out.write(memoryview(chunk.indices))
-                side["data"].write(memoryview(chunk.data))
-                side["labels"].write(memoryview(chunk.labels))
-                side["indptr"].write(memoryview(chunk.indptr[1:] + nnz))
-                side["qid"].write(memoryview(chunk.qid))
+                offsets = chunk.indptr[1:] + nnz
+                for name, target, array in (("indices", out, chunk.indices), ("data", side["data"], chunk.data),
+                                            ("labels", side["labels"], chunk.labels),
+                                            ("indptr", side["indptr"], offsets), ("qid", side["qid"], chunk.qid)):
+                    target.write(memoryview(array))
+                    crc[name] = _crc32(array, crc[name])
                 has_qid = has_qid or bool((chunk.qid != -1).any())
                 nnz += chunk.indices.shape[0]
             m = summary["n_examples"]
@@ -325,7 +351,7 @@ def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=N
                 "n_examples": m, "nnz": nnz, "n_features": summary["n_features"], "n_lines": summary["n_lines"],
                 "labels_overflow": summary["labels_overflow"],
                 "distinct_labels": [[repr(l.value), l.line, l.text] for l in summary["distinct_labels"]],
-                "sections": sections,
+                "sections": sections, "crc32": {name: crc[name] for name in sections},
             }
             text = CACHE_MAGIC + json.dumps(header, indent=1).encode("utf-8") + b"\n"
             if len(text) >= _HEADER_BYTES:

@@ -371,6 +371,67 @@ def test_damaged_cache_arrays_are_an_error_not_a_crash(tmp_path, section, positi
         stream.open_cache(cache)
 
 
+@pytest.mark.parametrize("section,position,value,dtype", [
+    ("data", 11, 0.123456, np.float64), ("data", -1, -7.5, np.float64), ("labels", 2, -1.0, np.float64),
+    ("labels", 3, 1.0, np.float64), ("indices", 2, 9, np.int32),
+])
+def test_changed_cache_values_are_found_by_the_checksum(tmp_path, section, position, value, dtype):
+    """A changed value, a label swapped for the other one, an index moved within its row: each passes
+    the structural checks and trained on silently before the sections had checksums."""
+    cache, header = _cache_of_heart(tmp_path)
+    offset, _, count = header["sections"][section]
+    position %= count
+    at = offset + position * np.dtype(dtype).itemsize
+    with open(cache, "rb") as f:
+        f.seek(at)
+        old = np.frombuffer(f.read(np.dtype(dtype).itemsize), dtype=dtype)[0]
+    if section == "labels":
+        value = -old                                    # heart_scale's labels are -1 and +1
+    if section == "indices":                          # the first index with room to move within its row
+        chunk = stream.open_cache(cache).chunk
+        indptr, indices = np.asarray(chunk.indptr), np.asarray(chunk.indices)
+        for position in range(position, count):
+            row = np.searchsorted(indptr, position, side="right") - 1
+            lo = indices[position - 1] if position > indptr[row] else -1
+            hi = indices[position + 1] if position + 1 < indptr[row + 1] else header["n_features"]
+            free = [v for v in range(lo + 1, hi) if v != indices[position]]
+            if free:
+                break
+        at, old, value = offset + position * 4, indices[position], free[0]
+    assert value != old
+    _poke(cache, at, np.array([value], dtype=dtype).tobytes())
+    with pytest.raises(DataError, match=rf"h\.cache: damaged cache file \(the {section} section changed since the "
+                                        r"cache was built: its checksum differs\); delete it to rebuild"):
+        stream.open_cache(cache)
+    _poke(cache, at, np.array([old], dtype=dtype).tobytes())
+    assert stream.open_cache(cache).chunk.n_rows == header["n_examples"]          # put back: whole again
+
+
+def test_changed_qid_and_older_caches(tmp_path):
+    import json
+
+    src = tmp_path / "r.svm"
+    src.write_text("2 qid:1 1:1\n1 qid:1 2:1\n2 qid:2 1:0.5\n0 qid:2 2:2\n")
+    cache = str(tmp_path / "r.cache")
+    stream.load_cached(str(src), cache)
+    header = stream.read_cache_header(cache)
+    offset = header["sections"]["qid"][0]
+    _poke(cache, offset, np.array([2], dtype=np.int64).tobytes())
+    with pytest.raises(DataError, match="the qid section changed"):
+        stream.open_cache(cache)
+    # a cache of the version before checksums is rebuilt when its source is read, refused when opened alone
+    old = {k: v for k, v in header.items() if k != "crc32"}
+    old["version"] = 1
+    text = stream.CACHE_MAGIC + json.dumps(old).encode() + b"\n"
+    _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+    with pytest.raises(DataError, match="no checksum for each section"):
+        stream.open_cache(cache)
+    d, reused = stream.load_cached(str(src), cache)
+    assert not reused and list(np.asarray(d.chunk.qid)) == [1, 1, 2, 2]
+    assert stream.read_cache_header(cache)["version"] == stream.CACHE_VERSION
+    assert stream.load_cached(str(src), cache)[1]
+
+
 def test_damaged_cache_through_the_cli_names_the_cache(tmp_path):
     src = tmp_path / "h.svm"
     src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
