@@ -138,9 +138,11 @@ class SVMLightData:
         return int(self.chunk.indices.shape[0])
 
 
-def open_binary(path):
+def open_binary(path, by_suffix=True):
     """Open ``path`` for reading bytes, decompressing it if it is compressed;
-    ``-`` is standard input.
+    ``-`` is standard input.  ``by_suffix`` False: only the first bytes tell
+    compression (a model file, whose own first line is known, named ``.gz``
+    but written as plain text, is read as text).
 
     gzip, bzip2 and xz data are recognised by their first bytes (see the
     module docstring), so a compressed file needs no suffix and compressed
@@ -179,7 +181,7 @@ def open_binary(path):
     except OSError as e:
         raise DataError(path, f"cannot open: {e.strerror or e}") from None
     opener = next((op for magic, op in _MAGIC if head.startswith(magic)), None)
-    if opener is None and path != "-":
+    if opener is None and path != "-" and by_suffix:
         opener = _OPENERS.get(os.path.splitext(str(path))[1].lower())
     if opener is None:
         return base

@@ -607,7 +607,7 @@ def read_model_bytes(path):
     try:
         # "-": the model on standard input (read once, like any other stream)
         try:
-            f = open_binary(path)
+            f = open_binary(path, by_suffix=False)     # a plain model named .gz (train -o m.gz) stays readable
         except DataError as e:
             raise ModelFormatError(path, _open_problem(e)) from None
         compressed = getattr(f, "decompressing", False)

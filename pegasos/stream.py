@@ -107,7 +107,7 @@ def _header_of(f):
         return None
     try:
         header = json.loads(head[len(CACHE_MAGIC):].split(b"\0", 1)[0].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):     # RecursionError: deeply nested JSON
         return {}
     return header if isinstance(header, dict) else {}
 

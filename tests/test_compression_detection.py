@@ -269,6 +269,17 @@ def test_compressed_model_files_predict_as_the_plain_ones(tmp_path, ext):
             assert r.returncode == 0 and r.stdout.decode() == want, (kind, stdin, r.stderr[-500:])
 
 
+def test_plain_model_under_a_compression_suffix_is_read_as_text(tmp_path):
+    # pegasos train d m.model.gz writes plain text; reading chose gzip by the suffix and failed
+    data = _small_models(tmp_path)["binary"]
+    want = ok(run_pegasos("predict", data, tmp_path / "binary.model"))
+    for ext in sorted(PACKERS) + ["lzma"]:
+        named = tmp_path / f"written.model.{ext}"
+        ok(run_pegasos("train", "-q", "-l", "0.1", data, named))
+        assert named.read_bytes().startswith(b"pegasos_model")
+        assert ok(run_pegasos("predict", data, named)) == want, ext
+
+
 def test_compressed_model_loads_in_python(tmp_path):
     from pegasos.modelfile import load_model
 

@@ -432,6 +432,15 @@ def test_changed_qid_and_older_caches(tmp_path):
     assert stream.load_cached(str(src), cache)[1]
 
 
+def test_deeply_nested_cache_header_is_no_traceback(tmp_path):
+    cache, _ = _cache_of_heart(tmp_path)
+    text = stream.CACHE_MAGIC + b"[" * 20000 + b"]" * 20000 + b"\n"
+    _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+    assert stream.read_cache_header(cache) == {}
+    with pytest.raises(DataError, match="damaged cache file"):
+        stream.open_cache(cache)
+
+
 def test_damaged_cache_through_the_cli_names_the_cache(tmp_path):
     src = tmp_path / "h.svm"
     src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
