@@ -44,6 +44,7 @@ _EXPORTS = {
     "PegasosError": "errors",
     "DataError": "errors",
     "ModelFormatError": "errors",
+    "DamagedCacheError": "errors",
     "ParameterError": "errors",
     "ExampleError": "errors",
 }

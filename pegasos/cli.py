@@ -1039,8 +1039,16 @@ def _read_training_data(data, options, progress, cache_file, zero_based, dtype):
         if cache_file is not None:
             from .stream import load_cached
 
-            d, reused = load_cached(data, cache_file, zero_based=zero_based, dtype=dtype, progress=_update(bar))
-            return d, f"cache {cache_file} ({'reused' if reused else 'built'})"
+            damaged = []
+
+            def on_damaged(what):       # with -q too: a cache damaged on disk may be the first sign of a failing disk
+                damaged.append(what)
+                click.echo(f"pegasos: note: {cache_file}: damaged cache file ({what}); rebuilding it from {data}",
+                           err=True)
+
+            d, reused = load_cached(data, cache_file, zero_based=zero_based, dtype=dtype, progress=_update(bar),
+                                    on_damaged=on_damaged)
+            return d, f"cache {cache_file} ({'reused' if reused else 'rebuilt, it was damaged' if damaged else 'built'})"
         if options.shuffle_buffer is not None:
             from .stream import scan
 

@@ -26,6 +26,23 @@ class DataError(PegasosError, ValueError):
         return (type(self), (self.path, self.message, self.line))
 
 
+class DamagedCacheError(DataError):
+    """A ``--cache`` file is a pegasos cache but fails its checks (see :func:`pegasos.stream.open_cache`).
+
+    Attributes
+    ----------
+    what : str
+        What is wrong, without the file name (e.g. ``the data section changed since the cache was built``).
+    """
+
+    def __init__(self, path, what):
+        self.what = what
+        super().__init__(path, f"damaged cache file ({what}); delete it to rebuild")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.what))
+
+
 class ModelFormatError(DataError):
     """A model file is not a pegasos model, is damaged, or has an unknown version."""
 

@@ -49,12 +49,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
-from .errors import DataError, ParameterError
+from .errors import DamagedCacheError, DataError, ParameterError
 from .data import take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 
 CACHE_MAGIC = b"pegasos-cache\n"
-CACHE_VERSION = 2             # 2: the header holds a CRC-32 of each section (version 1 caches are rebuilt)
+CACHE_VERSION = 3             # 2: a CRC-32 of each section; 3: and of the header (older caches are rebuilt)
 _HEADER_BYTES = 1 << 16       # room for the JSON header (64 labels at most)
 _ALIGN = 4096                 # sections start on page boundaries
 _COPY_BYTES = 16 << 20
@@ -112,23 +112,60 @@ def _header_of(f):
     return header if isinstance(header, dict) else {}
 
 
-def _cache_is_current(header, size, path, zero_based, dtype):
-    """True if ``header`` (of a cache file of ``size`` bytes) describes a
-    complete cache of ``path`` read with these options on this machine."""
+def _header_crc(header):
+    """CRC-32 of a header's fields but its own checksum, in a canonical JSON spelling."""
+    fields = {key: value for key, value in header.items() if key != "header_crc32"}
+    return zlib.crc32(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+
+
+def _check_header(header):
+    """Raise ValueError unless ``header`` is of this version and its fields are those it was built with."""
+    if not header:
+        raise ValueError("its header is not readable JSON")
+    version = header.get("version")
+    if version != CACHE_VERSION:
+        raise ValueError(f"cache version {version!r}, this pegasos reads version {CACHE_VERSION}")
+    if header.get("header_crc32") != _header_crc(header):
+        raise ValueError("its header changed since the cache was built: its checksum differs")
+
+
+def _sections_end(header):
+    return max(int(off) + np.dtype(dt).itemsize * int(count) for off, dt, count in header["sections"].values())
+
+
+def _cache_state(header, size, path, zero_based, dtype):
+    """What to do with a cache of ``path`` whose header is ``header`` (file of ``size`` bytes):
+    ``"current"`` (open it), ``"stale"`` (rebuild it: another source, other reading options, an older
+    version, or standard input, whose content cannot be identified) or what is damaged in it (rebuild
+    it and say so)."""
     stamp = _source_stamp(path)
-    if not header or stamp is None or header.get("version") != CACHE_VERSION:
-        return False
+    version = header.get("version") if header else None
+    if stamp is None or (isinstance(version, int) and version != CACHE_VERSION):
+        return "stale"
     try:
-        end = max(off + np.dtype(dt).itemsize * count for off, dt, count in header["sections"].values())
-        return (header["source"] == os.path.abspath(path) and header["source_stamp"] == stamp
-                and header["zero_based"] == bool(zero_based) and header["dtype"] == np.dtype(dtype).name
-                and header["byte_order"] == sys.byteorder and size >= end)
-    except (KeyError, TypeError, ValueError, OSError):
-        return False
+        _check_header(header)
+        if not (header["source"] == os.path.abspath(path) and header["source_stamp"] == stamp
+                and header["zero_based"] == bool(zero_based) and header["dtype"] == np.dtype(dtype).name):
+            return "stale"
+        if header["byte_order"] != sys.byteorder:
+            return "stale"
+        end = _sections_end(header)
+        if size < end:
+            return f"cut short: {size} bytes, its sections end at byte {end}"
+        return "current"
+    except (KeyError, TypeError, ValueError) as e:
+        return _what(e)
+
+
+def _what(e):
+    """What a check's exception says is wrong, in words (a missing key is named as a header field)."""
+    if isinstance(e, KeyError):
+        return f"its header has no field {e.args[0]!r}" if e.args else "its header lacks a field"
+    return str(e) or type(e).__name__
 
 
 def _damaged(cache_path, what):
-    return DataError(cache_path, f"damaged cache file ({what}); delete it to rebuild")
+    return DamagedCacheError(cache_path, what)
 
 
 def open_cache(cache_path, header=None, f=None, check=True):
@@ -138,7 +175,8 @@ def open_cache(cache_path, header=None, f=None, check=True):
     0, never decreases and ends at nnz; every index is in [0, n_features)
     and increases within its row; labels and values are finite; and each
     section's CRC-32 is the one its header recorded when the cache was built,
-    so a value, label or index changed since is found, not trained on.  A damaged file is
+    so a value, label or index changed since is found, not trained on; the
+    header carries a CRC-32 of its own fields too.  A damaged file is
     therefore an error, never a crash of the training loop or a silently
     different model.
 
@@ -165,7 +203,9 @@ def open_cache(cache_path, header=None, f=None, check=True):
     Raises
     ------
     DataError
-        Not a cache file, or a damaged one.
+        Not a cache file, or unreadable.
+    DamagedCacheError
+        A damaged cache file, or one of another version (a subclass of DataError).
     """
     if f is None:
         try:
@@ -179,9 +219,12 @@ def open_cache(cache_path, header=None, f=None, check=True):
     if header is None:
         raise DataError(cache_path, "is not a pegasos cache file")
     try:
+        _check_header(header)
         if header.get("byte_order") != sys.byteorder:
             raise ValueError("written on a machine of another byte order")
-        size = os.fstat(f.fileno()).st_size
+        size, end = os.fstat(f.fileno()).st_size, _sections_end(header)
+        if size < end:
+            raise ValueError(f"cut short: {size} bytes, its sections end at byte {end}")
         arrays = {}
         for name, (off, dt, count) in header["sections"].items():
             dt, off, count = np.dtype(dt), int(off), int(count)
@@ -200,7 +243,7 @@ def open_cache(cache_path, header=None, f=None, check=True):
                             distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
                             n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
     except (KeyError, TypeError, ValueError, OSError, AttributeError) as e:
-        raise _damaged(cache_path, e) from None
+        raise _damaged(cache_path, _what(e)) from None
 
 
 def _check_arrays(chunk, m, n_features, block=1 << 22):
@@ -353,6 +396,7 @@ def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=N
                 "distinct_labels": [[repr(l.value), l.line, l.text] for l in summary["distinct_labels"]],
                 "sections": sections, "crc32": {name: crc[name] for name in sections},
             }
+            header["header_crc32"] = _header_crc(header)
             text = CACHE_MAGIC + json.dumps(header, indent=1).encode("utf-8") + b"\n"
             if len(text) >= _HEADER_BYTES:
                 raise DataError(cache_path, "cache header too large")
@@ -382,13 +426,21 @@ def _remove(name):
         pass
 
 
-def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=None):
+def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=None, on_damaged=None):
     """Training data from ``cache_path``, built from ``path`` first if needed.
 
     A cache is reused when it was built from the same file (same absolute
-    name, size and modification time) with the same ``zero_based`` and
-    ``dtype``; otherwise, and always for standard input (``-``), it is
-    rebuilt.
+    name, size, modification and change times, inode) with the same
+    ``zero_based`` and ``dtype`` by this version; otherwise, and always for
+    standard input (``-``), it is rebuilt.  A cache that fails the checks of
+    :func:`open_cache` (cut short, a header or section changed on disk) is
+    rebuilt from ``path`` too, and ``on_damaged`` is told what was wrong.
+
+    Parameters
+    ----------
+    on_damaged : callable, optional
+        Called with one string (what was damaged) before a damaged cache is
+        rebuilt.
 
     Returns
     -------
@@ -404,9 +456,15 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
     try:
         with open(cache_path, "rb") as f:
             header = _header_of(f)
-            if header is not None and _cache_is_current(header, os.fstat(f.fileno()).st_size, path, zero_based,
-                                                        dtype):
-                return open_cache(cache_path, header, f), True
+            state = "stale" if header is None else _cache_state(header, os.fstat(f.fileno()).st_size, path,
+                                                                zero_based, dtype)
+            if state == "current":
+                try:
+                    return open_cache(cache_path, header, f), True
+                except DamagedCacheError as e:
+                    state = e.what
+            if state != "stale" and on_damaged is not None:
+                on_damaged(state)
     except (FileNotFoundError, IsADirectoryError):
         pass
     except OSError as e:

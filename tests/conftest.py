@@ -131,6 +131,20 @@ def error_line(r, *fragments, file=None, line=None, status=None):
     return msg
 
 
+def rebuilt_cache(r, cache, *fragments):
+    """Assert a successful run (-q) whose stderr is one note that the damaged cache ``cache`` was
+    rebuilt, holding every fragment; return the note."""
+    ok(r)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, f"want one note, got:\n{r.stderr}"
+    note = lines[0]
+    assert note.startswith(f"pegasos: note: {cache}: damaged cache file ("), note
+    assert "rebuilding it from " in note, note
+    for frag in fragments:
+        assert frag in note, f"{frag!r} not in {note!r}"
+    return note
+
+
 def one_error(r, *fragments):
     """A failed run (exit 1) with exactly one 'Error: ...' line holding every fragment."""
     return error_line(r, *fragments, status=1)

@@ -7,12 +7,14 @@ file, and reach the in-memory objective (within 1%) with a small buffer.
 """
 
 import gzip
+import json
 import os
+import re
 
 import numpy as np
 import pytest
 
-from conftest import data_file
+from conftest import data_file, ok
 # these tests pin the paper's settings for the options they leave out
 from conftest import run_pegasos_paper as run_pegasos
 from pegasos import linear, stream, trainers as api
@@ -87,11 +89,14 @@ def test_cache_is_reused_only_while_source_and_options_match(tmp_path):
     os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     d, reused = stream.load_cached(str(src), cache)
     assert not reused and d.n_examples == 271
-    # a damaged cache (cut short) is rebuilt, not read past its end
+    # a damaged cache (cut short) is rebuilt, not read past its end, and the caller is told
+    size = os.path.getsize(cache)
     with open(cache, "r+b") as f:
-        f.truncate(os.path.getsize(cache) - 100)
-    d, reused = stream.load_cached(str(src), cache)
+        f.truncate(size - 100)
+    told = []
+    d, reused = stream.load_cached(str(src), cache, on_damaged=told.append)
     assert not reused and d.n_examples == 271
+    assert told == [f"cut short: {size - 100} bytes, its sections end at byte {size}"]
 
 
 def test_cache_refuses_to_overwrite_a_file_that_is_not_a_cache(tmp_path):
@@ -419,17 +424,21 @@ def test_changed_qid_and_older_caches(tmp_path):
     _poke(cache, offset, np.array([2], dtype=np.int64).tobytes())
     with pytest.raises(DataError, match="the qid section changed"):
         stream.open_cache(cache)
-    # a cache of the version before checksums is rebuilt when its source is read, refused when opened alone
-    old = {k: v for k, v in header.items() if k != "crc32"}
-    old["version"] = 1
-    text = stream.CACHE_MAGIC + json.dumps(old).encode() + b"\n"
-    _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
-    with pytest.raises(DataError, match="no checksum for each section"):
-        stream.open_cache(cache)
-    d, reused = stream.load_cached(str(src), cache)
-    assert not reused and list(np.asarray(d.chunk.qid)) == [1, 1, 2, 2]
-    assert stream.read_cache_header(cache)["version"] == stream.CACHE_VERSION
-    assert stream.load_cached(str(src), cache)[1]
+    # caches of the versions before the checksums (1) and before the header's (2) are rebuilt when their
+    # source is read, quietly (an upgrade is no damage), and refused when opened alone
+    for version, drop in ((1, ("crc32", "header_crc32")), (2, ("header_crc32",))):
+        old = {k: v for k, v in header.items() if k not in drop}
+        old["version"] = version
+        text = stream.CACHE_MAGIC + json.dumps(old).encode() + b"\n"
+        _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+        with pytest.raises(DataError, match=rf"cache version {version}, this pegasos reads version 3"):
+            stream.open_cache(cache)
+        told = []
+        d, reused = stream.load_cached(str(src), cache, on_damaged=told.append)
+        assert not reused and not told and list(np.asarray(d.chunk.qid)) == [1, 1, 2, 2]
+        assert stream.read_cache_header(cache)["version"] == stream.CACHE_VERSION
+        assert stream.load_cached(str(src), cache)[1]
+        header = stream.read_cache_header(cache)
 
 
 def test_deeply_nested_cache_header_is_no_traceback(tmp_path):
@@ -450,9 +459,15 @@ def test_damaged_cache_through_the_cli_names_the_cache(tmp_path):
     offset = header["sections"]["indices"][0]
     _poke(cache, offset + 3 * 4, np.array([-1], dtype=np.int32).tobytes())
     r = run_pegasos("train", "--cache", cache, src, tmp_path / "m.model")
-    assert r.returncode == 1, r.stderr
-    assert r.stderr.strip() == f"Error: {cache}: damaged cache file (feature indices); delete it to rebuild"
-    assert not (tmp_path / "m.model").exists()
+    ok(r)
+    assert f"pegasos: note: {cache}: damaged cache file (feature indices); rebuilding it from {src}" in r.stderr
+    assert f"cache {cache} (rebuilt, it was damaged)" in r.stderr + r.stdout
+    # the model is the one of the text, and the rebuilt cache is whole: reused quietly
+    ok(run_pegasos("train", "-q", src, tmp_path / "text.model"))
+    assert (tmp_path / "m.model").read_bytes() == (tmp_path / "text.model").read_bytes()
+    r = run_pegasos("train", "-q", "--cache", cache, src, tmp_path / "again.model")
+    assert ok(r) == "" and "damaged" not in r.stderr
+    assert stream.load_cached(str(src), cache)[1] is True
 
 
 def test_cache_header_lies_are_errors(tmp_path):
@@ -678,3 +693,54 @@ def test_the_stream_notes_say_only_what_holds(tmp_path):
             out.write(f"{x.sum():.5g} " + " ".join(f"{j + 1}:{v:.5g}" for j, v in enumerate(x)) + "\n")
     r = run_auto("train", "--stream", "--loss", "eps-insensitive", reg, tmp_path / "r")
     assert r.returncode == 0 and "certifies" not in r.stderr
+
+
+def _edited_header(header, key):
+    """``header`` with one field changed as a hand edit or a flipped bit would change it."""
+    edited = json.loads(json.dumps(header))
+    if key == "n_features":
+        edited[key] *= 100
+    elif key == "label text":
+        edited["distinct_labels"][0][2] = "+7"
+    elif key == "distinct_labels":
+        edited[key].append(["3.0", 1, "3"])
+    elif key == "labels_overflow":
+        edited[key] = True
+    elif key == "sections":
+        edited[key]["data"][0] += 1 << 40
+    elif key == "version":
+        edited[key] = "3"
+    return edited
+
+
+@pytest.mark.parametrize("key", ["n_features", "label text", "distinct_labels", "labels_overflow", "sections",
+                                 "version", "not json", "truncated"])
+def test_cache_header_damage_is_found_and_rebuilt(tmp_path, key):
+    """Header fields were covered by no checksum: an edited n_features, label text or added label
+    was trained on silently (the last two gave a model of 0 iterations), and a header that was not
+    JSON, a huge offset or a cut file were rebuilt without a word while other damage was an error."""
+    src = tmp_path / "h.svm"
+    src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
+    cache = str(tmp_path / "h.cache")
+    stream.load_cached(str(src), cache)
+    header = stream.read_cache_header(cache)
+    if key == "truncated":
+        with open(cache, "r+b") as f:
+            f.truncate(header["sections"]["labels"][0] + 8)
+        expect = "cut short"
+    else:
+        text = (b"{not json" if key == "not json" else
+                json.dumps(_edited_header(header, key), indent=1).encode())
+        text = stream.CACHE_MAGIC + text + b"\n"
+        _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+        expect = {"not json": "its header is not readable JSON",
+                  "version": "cache version '3', this pegasos reads version 3"}.get(
+            key, "its header changed since the cache was built: its checksum differs")
+    with pytest.raises(DataError, match=r"h\.cache: damaged cache file \(" + re.escape(expect)):
+        stream.open_cache(cache)
+    told = []
+    d, reused = stream.load_cached(str(src), cache, on_damaged=told.append)
+    assert not reused and len(told) == 1 and told[0].startswith(expect)
+    assert d.n_features == header["n_features"] and d.distinct_labels == stream.open_cache(cache).distinct_labels
+    assert [lab.text for lab in d.distinct_labels] == [lab[2] for lab in header["distinct_labels"]]
+    assert stream.load_cached(str(src), cache, on_damaged=told.append)[1] is True and len(told) == 1
