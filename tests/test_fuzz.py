@@ -22,6 +22,7 @@ import pegasos
 from pegasos import stream
 from pegasos.errors import PegasosError
 from pegasos.io import iter_svmlight, read_svmlight
+from pegasos.linear import LinearModel
 
 from conftest import CASES_DIR, DATA_DIR, REQUIRE_SHARED, data_file
 
@@ -175,9 +176,8 @@ def test_fuzz_cache_opener(tmp_path_factory, cache_seed):
         except PegasosError:
             return
         chunk = d.chunk
-        model = pegasos.linear.LinearModel(w=w[:max(d.n_features, 1)].copy() if d.n_features <= 20
-                                           else np.zeros(d.n_features), bias=0.0, labels=None, lam=1.0,
-                                           loss="eps-insensitive")
+        model = LinearModel(w=w[:max(d.n_features, 1)].copy() if d.n_features <= 20 else np.zeros(d.n_features),
+                            bias=0.0, labels=None, lam=1.0, loss="eps-insensitive")
         f = model.decision_function(chunk)
         assert f.shape == (chunk.n_rows,) and np.all(np.isfinite(f))
 
