@@ -17,7 +17,6 @@ Two ways in:
 """
 
 import bz2
-import gzip
 import io
 import lzma
 import os
@@ -36,10 +35,21 @@ BLOCK_SIZE = 4 << 20          # bytes of text handed to the parser at a time
 MAX_LINE_BYTES = 256 << 20    # longest line held while looking for its end (PEGASOS_MAX_LINE_BYTES)
 UTF8_BOM = b"\xef\xbb\xbf"      # skipped at the start of a file
 
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
-# signatures of the compressed formats (first bytes of the data) and their readers
-_MAGIC = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+# the compressed formats: their signature (first bytes of a stream; legacy LZMA has none) and decompressor
+_FORMATS = {
+    "gzip": (b"\x1f\x8b", lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)),
+    "bzip2": (b"BZh", bz2.BZ2Decompressor),
+    "xz": (b"\xfd7zXZ\x00", lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ)),
+    "lzma": (None, lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE)),
+}
+_SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".lzma": "lzma"}
+_MAGIC = tuple((magic, kind) for kind, (magic, _) in _FORMATS.items() if magic)
 _MAGIC_LEN = max(len(m) for m, _ in _MAGIC)
+_COMPRESSED_PIECE = 1 << 18   # bytes of compressed input handed to a decompressor at a time
+
+
+class CompressedDataError(OSError):
+    """Compressed input that is damaged, cut short, or followed by bytes that are no stream."""
 
 
 @dataclass
@@ -180,15 +190,116 @@ def open_binary(path, by_suffix=True):
         raise DataError(path, "permission denied") from None
     except OSError as e:
         raise DataError(path, f"cannot open: {e.strerror or e}") from None
-    opener = next((op for magic, op in _MAGIC if head.startswith(magic)), None)
-    if opener is None and path != "-" and by_suffix:
-        opener = _OPENERS.get(os.path.splitext(str(path))[1].lower())
-    if opener is None:
+    kind = next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
+    if kind is None and path != "-" and by_suffix:
+        kind = _SUFFIXES.get(os.path.splitext(str(path))[1].lower())
+    if kind is None:
         return base
-    decompressed = opener(base, "rb")
-    stream = _Stream(decompressed, b"", (decompressed,) + owned)
-    stream.decompressing = True
-    return stream
+    return _Decompressed(base, kind, owned)
+
+
+class _Decompressed(io.RawIOBase):
+    """The decompressed bytes of ``source``, data in the compressed format ``kind``
+    (a key of ``_FORMATS``); closing it closes the files in ``owned``.
+
+    A file may hold several streams one after the other (``cat a.gz b.gz``), as
+    each format allows, and NUL bytes after or between them (padding); anything
+    else after a stream, a stream cut short, and damaged data (a checksum that
+    differs) raise :class:`CompressedDataError` naming the byte offset or the
+    problem, for the three formats alike.  ``read(n)`` returns n bytes but at
+    the end.
+    """
+
+    decompressing = True        # reads run a decompressor (worth reading ahead)
+
+    def __init__(self, source, kind, owned=()):
+        super().__init__()
+        self._source, self._kind, self._owned = source, kind, tuple(owned)
+        self._magic, self._factory = _FORMATS[kind]
+        self._decompressor = self._factory()
+        self._zlib = kind == "gzip"     # zlib keeps no input: what it did not take is its unconsumed_tail
+        self._input = b""           # compressed bytes read and not yet given to the decompressor
+        self._offset = 0            # compressed bytes read from source so far
+        self._ended = False
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            size = 1 << 62
+        parts, got = [], 0
+        while got < size and not self._ended:
+            part = self._some(min(size - got, 1 << 24))
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
+
+    def _take(self):
+        piece = self._source.read(_COMPRESSED_PIECE)
+        self._offset += len(piece)
+        return piece
+
+    def _some(self, size):
+        """Up to ``size`` decompressed bytes (none only when the last stream has ended)."""
+        d = self._decompressor
+        while True:
+            if d.eof:
+                self._next_stream(d.unused_data + self._input)
+                if self._ended:
+                    return b""
+                d = self._decompressor
+            if not self._input and (self._zlib or d.needs_input):
+                self._input = self._take()
+                if not self._input and self._offset == 0:      # an empty file (named .gz): no data at all
+                    self._ended = True
+                    return b""
+                if not self._input:
+                    raise CompressedDataError(f"the {self._kind} data end before their stream does (the file is "
+                                              "cut short)")
+            data, self._input = self._input, b""
+            try:
+                out = d.decompress(data, size)
+            except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
+                raise CompressedDataError(f"damaged {self._kind} data ({e})") from None
+            if self._zlib:
+                self._input = d.unconsumed_tail
+            if out:
+                return out
+
+    def _next_stream(self, rest):
+        """After a stream's end: start the next one in ``rest`` (+ what follows it), skip NUL padding,
+        or end; anything else is an error naming its byte offset in the compressed file."""
+        while True:
+            stripped = rest.lstrip(b"\0")
+            if stripped:
+                break
+            rest = self._take()
+            if not rest:
+                self._ended = True
+                return
+        rest = stripped
+        while self._magic and len(rest) < len(self._magic):
+            more = self._take()
+            if not more:
+                break
+            rest += more
+        if self._magic is None or not rest.startswith(self._magic):
+            at = self._offset - len(rest)
+            raise CompressedDataError(f"bytes after the end of the {self._kind} data, at byte {at}, are not "
+                                      f"{self._kind} data (the file is damaged or has something appended)")
+        self._decompressor, self._input = self._factory(), rest
+
+    def close(self):
+        if not self.closed:
+            for f in self._owned:
+                f.close()
+        super().close()
 
 
 class _Stream(io.RawIOBase):
@@ -242,7 +353,7 @@ def is_plain_text_file(path):
     -------
     bool
     """
-    if path == "-" or os.path.splitext(str(path))[1].lower() in _OPENERS:
+    if path == "-" or os.path.splitext(str(path))[1].lower() in _SUFFIXES:
         return False
     try:
         if not os.path.isfile(path):            # a FIFO or device must not be read here

@@ -601,7 +601,7 @@ def read_model_bytes(path):
     import zlib
 
     from .data import memory_limit
-    from .io import UTF8_BOM, max_line_bytes, open_binary
+    from .io import UTF8_BOM, CompressedDataError, max_line_bytes, open_binary
 
     pieces = []
     try:
@@ -621,6 +621,8 @@ def read_model_bytes(path):
             end = head.find(b"\n")
             first = head if end < 0 else head[:end]
             if first.split()[:1] != [MAGIC.encode()] or (end < 0 and len(head) == FIRST_LINE_BYTES):
+                if compressed:      # damaged data decode to garbage before their checksum is reached: say so
+                    _drain(f)
                 raise ModelFormatError(path, f"not a pegasos model file ({first_line_shown(first)})", 1)
             pieces.append(head)
             limit = max_line_bytes()
@@ -632,11 +634,15 @@ def read_model_bytes(path):
                     break
                 nul = piece.find(b"\0")
                 if nul >= 0:
+                    if compressed:
+                        _drain(f)
                     raise ModelFormatError(path, f"not a pegasos model file (a NUL byte at byte {offset + nul}: "
                                                  "binary data)")
                 cut = piece.rfind(b"\n")
                 line_length = line_length + len(piece) if cut < 0 else len(piece) - cut - 1
                 if line_length > limit or (cut >= 0 and len(piece) > limit):
+                    if compressed:
+                        _drain(f)
                     raise ModelFormatError(path, f"a line longer than {limit} bytes (not a pegasos model file; "
                                                  "PEGASOS_MAX_LINE_BYTES sets the limit)")
                 offset += len(piece)
@@ -648,12 +654,24 @@ def read_model_bytes(path):
         raise ModelFormatError(path, "no such model file") from None
     except IsADirectoryError:
         raise ModelFormatError(path, "cannot read model: it is a directory") from None
-    except (EOFError, zlib.error, lzma.LZMAError) as e:
+    except (EOFError, zlib.error, lzma.LZMAError, CompressedDataError) as e:
         raise ModelFormatError(path, f"cannot decompress the model: {e}") from None
     except OSError as e:
         # gzip.BadGzipFile and bz2's "Invalid data stream" are OSErrors without an errno
         raise ModelFormatError(path, f"cannot read model: {e.strerror or e}") from None
     return b"".join(pieces)
+
+
+def _drain(f, limit=4 << 20):
+    """Read ``f`` (a decompressing reader) on, to its end or ``limit`` bytes, so that damage shows as its error:
+    bzip2 checks each block of at most 900 kB, so 4 MiB finds damage in the block read (a foreign compressed
+    file given as a model costs at most that, 0.4 s of bzip2)."""
+    seen = 0
+    while seen <= limit:
+        piece = f.read(READ_PIECE)
+        if not piece:
+            return
+        seen += len(piece)
 
 
 def _read_full(f, size):

@@ -330,3 +330,100 @@ def test_model_that_decompresses_without_end_is_refused(tmp_path):
     finally:
         model.COMPRESSED_MODEL_SHARE = saved
     assert len(read_model_bytes(str(path))) == 16 + 64 * (1 << 20)    # the real share holds it
+
+
+# what may follow a compressed stream: another stream of the same format (cat a.gz b.gz) and NUL
+# padding, for all three formats; anything else is an error naming its byte offset.  bzip2 and xz
+# data followed by text were read as if whole, while gzip refused it; xz's NUL stream padding was
+# refused as "ended before the end-of-stream marker"
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+def test_concatenated_streams_and_nul_padding_are_read(tmp_path, ext):
+    from pegasos.io import read_svmlight
+
+    raw = HEART.read_bytes()
+    half = raw.index(b"\n", len(raw) // 2) + 1
+    pack = PACKERS[ext]
+    for name, blob in (("two", pack(raw[:half]) + pack(raw[half:])),
+                       ("padded", pack(raw) + b"\0" * 8),
+                       ("between", pack(raw[:half]) + b"\0" * 4 + pack(raw[half:]) + b"\0" * 12),
+                       ("odd", pack(raw) + b"\0" * 3)):
+        path = tmp_path / f"{name}.{ext}"
+        path.write_bytes(blob)
+        same_data(read_svmlight(str(path)), read_svmlight(str(HEART)))
+        unnamed = tmp_path / f"{name}_{ext}.svm"
+        unnamed.write_bytes(blob)
+        same_data(read_svmlight(str(unnamed), threads=2), read_svmlight(str(HEART)))
+
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+@pytest.mark.parametrize("tail", [b"garbage", b"\n", b"\0\0\0\x01", PACKERS["gz"](b"+1 1:1\n")])
+def test_bytes_after_a_stream_are_an_error(tmp_path, ext, tail):
+    from pegasos.errors import DataError
+    from pegasos.io import read_svmlight
+
+    if ext == "gz" and tail[:2] == b"\x1f\x8b":
+        tail = PACKERS["bz2"](b"+1 1:1\n")            # another format's stream: not more gzip data
+    blob = PACKERS[ext](HEART.read_bytes())
+    at = len(blob) + len(tail) - len(tail.lstrip(b"\0"))
+    path = tmp_path / f"d.{ext}"
+    path.write_bytes(blob + tail)
+    kind = {"gz": "gzip", "bz2": "bzip2", "xz": "xz"}[ext]
+    with pytest.raises(DataError, match=rf"d\.{ext}: cannot read or decompress: bytes after the end of the "
+                                        rf"{kind} data, at byte {at}, are not {kind} data"):
+        read_svmlight(str(path))
+    r = run_pegasos("train", "-q", path, tmp_path / "m")
+    assert r.returncode == 1 and "Traceback" not in r.stderr and f"at byte {at}" in r.stderr
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+def test_model_with_bytes_after_its_stream_and_padding(tmp_path, ext):
+    from conftest import error_line
+
+    data = _small_models(tmp_path)["binary"]
+    text = (tmp_path / "binary.model").read_bytes()
+    want = ok(run_pegasos("predict", data, tmp_path / "binary.model"))
+    padded = tmp_path / f"padded.{ext}"
+    padded.write_bytes(PACKERS[ext](text) + b"\0" * 8)
+    assert ok(run_pegasos("predict", data, padded)) == want
+    junk = tmp_path / f"junk.{ext}"
+    junk.write_bytes(PACKERS[ext](text) + b"appended text\n")
+    msg = error_line(run_pegasos("predict", data, junk, tmp_path / "out"), file=junk, status=1)
+    assert "cannot decompress the model: bytes after the end of the" in msg
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("ext", sorted(PACKERS))
+def test_damaged_compressed_model_is_named_so_not_foreign(tmp_path, ext):
+    """A changed byte of bzip2 data decodes to garbage before the block's checksum is reached: the
+    first-line check said 'not a pegasos model file (first line is ...)'."""
+    from conftest import error_line
+
+    rng = np.random.default_rng(5)          # a model of 3000 weights: its first line is read before the end
+    data = tmp_path / "wide.svm"            # of the first compressed block, where bzip2 checks it
+    data.write_text("".join(f"{1 if i % 2 else -1} " + " ".join(f"{j}:{rng.random():.3f}" for j in
+                                                               sorted(rng.choice(3000, 40, replace=False) + 1))
+                            + "\n" for i in range(200)))
+    ok(run_pegasos("train", "-q", "-l", "0.1", data, tmp_path / "wide.model"))
+    blob = bytearray(PACKERS[ext]((tmp_path / "wide.model").read_bytes()))
+    header = {"gz": 10, "bz2": 10, "xz": 24}[ext]
+    for at in range(header, len(blob) - 12, max(1, (len(blob) - header) // 12)):
+        damaged = bytearray(blob)
+        damaged[at] ^= 0x24
+        path = tmp_path / f"damaged.{ext}"
+        path.write_bytes(bytes(damaged))
+        r = run_pegasos("predict", data, path, tmp_path / "out")
+        if r.returncode == 0:                  # a change the format cannot see (none of these three)
+            raise AssertionError(f"byte {at} changed and the model was read")
+        msg = error_line(r, file=path, status=1)
+        assert "cannot decompress the model" in msg, (at, msg)
+        assert not (tmp_path / "out").exists()
+
+
+def test_empty_file_named_gz_is_empty_data(tmp_path):
+    from pegasos.io import read_svmlight
+
+    path = tmp_path / "empty.gz"
+    path.write_bytes(b"")
+    assert read_svmlight(str(path)).n_examples == 0
