@@ -142,3 +142,27 @@ def check_sample_weight(sw, m):
         detail = f"sample weight {sw[i]!r} is not a finite number >= 0"
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)
     return np.ascontiguousarray(sw)
+
+
+def check_query_ids(qid, needs):
+    """Raise ExampleError unless every example of ``qid`` (int64 array (m,) as the
+    reader gives it: -1 where a line has no ``qid:``, -2 where it is not an integer
+    below 10^18) has a query id >= 0.
+
+    Parameters
+    ----------
+    qid : ndarray (m,), int64
+    needs : str
+        Who needs them, for the message (``"the rank loss needs"``).
+
+    Raises
+    ------
+    ExampleError
+        Naming the first example without a usable query id.
+    """
+    bad = np.flatnonzero(np.asarray(qid) < 0)
+    if bad.size:
+        i = int(bad[0])
+        detail = ("no qid: token" if qid[i] == -1 else "its qid: is not a decimal integer below 10^18") + \
+            f" ({needs} one on every line)"
+        raise ExampleError(f"example {i + 1}: {detail}", i, detail)

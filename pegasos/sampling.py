@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .errors import ExampleError, ParameterError
+from .examples import check_query_ids
 
 BLOCK_SAMPLES = 1 << 20      # example indices drawn per block in uniform sampling
 GROUP_SAMPLES = 1 << 16      # permutation sampling of small m: whole epochs drawn together up to this many indices
@@ -190,12 +191,7 @@ class PairOrders:
         qid = np.asarray(qid, dtype=np.int64)
         if qid.shape != np.shape(y):
             raise ParameterError(f"qid has shape {qid.shape}; it needs one query id per example ({len(y)})")
-        bad = np.flatnonzero(qid < 0)
-        if bad.size:
-            i = int(bad[0])
-            detail = ("no qid: token (the rank loss needs one on every line)" if qid[i] == -1 else
-                      "its qid: is not a decimal integer below 10^18 (the rank loss needs one on every line)")
-            raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+        check_query_ids(qid, "the rank loss needs")
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.explicit = None if order is None else np.ascontiguousarray(order, dtype=np.int64)
         self.pos = 0

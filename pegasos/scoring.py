@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .errors import ExampleError, ParameterError
-from .examples import check_sample_weight
+from .examples import check_query_ids, check_sample_weight
 from .io import example_line, iter_svmlight
 from .linear import example_losses
 
@@ -331,15 +331,7 @@ def _check_queries(q, m):
     """
     if not m:
         return
-    if q is None:
-        detail = "no qid: token (a ranking model's pairs and queries need one on every line)"
-        raise ExampleError(f"example 1: {detail}", 0, detail)
-    bad = np.flatnonzero(np.asarray(q) < 0)
-    if bad.size:
-        i = int(bad[0])
-        detail = ("no qid: token" if q[i] == -1 else "its qid: is not a decimal integer below 10^18") + \
-            " (a ranking model's pairs and queries need one on every line)"
-        raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+    check_query_ids(np.full(m, -1, dtype=np.int64) if q is None else q, "a ranking model's pairs and queries need")
 
 
 def _in_file(path, compute):
