@@ -387,13 +387,19 @@ class _PegasosBase(BaseEstimator):
         self.n_iter_ = 1 if first else self.n_iter_ + 1
         self.t_ = T
 
+    def _kernel(self):
+        """The kernel to train with: None for the explicit linear w (``kernel`` None or "linear", and the
+        estimators that have no kernel parameter)."""
+        kernel = getattr(self, "kernel", None)
+        return None if kernel is None or (isinstance(kernel, str) and kernel == "linear") else kernel
+
     def _fitted_weights(self):
         """The model of the last fit when partial_fit is to go on from its weights: a linear binary
         model with no solver state (the dual finish's w(alpha), or the best model of early stopping),
         else None."""
         model = getattr(self, "model_", None)
         if model is None or getattr(model, "task", None) != "binary" or getattr(model, "w", None) is None \
-                or model.solver_state is not None or getattr(self, "kernel", None) not in (None, "linear"):
+                or model.solver_state is not None or self._kernel() is not None:
             return None
         return model
 
@@ -529,11 +535,6 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         self.n_threads = n_threads
 
     # ------------------------------------------------------------- fitting --
-
-    def _kernel(self):
-        """The kernel to train with: None for the explicit linear w (``kernel`` None or "linear")."""
-        return None if self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear") \
-            else self.kernel
 
     def _bias_mode(self):
         """pegasos' bias mode: "auto" is "feature" for a linear model, "none" with a kernel."""
