@@ -236,9 +236,11 @@ def open_cache(cache_path, header=None, f=None, check=True):
         m, n_features, path = int(header["n_examples"]), int(header["n_features"]), str(header["source"])
         chunk = Chunk(arrays["labels"], arrays["indptr"], arrays["indices"], arrays["data"], 0, arrays.get("qid"))
         if check:
-            _check_arrays(chunk, m, n_features)
+            found = _check_arrays(chunk, m, n_features)
             _check_labels(chunk.labels, labels, bool(header["labels_overflow"]), int(header["n_lines"]))
-            _check_sums(arrays, header.get("crc32"))      # last: the checks above say what is wrong
+            if "qid" in arrays:
+                found["qid"] = _crc32(arrays["qid"])
+            _check_sums(found, header.get("crc32"))      # last: the checks above say what is wrong
         return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=n_features,
                             distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
                             n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
@@ -247,8 +249,10 @@ def open_cache(cache_path, header=None, f=None, check=True):
 
 
 def _check_arrays(chunk, m, n_features, block=1 << 22):
-    """Raise ValueError unless the CSR arrays are consistent (see :func:`open_cache`)."""
+    """Raise ValueError unless the CSR arrays are consistent (see :func:`open_cache`); return the
+    CRC-32 of each of the sections labels, indptr, indices and data, computed in the same pass."""
     indptr, indices, labels = chunk.indptr, chunk.indices, chunk.labels
+    crc = dict.fromkeys(("labels", "indptr", "indices", "data"), 0)
     nnz = indices.shape[0]
     if labels.shape[0] != m or indptr.shape[0] != m + 1 or chunk.data.shape[0] != nnz:
         raise ValueError("section sizes")
@@ -256,19 +260,26 @@ def _check_arrays(chunk, m, n_features, block=1 << 22):
         raise ValueError("section sizes")
     if indptr[0] != 0 or indptr[m] != nnz:
         raise ValueError("row offsets")
+    if m == 0:
+        crc["indptr"] = _crc32(indptr)
     for lo in range(0, m, block):
-        part = np.asarray(indptr[lo:lo + block + 1])
+        part = np.asarray(indptr[lo:lo + block + 1])       # one offset more than the block: the last is the next's
         if np.any(part[1:] < part[:-1]):
             raise ValueError("row offsets")
-        if not np.all(np.isfinite(labels[lo:lo + block])):
+        crc["indptr"] = _crc32(part if lo + block >= m else part[:-1], crc["indptr"])
+        part = np.asarray(labels[lo:lo + block])
+        if not np.all(np.isfinite(part)):
             raise ValueError("labels")
+        crc["labels"] = _crc32(part, crc["labels"])
     # indices in range, and increasing inside each row (a decrease only where a row starts); values finite
     data = chunk.data
     for lo in range(0, nnz, block):
         values = np.asarray(data[lo:lo + block])
         if not np.isfinite(values).all():
             raise ValueError(f"stored value {lo + int(np.argmin(np.isfinite(values)))} is not finite")
+        crc["data"] = _crc32(values, crc["data"])
         part = np.asarray(indices[lo:lo + block + 1])
+        crc["indices"] = _crc32(part[:block], crc["indices"])
         if part.size and (part.min() < 0 or part.max() >= n_features):
             raise ValueError("feature indices")
         falls = np.flatnonzero(part[1:] <= part[:-1]) + lo + 1
@@ -276,6 +287,7 @@ def _check_arrays(chunk, m, n_features, block=1 << 22):
             starts = np.searchsorted(indptr, falls, side="left")
             if np.any(np.asarray(indptr[np.minimum(starts, m)]) != falls):
                 raise ValueError("feature indices not increasing within a row")
+    return crc
 
 
 def _crc32(array, crc=0, block=1 << 26):
@@ -286,12 +298,13 @@ def _crc32(array, crc=0, block=1 << 26):
     return crc
 
 
-def _check_sums(arrays, sums):
-    """Raise ValueError unless every section's CRC-32 is the one of ``sums`` ({name: crc}, as built)."""
-    if not isinstance(sums, dict) or set(sums) != set(arrays):
+def _check_sums(found, sums):
+    """Raise ValueError unless every section's CRC-32 in ``found`` ({name: crc}, as read) is the one of
+    ``sums`` (as built)."""
+    if not isinstance(sums, dict) or set(sums) != set(found):
         raise ValueError("no checksum for each section")
-    for name, array in arrays.items():
-        if _crc32(array) != sums[name]:
+    for name in found:
+        if found[name] != sums[name]:
             raise ValueError(f"the {name} section changed since the cache was built: its checksum differs")
 
 

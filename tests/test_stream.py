@@ -744,3 +744,14 @@ def test_cache_header_damage_is_found_and_rebuilt(tmp_path, key):
     assert d.n_features == header["n_features"] and d.distinct_labels == stream.open_cache(cache).distinct_labels
     assert [lab.text for lab in d.distinct_labels] == [lab[2] for lab in header["distinct_labels"]]
     assert stream.load_cached(str(src), cache, on_damaged=told.append)[1] is True and len(told) == 1
+
+
+@pytest.mark.parametrize("block", [1, 7, 269, 270, 271, 1 << 22])
+def test_checksums_found_in_the_check_pass_are_those_of_the_whole_sections(tmp_path, block):
+    """The checksums are computed in the blocks of the structural checks (one read of each section);
+    at every block size, straddling the row offsets' one-element overlap, they are the whole arrays'."""
+    cache, header = _cache_of_heart(tmp_path)
+    d = stream.open_cache(cache)
+    found = stream._check_arrays(d.chunk, header["n_examples"], header["n_features"], block=block)
+    whole = {name: stream._crc32(getattr(d.chunk, name)) for name in ("labels", "indptr", "indices", "data")}
+    assert found == whole == {name: header["crc32"][name] for name in whole}
