@@ -48,6 +48,29 @@ _MAGIC_LEN = max(len(m) for m, _ in _MAGIC)
 _COMPRESSED_PIECE = 1 << 18   # bytes of compressed input handed to a decompressor at a time
 
 
+def compression_by_name(path):
+    """The compressed format a file name asks for by its suffix: ``"gzip"`` (.gz), ``"bzip2"`` (.bz2),
+    ``"xz"`` (.xz), ``"lzma"`` (.lzma, legacy LZMA) or None (any other name, and ``-``)."""
+    if path is None or path == "-":
+        return None
+    return _SUFFIXES.get(os.path.splitext(os.fspath(path))[1].lower())
+
+
+def compress(data, kind):
+    """``data`` (bytes) compressed as one stream of format ``kind`` (see :func:`compression_by_name`),
+    at the level of that format's command-line tool by default (gzip 6, bzip2 9, xz 6), and with no
+    time stamp (gzip), so the same bytes give the same file."""
+    if kind == "gzip":
+        import gzip
+
+        return gzip.compress(data, compresslevel=6, mtime=0)
+    if kind == "bzip2":
+        return bz2.compress(data, 9)
+    if kind in ("xz", "lzma"):
+        return lzma.compress(data, format=lzma.FORMAT_XZ if kind == "xz" else lzma.FORMAT_ALONE, preset=6)
+    raise ValueError(f"unknown compressed format {kind!r}")
+
+
 class CompressedDataError(OSError):
     """Compressed input that is damaged, cut short, or followed by bytes that are no stream."""
 

@@ -552,13 +552,25 @@ def _regular_stat(path, std_fd):
 def save_model(model, path):
     """Write ``model`` to ``path`` atomically (temporary file + rename).
 
+    A name ending in ``.gz``, ``.bz2`` or ``.xz`` is written compressed in
+    that format (as ``numpy.savetxt`` does for ``.gz``); every reader of a
+    model knows compressed data by its first bytes.  (Legacy ``.lzma`` has
+    no such signature: a model of that name is written as plain text.)
+
     Raises
     ------
     PegasosError
         The file cannot be written; no partial file is left.
     """
+    from .io import compress, compression_by_name
+
     text = model_text(model)
-    atomic_write(path, lambda f: f.write(text))
+    kind = compression_by_name(path)
+    if kind in (None, "lzma"):
+        atomic_write(path, lambda f: f.write(text))
+        return
+    packed = compress(text.encode("utf-8"), kind)
+    atomic_write(path, lambda f: f.write(packed), binary=True)
 
 
 READ_PIECE = 1 << 20        # bytes read at a time from a model file
