@@ -58,16 +58,18 @@ def compression_by_name(path):
 
 def compress(data, kind):
     """``data`` (bytes) compressed as one stream of format ``kind`` (see :func:`compression_by_name`),
-    at the level of that format's command-line tool by default (gzip 6, bzip2 9, xz 6), and with no
-    time stamp (gzip), so the same bytes give the same file."""
+    at a fast level (gzip 1, bzip2 9, xz 0) and with no time stamp (gzip), so the same bytes give the
+    same file.  Measured on a 107 MiB model (sector one-vs-rest): gzip 1 gives 35 MiB in 1.3 s (level 6:
+    31 MiB, 5.5 s), bzip2 29 MiB in 13 s (level 1: 9 s), xz 0 30 MiB in 7.7 s (xz's own default, 6:
+    23 MiB in 157 s)."""
     if kind == "gzip":
         import gzip
 
-        return gzip.compress(data, compresslevel=6, mtime=0)
+        return gzip.compress(data, compresslevel=1, mtime=0)
     if kind == "bzip2":
         return bz2.compress(data, 9)
     if kind in ("xz", "lzma"):
-        return lzma.compress(data, format=lzma.FORMAT_XZ if kind == "xz" else lzma.FORMAT_ALONE, preset=6)
+        return lzma.compress(data, format=lzma.FORMAT_XZ if kind == "xz" else lzma.FORMAT_ALONE, preset=0)
     raise ValueError(f"unknown compressed format {kind!r}")
 
 
