@@ -170,10 +170,13 @@ def main():
       pegasos objective data.svm data.svm.model
       pegasos plot run.trace.csv -o run.png       # after train --trace run.trace.csv
     """
-    # SIGTERM unwinds like Ctrl-C, so temporary files are removed
+    # SIGTERM and SIGHUP (the terminal or ssh session closed) unwind like Ctrl-C, so temporary files are
+    # removed; a SIGHUP ignored by the caller (nohup) stays ignored
     import signal
 
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
+        signal.signal(signal.SIGHUP, _terminate)
 
 
 class _SectionOption(click.Option):

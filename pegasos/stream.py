@@ -52,6 +52,7 @@ from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
 from .errors import DamagedCacheError, DataError, ParameterError
 from .data import take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
+from .model import remove_stale_temporaries
 
 CACHE_MAGIC = b"pegasos-cache\n"
 CACHE_VERSION = 3             # 2: a CRC-32 of each section; 3: and of the header (older caches are rebuilt)
@@ -80,6 +81,18 @@ def _source_stamp(path):
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
+def _check_regular(cache_path):
+    """Raise DataError if ``cache_path`` exists and is neither a regular file nor a directory (a FIFO
+    would block the open, a device cannot hold a cache); a directory is reported where it is opened."""
+    try:
+        mode = os.stat(cache_path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise DataError(cache_path, "is not a regular file (a FIFO or a device cannot hold a cache); choose "
+                                    "another --cache name")
+
+
 def read_cache_header(cache_path):
     """The JSON header of a cache file as a dict, or None if the file is not a cache.
 
@@ -100,9 +113,12 @@ def read_cache_header(cache_path):
 
 
 def _header_of(f):
-    """The header of the open cache file ``f`` (None: not a cache; {}: unreadable header)."""
+    """The header of the open cache file ``f`` (None: not a cache; {}: unreadable header, also for an
+    empty file or one cut inside the first line, which holds nothing to lose)."""
     f.seek(0)
     head = f.read(_HEADER_BYTES)
+    if len(head) < len(CACHE_MAGIC) and CACHE_MAGIC.startswith(head):
+        return {}
     if not head.startswith(CACHE_MAGIC):
         return None
     try:
@@ -121,7 +137,7 @@ def _header_crc(header):
 def _check_header(header):
     """Raise ValueError unless ``header`` is of this version and its fields are those it was built with."""
     if not header:
-        raise ValueError("its header is not readable JSON")
+        raise ValueError("its header is not readable JSON (or the file is cut inside it)")
     version = header.get("version")
     if version != CACHE_VERSION:
         raise ValueError(f"cache version {version!r}, this pegasos reads version {CACHE_VERSION}")
@@ -153,7 +169,7 @@ def _cache_state(header, size, path, zero_based, dtype):
         if size < end:
             return f"cut short: {size} bytes, its sections end at byte {end}"
         return "current"
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
         return _what(e)
 
 
@@ -244,7 +260,7 @@ def open_cache(cache_path, header=None, f=None, check=True):
         return SVMLightData(path=header.get("source_arg", path), chunk=chunk, n_features=n_features,
                             distinct_labels=labels, labels_overflow=bool(header["labels_overflow"]),
                             n_lines=int(header["n_lines"]), zero_based=bool(header["zero_based"]))
-    except (KeyError, TypeError, ValueError, OSError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError, OSError, AttributeError) as e:
         raise _damaged(cache_path, _what(e)) from None
 
 
@@ -352,6 +368,7 @@ def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=N
         ``cache_path`` exists and is not a cache file, or the cache cannot be
         written (e.g. the disk is full).
     """
+    _check_regular(cache_path)
     if os.path.exists(cache_path) and read_cache_header(cache_path) is None:
         raise DataError(cache_path, "exists and is not a pegasos cache file; remove it or choose another "
                                     "--cache name")
@@ -361,8 +378,9 @@ def build_cache(path, cache_path, zero_based=False, dtype=np.float64, progress=N
     directory = os.path.dirname(os.path.abspath(cache_path))
     stamp = _source_stamp(path)
     summary = {}
+    remove_stale_temporaries(os.path.join(directory, os.path.basename(cache_path)))   # of killed builds
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(cache_path) + ".",
+        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(cache_path)}.{os.getpid()}.",
                                         suffix=".tmp")
     except OSError as e:
         raise DataError(cache_path, f"cannot write the cache: {e.strerror or e}") from None
@@ -466,6 +484,7 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
     DataError
         As :func:`build_cache` and :func:`open_cache`.
     """
+    _check_regular(cache_path)
     try:
         with open(cache_path, "rb") as f:
             header = _header_of(f)

@@ -1,4 +1,4 @@
-"""Ctrl-C (SIGINT) and SIGTERM during `pegasos train`: one line, the shell's exit status
+"""Ctrl-C (SIGINT), SIGTERM and SIGHUP during `pegasos train`: one line, the shell's exit status
 (128 + signal number), and no model or temporary file left behind."""
 
 import os
@@ -29,7 +29,8 @@ def big(tmp_path_factory):
     return {"binary": _write_data(folder / "d.svm"), "ovr": _write_data(folder / "five.svm", classes=5)}
 
 
-@pytest.mark.parametrize("sig, status, name", [(signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")])
+@pytest.mark.parametrize("sig, status, name", [(signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM"),
+                                               (signal.SIGHUP, 129, "SIGHUP")])    # HUP left a cache's temp file
 @pytest.mark.parametrize("kind, extra", [("binary", ()), ("binary", ("--cache", "d.cache")),
                                          ("ovr", ("--jobs", "2"))])
 def test_signal_during_training(tmp_path, big, sig, status, name, kind, extra):

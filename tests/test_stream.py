@@ -10,6 +10,8 @@ import gzip
 import json
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -755,3 +757,58 @@ def test_checksums_found_in_the_check_pass_are_those_of_the_whole_sections(tmp_p
     found = stream._check_arrays(d.chunk, header["n_examples"], header["n_features"], block=block)
     whole = {name: stream._crc32(getattr(d.chunk, name)) for name in ("labels", "indptr", "indices", "data")}
     assert found == whole == {name: header["crc32"][name] for name in whole}
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, len(stream.CACHE_MAGIC) - 1])
+def test_empty_or_cut_cache_is_rebuilt_not_refused(tmp_path, size):
+    """A cache emptied or cut inside its first line (a crash, a full disk) was 'not a pegasos cache
+    file' and needed a manual rm; it holds nothing to lose, so it is a damaged cache, rebuilt."""
+    src = str(data_file("heart_scale/heart_scale"))
+    cache = tmp_path / "h.cache"
+    cache.write_bytes(stream.CACHE_MAGIC[:size])
+    told = []
+    d, reused = stream.load_cached(src, str(cache), on_damaged=told.append)
+    assert not reused and d.n_examples == 270 and len(told) == 1 and "not readable" in told[0]
+    # a file that is not a cache from its first byte on is still never overwritten
+    cache.write_bytes(b"p" + b"x" * 100)
+    with pytest.raises(DataError, match="exists and is not a pegasos cache file"):
+        stream.load_cached(src, str(cache))
+    assert cache.read_bytes() == b"p" + b"x" * 100
+
+
+def test_fifo_as_the_cache_is_an_error_not_a_hang(tmp_path):
+    fifo = tmp_path / "c.fifo"
+    os.mkfifo(fifo)
+    r = run_pegasos("train", "-q", "--cache", fifo, data_file("heart_scale/heart_scale"), tmp_path / "m")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (f"Error: {fifo}: is not a regular file (a FIFO or a device cannot hold a cache); "
+                                "choose another --cache name")
+    assert not (tmp_path / "m").exists()
+
+
+def test_temporary_files_of_killed_cache_builds_are_removed(tmp_path):
+    src = str(data_file("heart_scale/heart_scale"))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()                                                  # a pid that is no longer running
+    stale = tmp_path / f".h.cache.{dead.pid}.k2j4x8.tmp"
+    live = tmp_path / f".h.cache.{os.getppid()}.a1b2c3.tmp"        # a running process's build: kept
+    other = tmp_path / f".other.cache.{dead.pid}.k2j4x8.tmp"      # another cache's: not ours to judge
+    for f in (stale, live, other):
+        f.write_bytes(b"partial")
+    stream.load_cached(src, str(tmp_path / "h.cache"))
+    assert not stale.exists() and live.exists() and other.exists()
+    assert sorted(os.listdir(tmp_path)) == sorted([live.name, other.name, "h.cache"])
+
+
+@pytest.mark.parametrize("key", ["n_features", "n_examples"])
+def test_forged_header_with_an_infinite_count_is_no_traceback(tmp_path, key):
+    """1e400 in the JSON is float infinity; with the header's checksum recomputed it reached int()."""
+    cache, header = _cache_of_heart(tmp_path)
+    forged = dict(header, **{key: float("inf")})
+    forged["header_crc32"] = stream._header_crc(forged)
+    text = stream.CACHE_MAGIC + json.dumps(forged).encode() + b"\n"
+    _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+    with pytest.raises(DataError, match="damaged cache file"):
+        stream.open_cache(cache)
+    r = run_pegasos("train", "-q", "--cache", cache, data_file("heart_scale/heart_scale"), tmp_path / "m")
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "damaged cache file" in r.stderr
