@@ -552,10 +552,10 @@ def _regular_stat(path, std_fd):
 def save_model(model, path):
     """Write ``model`` to ``path`` atomically (temporary file + rename).
 
-    A name ending in ``.gz``, ``.bz2`` or ``.xz`` is written compressed in
-    that format (as ``numpy.savetxt`` does for ``.gz``); every reader of a
-    model knows compressed data by its first bytes.  (Legacy ``.lzma`` has
-    no such signature: a model of that name is written as plain text.)
+    A name ending in ``.gz``, ``.bz2``, ``.xz`` or ``.lzma`` is written
+    compressed in that format (as ``numpy.savetxt`` does for ``.gz``); every
+    reader of a model knows gzip, bzip2 and xz by their first bytes, and
+    legacy LZMA, which has none, by the name ``.lzma``.
 
     Raises
     ------
@@ -566,7 +566,7 @@ def save_model(model, path):
 
     text = model_text(model)
     kind = compression_by_name(path)
-    if kind in (None, "lzma"):
+    if kind is None:
         atomic_write(path, lambda f: f.write(text))
         return
     packed = compress(text.encode("utf-8"), kind)
@@ -613,13 +613,18 @@ def read_model_bytes(path):
     import zlib
 
     from .data import memory_limit
-    from .io import UTF8_BOM, CompressedDataError, max_line_bytes, open_binary
+    from .io import UTF8_BOM, CompressedDataError, compression_by_name, max_line_bytes, open_binary
 
     pieces = []
     try:
         # "-": the model on standard input (read once, like any other stream)
         try:
-            f = open_binary(path, by_suffix=False)     # a plain model named .gz (train -o m.gz) stays readable
+            f = open_binary(path, by_suffix=False)     # a plain model named .gz stays readable
+            if compression_by_name(path) == "lzma" and not getattr(f, "decompressing", False) and f.seekable():
+                # legacy LZMA has no signature: its name says it, unless the file starts as a model does
+                start = f.read(len(MAGIC) + len(UTF8_BOM))
+                f.close()
+                f = open_binary(path, by_suffix=not start.lstrip(UTF8_BOM).startswith(MAGIC.encode()))
         except DataError as e:
             raise ModelFormatError(path, _open_problem(e)) from None
         compressed = getattr(f, "decompressing", False)

@@ -283,8 +283,8 @@ def test_plain_model_under_a_compression_suffix_is_read_as_text(tmp_path):
 def test_train_writes_a_model_compressed_as_its_name_says(tmp_path):
     """``pegasos train d m.model.gz`` wrote plain text under the .gz name (numpy.savetxt, pandas and
     joblib compress by the suffix); now gzip, bzip2 and xz by .gz, .bz2, .xz, the same bytes from
-    the same run (no time stamp), read back by every command; legacy .lzma, which has no signature
-    to be known by, stays plain text."""
+    the same run (no time stamp), read back by every command; legacy .lzma, which has no signature,
+    by its name."""
     from pegasos.modelfile import load_model
 
     data = _small_models(tmp_path)["binary"]
@@ -304,9 +304,15 @@ def test_train_writes_a_model_compressed_as_its_name_says(tmp_path):
         resumed = tmp_path / f"resumed.model.{ext}"          # --init reads it, and writes compressed too
         ok(run_pegasos("train", "-q", "--init", named, data, resumed))
         assert unpack[ext](resumed.read_bytes()).startswith(b"pegasos_model")
+    # legacy LZMA (no signature) is known by the name: written so, and read back (a plain model and one
+    # of xz --format=lzma under that name too)
     legacy = tmp_path / "written.model.lzma"
     ok(run_pegasos("train", "-q", "-l", "0.1", data, legacy))
-    assert legacy.read_bytes() == plain
+    assert lzma.decompress(legacy.read_bytes(), format=lzma.FORMAT_ALONE) == plain
+    assert ok(run_pegasos("predict", data, legacy)) == want
+    other = tmp_path / "other.model.lzma"
+    other.write_bytes(lzma.compress(plain, format=lzma.FORMAT_ALONE, preset=9))
+    assert ok(run_pegasos("predict", data, other)) == want
 
 
 def test_compressed_model_loads_in_python(tmp_path):
