@@ -173,11 +173,15 @@ class SVMLightData:
         return int(self.chunk.indices.shape[0])
 
 
-def open_binary(path, by_suffix=True):
+def open_binary(path, plain_start=None):
     """Open ``path`` for reading bytes, decompressing it if it is compressed;
-    ``-`` is standard input.  ``by_suffix`` False: only the first bytes tell
-    compression (a model file, whose own first line is known, named ``.gz``
-    but written as plain text, is read as text).
+    ``-`` is standard input.
+
+    ``plain_start``: the first bytes of the plain format (a model file's
+    ``pegasos_model``), for files whose plain form is known.  Then only the
+    first bytes tell gzip, bzip2 and xz (a plain model named ``.gz`` is read
+    as text), and ``.lzma``, which has no signature, is legacy LZMA unless
+    the file starts (after a UTF-8 byte-order mark) as the plain form does.
 
     gzip, bzip2 and xz data are recognised by their first bytes (see the
     module docstring), so a compressed file needs no suffix and compressed
@@ -216,14 +220,55 @@ def open_binary(path, by_suffix=True):
     except OSError as e:
         raise DataError(path, f"cannot open: {e.strerror or e}") from None
     kind = next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
-    if kind is None and path != "-" and by_suffix:
-        kind = _SUFFIXES.get(os.path.splitext(str(path))[1].lower())
+    if kind is None:
+        kind = compression_by_name(path)
+        if kind is not None and plain_start is not None:
+            text = head[len(UTF8_BOM):] if head.startswith(UTF8_BOM) else head
+            if _FORMATS[kind][0] is not None or plain_start.startswith(text) or text.startswith(plain_start):
+                kind = None
     if kind is None:
         return base
     return _Decompressed(base, kind, owned)
 
 
-class _Decompressed(io.RawIOBase):
+class _Stream(io.RawIOBase):
+    """A byte reader returning ``head`` and then what ``source`` reads; closing
+    it closes the files in ``owned`` (in order), never anything else."""
+
+    decompressing = False       # True when reads run a decompressor (worth reading ahead)
+
+    def __init__(self, source, head=b"", owned=()):
+        super().__init__()
+        self._source, self._head, self._owned = source, bytes(head), tuple(owned)
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        if self._head:
+            if size is None or size < 0:
+                data, self._head = self._head + self._source.read(), b""
+                return data
+            data, self._head = self._head[:size], self._head[size:]
+            return data
+        return self._source.read(-1 if size is None else size)
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        if self.closed:
+            return
+        try:
+            for f in self._owned:
+                f.close()
+        finally:
+            super().close()
+
+
+class _Decompressed(_Stream):
     """The decompressed bytes of ``source``, data in the compressed format ``kind``
     (a key of ``_FORMATS``); closing it closes the files in ``owned``.
 
@@ -238,22 +283,14 @@ class _Decompressed(io.RawIOBase):
     decompressing = True        # reads run a decompressor (worth reading ahead)
 
     def __init__(self, source, kind, owned=()):
-        super().__init__()
-        self._source, self._kind, self._owned = source, kind, tuple(owned)
+        super().__init__(source, b"", owned)
+        self._kind = kind
         self._magic, self._factory = _FORMATS[kind]
         self._decompressor = self._factory()
         self._zlib = kind == "gzip"     # zlib keeps no input: what it did not take is its unconsumed_tail
         self._input = b""           # compressed bytes read and not yet given to the decompressor
         self._offset = 0            # compressed bytes read from source so far
         self._ended = False
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
 
     def read(self, size=-1):
         if size is None or size < 0:
@@ -320,49 +357,6 @@ class _Decompressed(io.RawIOBase):
                                       f"{self._kind} data (the file is damaged or has something appended)")
         self._decompressor, self._input = self._factory(), rest
 
-    def close(self):
-        if not self.closed:
-            for f in self._owned:
-                f.close()
-        super().close()
-
-
-class _Stream(io.RawIOBase):
-    """A byte reader returning ``head`` and then what ``source`` reads; closing
-    it closes the files in ``owned`` (in order), never anything else."""
-
-    decompressing = False       # True when reads run a decompressor (worth reading ahead)
-
-    def __init__(self, source, head=b"", owned=()):
-        super().__init__()
-        self._source, self._head, self._owned = source, bytes(head), tuple(owned)
-
-    def readable(self):
-        return True
-
-    def read(self, size=-1):
-        if self._head:
-            if size is None or size < 0:
-                data, self._head = self._head + self._source.read(), b""
-                return data
-            data, self._head = self._head[:size], self._head[size:]
-            return data
-        return self._source.read(-1 if size is None else size)
-
-    def readinto(self, buffer):
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-    def close(self):
-        if self.closed:
-            return
-        try:
-            for f in self._owned:
-                f.close()
-        finally:
-            super().close()
-
 
 def is_plain_text_file(path):
     """True if ``path`` is a regular file that is read as it is: not standard
@@ -378,7 +372,7 @@ def is_plain_text_file(path):
     -------
     bool
     """
-    if path == "-" or os.path.splitext(str(path))[1].lower() in _SUFFIXES:
+    if compression_by_name(path) is not None or path == "-":
         return False
     try:
         if not os.path.isfile(path):            # a FIFO or device must not be read here

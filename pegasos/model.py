@@ -613,18 +613,13 @@ def read_model_bytes(path):
     import zlib
 
     from .data import memory_limit
-    from .io import UTF8_BOM, CompressedDataError, compression_by_name, max_line_bytes, open_binary
+    from .io import UTF8_BOM, CompressedDataError, max_line_bytes, open_binary
 
     pieces = []
     try:
         # "-": the model on standard input (read once, like any other stream)
         try:
-            f = open_binary(path, by_suffix=False)     # a plain model named .gz stays readable
-            if compression_by_name(path) == "lzma" and not getattr(f, "decompressing", False) and f.seekable():
-                # legacy LZMA has no signature: its name says it, unless the file starts as a model does
-                start = f.read(len(MAGIC) + len(UTF8_BOM))
-                f.close()
-                f = open_binary(path, by_suffix=not start.lstrip(UTF8_BOM).startswith(MAGIC.encode()))
+            f = open_binary(path, plain_start=MAGIC.encode())     # a plain model named .gz stays readable
         except DataError as e:
             raise ModelFormatError(path, _open_problem(e)) from None
         compressed = getattr(f, "decompressing", False)
