@@ -151,7 +151,8 @@ def check_query_ids(qid, needs):
 
     Parameters
     ----------
-    qid : ndarray (m,), int64
+    qid : ndarray (m,), int64, or None
+        None: no example has one (the first, of m >= 1, is named).
     needs : str
         Who needs them, for the message (``"the rank loss needs"``).
 
@@ -160,9 +161,9 @@ def check_query_ids(qid, needs):
     ExampleError
         Naming the first example without a usable query id.
     """
-    bad = np.flatnonzero(np.asarray(qid) < 0)
+    bad = np.zeros(1, dtype=np.int64) if qid is None else np.flatnonzero(np.asarray(qid) < 0)
     if bad.size:
         i = int(bad[0])
-        detail = ("no qid: token" if qid[i] == -1 else "its qid: is not a decimal integer below 10^18") + \
+        detail = ("no qid: token" if qid is None or qid[i] == -1 else "its qid: is not a decimal integer below 10^18") + \
             f" ({needs} one on every line)"
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)

@@ -331,7 +331,7 @@ def _check_queries(q, m):
     """
     if not m:
         return
-    check_query_ids(np.full(m, -1, dtype=np.int64) if q is None else q, "a ranking model's pairs and queries need")
+    check_query_ids(q, "a ranking model's pairs and queries need")
 
 
 def _in_file(path, compute):

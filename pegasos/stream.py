@@ -145,8 +145,11 @@ def _check_header(header):
         raise ValueError("its header changed since the cache was built: its checksum differs")
 
 
-def _sections_end(header):
-    return max(int(off) + np.dtype(dt).itemsize * int(count) for off, dt, count in header["sections"].values())
+def _check_complete(header, size):
+    """Raise ValueError unless a file of ``size`` bytes holds every section ``header`` lists."""
+    end = max(int(off) + np.dtype(dt).itemsize * int(count) for off, dt, count in header["sections"].values())
+    if size < end:
+        raise ValueError(f"cut short: {size} bytes, its sections end at byte {end}")
 
 
 def _cache_state(header, size, path, zero_based, dtype):
@@ -165,9 +168,7 @@ def _cache_state(header, size, path, zero_based, dtype):
             return "stale"
         if header["byte_order"] != sys.byteorder:
             return "stale"
-        end = _sections_end(header)
-        if size < end:
-            return f"cut short: {size} bytes, its sections end at byte {end}"
+        _check_complete(header, size)
         return "current"
     except (KeyError, TypeError, ValueError, OverflowError) as e:
         return _what(e)
@@ -238,9 +239,8 @@ def open_cache(cache_path, header=None, f=None, check=True):
         _check_header(header)
         if header.get("byte_order") != sys.byteorder:
             raise ValueError("written on a machine of another byte order")
-        size, end = os.fstat(f.fileno()).st_size, _sections_end(header)
-        if size < end:
-            raise ValueError(f"cut short: {size} bytes, its sections end at byte {end}")
+        size = os.fstat(f.fileno()).st_size
+        _check_complete(header, size)
         arrays = {}
         for name, (off, dt, count) in header["sections"].items():
             dt, off, count = np.dtype(dt), int(off), int(count)
