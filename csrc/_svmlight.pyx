@@ -676,6 +676,14 @@ cdef class Parser:
                 for i in range(self.n_labels)]
 
     @property
+    def error_token(self):
+        """The bytes of the token the first error names (at most 47; empty when there is no error
+        or the error names no token)."""
+        if self.err == E_OK:
+            return b""
+        return self.err_tok[:self.err_tok_len]
+
+    @property
     def error(self):
         """``None`` or ``(line, message)`` describing the first error met."""
         if self.err == E_OK:

@@ -614,7 +614,21 @@ def _parser(zero_based, dtype, labels=None):
 def _feed(parser, buf, path):
     if parser.feed(buf) < 0:
         line, message = parser.error
-        raise DataError(path, message, line)
+        hint = _compressed_hint(parser.error_token) if line == 1 else ""
+        raise DataError(path, message + hint, line)
+
+
+def _compressed_hint(token):
+    """What the first token of a data stream that did not parse says when it is compressed data: ""
+    or a clause for the message.  A whole signature there means the text was decompressed and is
+    compressed again (or was never decompressed); a file holding only the first bytes of a signature
+    (gzip's and xz's, which no text begins with) is a compressed file cut short."""
+    for magic, kind in _MAGIC:
+        if token.startswith(magic):
+            return f" (the data start as {kind} data do: were they compressed twice?)"
+        if token and not 32 <= token[0] < 128 and magic.startswith(token):
+            return f" (the data hold only the start of {kind}'s signature: a compressed file cut short?)"
+    return ""
 
 
 def _file_size(path):

@@ -462,3 +462,49 @@ def test_empty_file_named_gz_is_empty_data(tmp_path):
     path = tmp_path / "empty.gz"
     path.write_bytes(b"")
     assert read_svmlight(str(path)).n_examples == 0
+
+
+@pytest.mark.parametrize("outer", sorted(PACKERS))
+@pytest.mark.parametrize("inner", sorted(PACKERS))
+def test_data_compressed_twice_are_named_so(tmp_path, outer, inner):
+    from pegasos.errors import DataError
+    from pegasos.io import read_svmlight
+
+    kind = {"gz": "gzip", "bz2": "bzip2", "xz": "xz"}[inner]
+    path = tmp_path / f"twice.{outer}"
+    path.write_bytes(PACKERS[outer](PACKERS[inner](b"+1 1:0.5\n-1 2:1\n")))
+    with pytest.raises(DataError, match=rf"twice\.{outer}, line 1: label .* \(the data start as {kind} "
+                                        r"data do: were they compressed twice\?\)"):
+        read_svmlight(str(path))
+    r = subprocess.run([pegasos_executable(), "train", "-l", "1e-4", "-", "m"], input=path.read_bytes(),
+                       capture_output=True, cwd=tmp_path, timeout=600)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 1 and "were they compressed twice?" in err and "Traceback" not in err, err
+    assert not (tmp_path / "m").exists()
+
+
+def test_the_start_of_a_signature_alone_is_named_so(tmp_path):
+    from pegasos.errors import DataError
+    from pegasos.io import read_svmlight
+
+    cases = [(b"\x1f", "gzip")] + [(b"\xfd7zXZ\x00"[:n], "xz") for n in range(1, 6)]
+    for head, kind in cases:
+        for tail in (b"", b"\n", b" 1:1\n"):
+            path = tmp_path / "short"
+            path.write_bytes(head + tail)
+            with pytest.raises(DataError, match=rf"line 1: .*\(the data hold only the start of {kind}'s "
+                                                r"signature: a compressed file cut short\?\)"):
+                read_svmlight(str(path))
+
+
+def test_text_that_only_looks_like_a_signature_gets_no_compression_hint(tmp_path):
+    from pegasos.errors import DataError
+    from pegasos.io import read_svmlight
+
+    # "B" and "BZ" begin bzip2's signature but are text; a signature after line 1 is not the data's start
+    for text in (b"B 1:1\n", b"BZ 1:1\n", b"bad 1:1\n", b"+1 1:1\n" + gzip.compress(b"+1 1:1\n")):
+        path = tmp_path / "d"
+        path.write_bytes(text)
+        with pytest.raises(DataError) as e:
+            read_svmlight(str(path))
+        assert "compressed" not in str(e.value) and "signature" not in str(e.value), (text, str(e.value))
