@@ -1040,18 +1040,23 @@ def _read_training_data(data, options, progress, cache_file, zero_based, dtype):
     bar = progress.reading(data)
     try:
         if cache_file is not None:
-            from .stream import load_cached
+            from .stream import CACHE_VERSION, load_cached
 
-            damaged = []
+            rebuilt = []
 
             def on_damaged(what):       # with -q too: a cache damaged on disk may be the first sign of a failing disk
-                damaged.append(what)
+                rebuilt.append("rebuilt, it was damaged")
                 click.echo(f"pegasos: note: {cache_file}: damaged cache file ({what}); rebuilding it from {data}",
                            err=True)
 
+            def on_newer(version):      # with -q too: two versions sharing one cache rebuild it in turn
+                rebuilt.append(f"rebuilt, it was of version {version}")
+                click.echo(f"pegasos: note: {cache_file}: cache version {version} was written by a newer pegasos; "
+                           f"this one reads version {CACHE_VERSION} and rebuilds it from {data}", err=True)
+
             d, reused = load_cached(data, cache_file, zero_based=zero_based, dtype=dtype, progress=_update(bar),
-                                    on_damaged=on_damaged)
-            return d, f"cache {cache_file} ({'reused' if reused else 'rebuilt, it was damaged' if damaged else 'built'})"
+                                    on_damaged=on_damaged, on_newer=on_newer)
+            return d, f"cache {cache_file} ({'reused' if reused else rebuilt[0] if rebuilt else 'built'})"
         if options.shuffle_buffer is not None:
             from .stream import scan
 

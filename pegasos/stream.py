@@ -155,10 +155,12 @@ def _check_complete(header, size):
 def _cache_state(header, size, path, zero_based, dtype):
     """What to do with a cache of ``path`` whose header is ``header`` (file of ``size`` bytes):
     ``"current"`` (open it), ``"stale"`` (rebuild it: another source, other reading options, an older
-    version, or standard input, whose content cannot be identified) or what is damaged in it (rebuild
-    it and say so)."""
+    version, or standard input, whose content cannot be identified), ``"newer"`` (rebuild it, and say
+    that a newer pegasos wrote it) or what is damaged in it (rebuild it and say so)."""
     stamp = _source_stamp(path)
     version = header.get("version") if header else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > CACHE_VERSION:
+        return "newer"
     if stamp is None or (isinstance(version, int) and version != CACHE_VERSION):
         return "stale"
     try:
@@ -457,7 +459,8 @@ def _remove(name):
         pass
 
 
-def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=None, on_damaged=None):
+def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=None, on_damaged=None,
+                on_newer=None):
     """Training data from ``cache_path``, built from ``path`` first if needed.
 
     A cache is reused when it was built from the same file (same absolute
@@ -472,6 +475,10 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
     on_damaged : callable, optional
         Called with one string (what was damaged) before a damaged cache is
         rebuilt.
+    on_newer : callable, optional
+        Called with the cache's version (an int above :data:`CACHE_VERSION`)
+        before a cache written by a newer pegasos is rebuilt in this version.
+        Other older or stale caches are rebuilt without a call.
 
     Returns
     -------
@@ -495,7 +502,10 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
                     return open_cache(cache_path, header, f), True
                 except DamagedCacheError as e:
                     state = e.what
-            if state != "stale" and on_damaged is not None:
+            if state == "newer":
+                if on_newer is not None:
+                    on_newer(header["version"])
+            elif state != "stale" and on_damaged is not None:
                 on_damaged(state)
     except (FileNotFoundError, IsADirectoryError):
         pass

@@ -812,3 +812,48 @@ def test_forged_header_with_an_infinite_count_is_no_traceback(tmp_path, key):
         stream.open_cache(cache)
     r = run_pegasos("train", "-q", "--cache", cache, data_file("heart_scale/heart_scale"), tmp_path / "m")
     assert r.returncode == 0 and "Traceback" not in r.stderr and "damaged cache file" in r.stderr
+
+
+def test_cache_of_a_newer_version_is_rebuilt_with_a_note(tmp_path):
+    """A cache written by a newer pegasos (a higher version, whatever else its header holds) used to be
+    overwritten without a word, so two versions sharing one cache rebuilt it in turn unseen."""
+    src = tmp_path / "h.svm"
+    src.write_bytes(data_file("heart_scale/heart_scale").read_bytes())
+    cache = str(tmp_path / "h.cache")
+    stream.load_cached(str(src), cache)
+    header = stream.read_cache_header(cache)
+
+    def make_newer(**more):
+        newer = dict(header, version=stream.CACHE_VERSION + 1, **more)
+        newer["header_crc32"] = stream._header_crc(newer)
+        text = stream.CACHE_MAGIC + json.dumps(newer, indent=1).encode() + b"\n"
+        _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+
+    make_newer(new_field=[1, 2])
+    told, damaged = [], []
+    d, reused = stream.load_cached(str(src), cache, on_damaged=damaged.append, on_newer=told.append)
+    assert not reused and told == [stream.CACHE_VERSION + 1] and damaged == [] and d.n_examples == 270
+    assert stream.read_cache_header(cache)["version"] == stream.CACHE_VERSION
+    # an older version is still rebuilt quietly, and a version that is not a number is damage
+    for version, calls in ((stream.CACHE_VERSION - 1, ([], [])), ("9", ([], ["x"]))):
+        newer = dict(header, version=version)
+        newer["header_crc32"] = stream._header_crc(newer)
+        text = stream.CACHE_MAGIC + json.dumps(newer, indent=1).encode() + b"\n"
+        _poke(cache, 0, text + b"\0" * (stream._HEADER_BYTES - len(text)))
+        told, damaged = [], []
+        stream.load_cached(str(src), cache, on_damaged=lambda what: damaged.append("x"), on_newer=told.append)
+        assert (told, damaged) == calls, version
+
+    make_newer()
+    r = run_pegasos("train", "-q", "--cache", cache, src, tmp_path / "m.model")
+    ok(r)
+    v = stream.CACHE_VERSION
+    assert (f"pegasos: note: {cache}: cache version {v + 1} was written by a newer pegasos; "
+            f"this one reads version {v} and rebuilds it from {src}") in r.stderr.splitlines(), r.stderr
+    r = run_pegasos("train", "--cache", cache, src, tmp_path / "m2.model")
+    ok(r)
+    assert f"cache {cache} (reused)" in r.stderr + r.stdout
+    make_newer()
+    r = run_pegasos("train", "--cache", cache, src, tmp_path / "m3.model")
+    assert f"cache {cache} (rebuilt, it was of version {v + 1})" in r.stderr + r.stdout
+    assert (tmp_path / "m.model").read_bytes() == (tmp_path / "m3.model").read_bytes()
