@@ -173,7 +173,7 @@ class SVMLightData:
         return int(self.chunk.indices.shape[0])
 
 
-def open_binary(path, plain_start=None):
+def open_binary(path, plain_start=None, what=None):
     """Open ``path`` for reading bytes, decompressing it if it is compressed;
     ``-`` is standard input.
 
@@ -188,17 +188,27 @@ def open_binary(path, plain_start=None):
     data can be piped into standard input.  The returned reader's ``close``
     closes what this function opened, never standard input.
 
+    ``what``: the kind of file for the messages (``"model"``: "no such model
+    file", "cannot read model: ..."); None for a data file.
+
     Raises
     ------
     DataError
         If the file does not exist, is a directory, or cannot be read.
     """
+    def problem(text):
+        if what is None:
+            return text
+        return {"no such file": f"no such {what} file",
+                "is a directory, not a data file": f"cannot read {what}: it is a directory"}.get(
+                    text, f"cannot read {what}: {text}")
+
     try:
         if path == "-":
             base, owned = sys.stdin.buffer, ()
         else:
             if os.path.isdir(path):
-                raise DataError(path, "is a directory, not a data file")
+                raise DataError(path, problem("is a directory, not a data file"))
             base = open(path, "rb")
             owned = (base,)
         try:
@@ -214,11 +224,11 @@ def open_binary(path, plain_start=None):
                 f.close()
             raise
     except FileNotFoundError:
-        raise DataError(path, "no such file") from None
+        raise DataError(path, problem("no such file")) from None
     except PermissionError:
-        raise DataError(path, "permission denied") from None
+        raise DataError(path, problem("permission denied")) from None
     except OSError as e:
-        raise DataError(path, f"cannot open: {e.strerror or e}") from None
+        raise DataError(path, problem(f"cannot open: {e.strerror or e}")) from None
     kind = next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
     if kind is None:
         kind = compression_by_name(path)

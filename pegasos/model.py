@@ -619,9 +619,9 @@ def read_model_bytes(path):
     try:
         # "-": the model on standard input (read once, like any other stream)
         try:
-            f = open_binary(path, plain_start=MAGIC.encode())     # a plain model named .gz stays readable
+            f = open_binary(path, plain_start=MAGIC.encode(), what="model")   # a plain model named .gz stays readable
         except DataError as e:
-            raise ModelFormatError(path, _open_problem(e)) from None
+            raise ModelFormatError(path, e.message) from None
         compressed = getattr(f, "decompressing", False)
         budget = (memory_limit() or float(1 << 34)) * COMPRESSED_MODEL_SHARE if compressed else math.inf
         with f:
@@ -697,14 +697,6 @@ def _read_full(f, size):
         parts.append(part)
         got += len(part)
     return b"".join(parts)
-
-
-def _open_problem(error):
-    """The problem text of a :class:`DataError` from :func:`pegasos.io.open_binary`,
-    worded for a model file."""
-    text = error.message
-    return {"no such file": "no such model file",
-            "is a directory, not a data file": "cannot read model: it is a directory"}.get(text, f"cannot read model: {text}")
 
 
 def check_weights_fit(path, lines, n_features, rows=1):
