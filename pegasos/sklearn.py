@@ -49,7 +49,9 @@ sampling : "uniform", "permutation" or "sequential", default "permutation"
 projection : bool, default False
     Project onto the ball that holds the optimum after each step (Eq. (6)).
 average : bool, default False
-    Output the mean of the iterates w_1..w_T (Theorem 1).
+    Output the mean of the iterates w_1..w_T (Theorem 1); average_from
+    then gives way when left at its default (another value is a
+    ParameterError).
 average_from : float in [0, 1) or None, default 0.5
     Output the mean of the iterates w_t for t >= ceil(average_from T);
     None outputs the last iterate w_{T+1} (the paper's experiments).
@@ -182,6 +184,7 @@ def _warn_if_not_certified(model, X, y, sample_weight):
 _ACCEPT_SPARSE = ("csr", "csc", "coo")
 _KERNELS = ("rbf", "poly", "sigmoid")
 ENGINE_EPOCHS = 10       # default passes over the data of a linear model on an engine (pegasos train's on shards)
+AVERAGE_FROM_DEFAULT = 0.5   # the estimators' average_from: the mean of the last half of the iterates
 KERNEL_EPOCHS = 10       # ... of a kernel classifier (pegasos.train's default) and the ranker (over pairs)
 AUTO_ETA0 = 0.1          # first step of step_offset="auto"
 
@@ -251,19 +254,19 @@ def _sample_weight(sample_weight, m):
     return sw
 
 
-def _info_settings(info):
-    """Constructor parameters recorded in a model file header (str -> str)."""
-    averaging = info.get("averaging", "last")
+def _info_settings(options):
+    """Constructor parameters of the options a model file header records
+    (:meth:`pegasos.options.TrainOptions.from_header`)."""
     return {
-        "iterations": int(info["iterations"]),
+        "iterations": options.iterations,
         "epochs": None,
-        "batch_size": int(info["batch_size"]),
-        "sampling": info["sampling"],
-        "projection": info.get("projection") == "on",
-        "average": averaging == "all",
-        "average_from": float(info["average_from"]) if averaging == "suffix" else None,
-        "step_offset": float(info.get("step_offset", "0")),
-        "random_state": int(info["seed"]),
+        "batch_size": options.batch_size,
+        "sampling": options.sampling,
+        "projection": bool(options.projection),
+        "average": bool(options.average),
+        "average_from": None if options.average else options.average_from,
+        "step_offset": options.step_offset,
+        "random_state": options.seed,
     }
 
 
@@ -291,6 +294,17 @@ class _PegasosBase(BaseEstimator):
             raise ParameterError(str(e).strip().replace("\n", " ")) from None
         return _as_csr(X), y
 
+    def _average_from(self):
+        """average_from as the trainers take it: with ``average=True`` the default 0.5 gives way
+        (the mean of every iterate, as SGDClassifier(average=True) asks), other values are an error."""
+        af = self.average_from
+        if self.average is True and af is not None:
+            if af != AVERAGE_FROM_DEFAULT:
+                raise ParameterError(f"average=True averages every iterate and average_from={af!r} a suffix of "
+                                     "them: give one (average_from=None with average=True)")
+            return None
+        return af
+
     def _common(self, sampling=None, kernel=False, default_epochs=ENGINE_EPOCHS, automatic=False):
         """The keyword arguments common to pegasos.train and train_kernel (step_offset
         too for a linear model), with the estimators' defaults resolved.  ``automatic``
@@ -302,7 +316,7 @@ class _PegasosBase(BaseEstimator):
         out = dict(lam=self.lam, iterations=self.iterations, epochs=epochs,
                    batch_size=1 if self.batch_size is None else self.batch_size,
                    sampling=self.sampling if sampling is None else sampling, projection=self.projection,
-                   average=self.average, average_from=self.average_from, seed=_seed(self.random_state))
+                   average=self.average, average_from=self._average_from(), seed=_seed(self.random_state))
         t0 = self.step_offset
         if kernel:
             if t0 not in ("auto", 0, 0.0):
@@ -421,9 +435,15 @@ class _PegasosBase(BaseEstimator):
             self.n_iter_ = max(int(p) for p in str(info["finish_passes"]).split(","))
 
     def _set_loaded_params(self, model):
-        settings = _info_settings(model.info)
+        """Set the constructor parameters ``model``'s header records; returns its
+        :class:`pegasos.options.TrainOptions`."""
+        from .options import TrainOptions
+
+        options = TrainOptions.from_header(model.info)
+        settings = _info_settings(options)
         settings.update(lam=model.lam, bias=model.bias_mode)
         self.set_params(**{k: v for k, v in settings.items() if k in self.get_params()})
+        return options
 
     def save(self, path):
         """Write the fitted model as a pegasos text model file (:func:`pegasos.save_model`),
@@ -508,7 +528,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
 
     def __init__(self, *, loss="hinge", multiclass="ovr", kernel=None, gamma=None, degree=3, coef0=0.0,
                  budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
-                 sampling="permutation", projection=False, average=False, average_from=0.5, bias="auto",
+                 sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT, bias="auto",
                  step_offset="auto",
                  class_weight=None, random_state=1, n_threads=1, engine=None, finish=None):
         self.engine = engine
@@ -912,13 +932,13 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             else:
                 classes = np.array(named)
         est = cls()
-        est._set_loaded_params(model)
+        options = est._set_loaded_params(model)
         if isinstance(model, KernelModel):
             est.set_params(kernel=model.kernel, gamma=model.gamma, degree=model.degree, coef0=model.coef0,
                            budget=None if model.info.get("budget", "-") == "-" else int(model.info["budget"]))
         else:
             est.set_params(loss=model.loss, multiclass=getattr(model, "method", "ovr"),
-                           class_weight=_parse_class_weights(model.info.get("class_weights"), values, classes))
+                           class_weight=_class_weight_of(options.class_weight, values, classes))
         est.model_ = model
         est.classes_ = classes
         est._set_fitted()
@@ -941,16 +961,15 @@ def _file_digest(path):
         return None
 
 
-def _parse_class_weights(text, values, classes):
-    """class_weight {label: weight} from a model header's ``class_weights``, or None."""
-    if not text or text == "-":
+def _class_weight_of(weights, values, classes):
+    """class_weight {class: weight} of a model header's {label value: weight} (None: none recorded)."""
+    if not weights:
         return None
     out = {}
-    for item in text.split(","):
-        label, _, weight = item.rpartition(":")
-        hit = np.flatnonzero(values == float(label))
+    for label, weight in weights.items():
+        hit = np.flatnonzero(values == label)
         if hit.size:
-            out[classes[hit[0]].item()] = float(weight)
+            out[classes[hit[0]].item()] = weight
     return out
 
 
@@ -976,7 +995,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
     """
 
     def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
-                 sampling="permutation", projection=False, average=False, average_from=0.5, bias="feature",
+                 sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT, bias="feature",
                  step_offset="auto", random_state=1, n_threads=1, engine=None):
         self.engine = engine
         self.epsilon = epsilon
@@ -1107,7 +1126,7 @@ class PegasosRanker(_PegasosBase):
     """
 
     def __init__(self, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, projection=False,
-                 average=False, average_from=0.5, step_offset="auto", random_state=1, n_threads=1):
+                 average=False, average_from=AVERAGE_FROM_DEFAULT, step_offset="auto", random_state=1, n_threads=1):
         self.lam = lam
         self.iterations = iterations
         self.epochs = epochs

@@ -274,6 +274,42 @@ def test_multiclass_and_regression_and_ranking_files_round_trip(tmp_path):
         PegasosRegressor.load(tmp_path / "x.model")
 
 
+def test_average_true_alone_averages_every_iterate():
+    """average=True (SGDClassifier's spelling) raised 'give either average= or average_from=, not
+    both' over an average_from the user never set (its default 0.5)."""
+    X, y = _problem()
+    for est, target in ((PegasosClassifier(average=True, epochs=2), y), (PegasosClassifier(average=True), y),
+                        (PegasosClassifier(average=True, kernel="rbf", epochs=1), y),
+                        (PegasosRegressor(average=True, epochs=2), y * 1.0), (PegasosRanker(average=True), y)):
+        est.fit(X, target)
+        assert est.model_.info["averaging"] == "all", est
+        assert est.get_params()["average_from"] == 0.5          # the parameter itself is left as given
+    est = PegasosClassifier(average=True)
+    est.partial_fit(X, y, classes=np.unique(y))
+    est.partial_fit(X, y)
+    assert est.model_.info["averaging"] == "all"
+    for est in (PegasosClassifier(average=True, average_from=0.25), PegasosRegressor(average=True, average_from=0.0)):
+        with pytest.raises(ParameterError, match=r"average=True averages every iterate and average_from="):
+            est.fit(X, y * 1.0)
+
+
+def test_load_gives_back_the_recorded_settings(tmp_path):
+    X, y = _problem()
+    labels = np.where(y == 1, "spam", "ham")
+    for est in (PegasosClassifier(class_weight={"spam": 2.5}), PegasosClassifier(average=True, epochs=2),
+                PegasosClassifier(average_from=0.25, epochs=3, sampling="uniform", projection=True, random_state=7)):
+        est.fit(X, labels)
+        path = tmp_path / "m.model"
+        est.save(path)
+        back = PegasosClassifier.load(path)
+        given, loaded = est.get_params(), back.get_params()
+        for name in ("class_weight", "sampling", "projection", "random_state", "average"):
+            assert loaded[name] == given[name], (est, name)
+        assert loaded["average_from"] == (None if est.average else given["average_from"])
+        assert loaded["iterations"] == est.t_ and loaded["epochs"] is None
+        assert np.array_equal(back.decision_function(X), est.decision_function(X))
+
+
 def test_pickle_and_clone():
     X, y = _problem(classes=3)
     for est in (PegasosClassifier(loss="log").fit(X, y), PegasosClassifier(kernel="rbf").fit(X, y),
