@@ -892,7 +892,9 @@ def _on_off(text):
     return {"on": True, "off": False}[text]
 
 
-def _class_weights(text):
+def parse_class_weights(text):
+    """{label value: weight} of a model header's ``class_weights`` text (``LABEL:WEIGHT,...``, as
+    :meth:`TrainOptions.header` writes it); ValueError when it does not parse."""
     out = {}
     for item in text.split(","):
         label, _, weight = item.partition(":")
@@ -917,7 +919,7 @@ HEADER_FIELDS = (
     ("step_offset", "step_offset", float),
     ("schedule", "schedule", str),
     ("eta", "eta", float),
-    ("class_weights", "class_weight", _class_weights),
+    ("class_weights", "class_weight", parse_class_weights),
     ("shuffle_buffer", "shuffle_buffer", int),
     ("loss", "loss", str),
     ("epsilon", "epsilon", float),

@@ -227,8 +227,8 @@ def test_command_line_training_does_not_import_scipy(tmp_path):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_roc_auc_with_ties_equals_scikit_learn(seed):
-    """scoring.roc_auc ranks with NumPy (ties share the mean rank): equal to scipy's rankdata and to
-    scikit-learn's roc_auc_score on scores with many ties."""
+    """scoring.roc_auc counts with NumPy (ties count one half): equal to the mean ranks of scipy's
+    rankdata and to scikit-learn's roc_auc_score on scores with many ties."""
     from scipy.stats import rankdata
     from sklearn.metrics import roc_auc_score
 
@@ -241,6 +241,66 @@ def test_roc_auc_with_ties_equals_scikit_learn(seed):
     ranks = rankdata(scores)
     expected = (ranks[positive].sum() - positive.sum() * (positive.sum() + 1) / 2) / (positive.sum() * (~positive).sum())
     assert roc_auc(scores, positive) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_streamed_roc_auc_equals_scikit_learn_over_chunks(seed):
+    """eval keeps each class's decision values in chunks and counts over the sorted negatives: the
+    same AUC as roc_auc_score over the whole, with ties, infinite values, chunks holding one class
+    or none, and every block size of the count."""
+    from sklearn.metrics import roc_auc_score
+
+    from pegasos import scoring
+
+    rng = np.random.default_rng(seed)
+    m = 3000
+    scores = np.round(rng.normal(size=m), 1)
+    scores[rng.random(m) < 0.01] = np.inf
+    scores[rng.random(m) < 0.01] = -np.inf
+    positive = rng.random(m) < 0.4
+    positive[:200] = True                           # a first chunk of positives only
+    expected = roc_auc_score(positive, np.clip(scores, -1e300, 1e300))
+    for block in (1, 7, 1 << 20):
+        kept = scoring._ClassScores()
+        cuts = np.sort(rng.choice(np.arange(1, m), 30, replace=False))
+        for part, pos in zip(np.split(scores, cuts), np.split(positive, cuts)):
+            kept.add(part, pos)
+        kept.add(scores[:0], positive[:0])
+        old, scoring.AUC_BLOCK = scoring.AUC_BLOCK, block
+        try:
+            assert kept.auc() == pytest.approx(expected, rel=1e-14, abs=0), block
+        finally:
+            scoring.AUC_BLOCK = old
+        assert kept.pos == [] and kept.neg == []    # the chunks were freed as they were joined
+    one = scoring._ClassScores()
+    one.add(scores, np.ones(m, dtype=bool))
+    assert one.auc() is None
+
+
+def test_streamed_roc_auc_holds_about_one_float_per_example():
+    """The AUC of eval used about 19 bytes per example (the chunks, their concatenation, np.unique's
+    sorted copy, inverse and ranks); now the chunks and one class's joined copy, about 8 to 16."""
+    import tracemalloc
+
+    from pegasos import scoring
+
+    rng = np.random.default_rng(0)
+    m, chunk = 2_000_000, 100_000
+    kept = scoring._ClassScores()
+    tracemalloc.start()
+    try:
+        for _ in range(m // chunk):
+            f = rng.normal(size=chunk)
+            kept.add(f, f + rng.normal(size=chunk) > 0)
+            del f
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        auc = kept.auc()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 0.8 < auc < 0.87
+    assert held < 8.5 * m and peak < 14 * m, (held / m, peak / m)
 
 
 def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
