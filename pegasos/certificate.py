@@ -36,8 +36,15 @@ import numpy as np
 from .errors import ExampleError, ParameterError
 
 MAX_GAP_PASSES = 1_000_000
-AUTO_GAP_PASSES = 1 << 16       # bound of the passes run until the gap stops shrinking ...
-AUTO_GAP_UPDATES = 1 << 28      # ... and of their coefficient updates (passes times m + nnz, shrinking aside)
+# The bound of the passes run until the gap stops shrinking (``until_stalled``), whatever the data:
+# the rounds also stop at AUTO_GAP_UPDATES (2^28) coefficient updates a problem, the work the
+# shrinking passes actually did (as the dual finish counts it: the pass bound m + nnz of before,
+# shrinking aside, left the default model of 3 generated classes at 1.06% after 3117 passes where
+# its finish had proven 0.155%).  The bound of the passes only binds on small data; it was 1000
+# with plain passes, which left the default heart_scale model (lambda = 1e-4) at 0.39% certified
+# where its dual finish had proven 0.07% after 4096 passes.
+AUTO_GAP_PASSES = 1 << 16
+AUTO_GAP_UPDATES = 1 << 28      # bound of their coefficient updates (passes times m + nnz, shrinking aside)
 STALL = 0.1                     # a doubling of the passes that closes less of the gap than this ...
 STALL_FROM = 16                 # ... and less than the doubling before, from this many passes on, ends them
 _BLOCK_UPDATES = 1 << 26      # coefficient updates per call into the compiled loop
@@ -71,19 +78,6 @@ def check_gap_model(model):
         raise ParameterError(f"the duality gap is not available with bias mode {model.bias_mode} "
                              "(only none and feature: an unregularized bias adds an equality constraint "
                              "to the dual)")
-
-
-def auto_gap_passes(X):
-    """The bound of the passes run until the gap stops shrinking on X (``until_stalled``):
-    ``AUTO_GAP_PASSES`` (2^16) whatever X; the rounds also stop at ``AUTO_GAP_UPDATES`` (2^28)
-    coefficient updates a problem, the work the shrinking passes actually did (as the dual finish
-    counts it: the pass bound m + nnz of before, shrinking aside, left the default model of 3
-    generated classes at 1.06% after 3117 passes where its finish had proven 0.155%).
-
-    The bound of the passes only binds on small data; it was 1000 with plain passes, which left the
-    default heart_scale model (lambda = 1e-4) at 0.39% certified where its dual finish had proven
-    0.07% after 4096 passes."""
-    return AUTO_GAP_PASSES
 
 
 def check_passes(passes, name="passes"):
@@ -363,7 +357,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
         model of 3 generated classes at lambda = 1e-4 stopped at 1.06%
         after 3117 passes, where its dual finish had proven 0.155%).
         Measured on the default models at lambda = 1e-4 (bound
-        :func:`auto_gap_passes`; relative gap certified, true, and the
+        :data:`AUTO_GAP_PASSES`; relative gap certified, true, and the
         header's ``certified_gap`` of the dual finish, where there is one):
         mushrooms stops at 512 passes (0.118%, 0.117%), reuters at 64
         (0.143%, 0.145%), w8a at 64 (0.121%, 0.196%), a9a without the
@@ -437,7 +431,7 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         Label values as in the training file (the model's labels).
     passes : int in [0, 10^6] or None
         None (the default): the passes of ``until_stalled`` with the bound
-        of :func:`auto_gap_passes`, as ``pegasos objective --gap`` runs them
+        of :data:`AUTO_GAP_PASSES`, as ``pegasos objective --gap`` runs them
         (20 fixed passes, the default before, certified a model within
         0.16% at 69%).  Otherwise the passes of dual coordinate ascent (with shrinking,
         :class:`ShrinkingPasses`) after the start from the margins (each
@@ -454,7 +448,7 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         a round closes less than a tenth of the gap, and less than the round
         before (from 16 passes on; per class for one-vs-rest): the gap has
         stopped shrinking.
-        ``passes`` is then the bound (see :func:`auto_gap_passes`), with
+        ``passes`` is then the bound (see :data:`AUTO_GAP_PASSES`), with
         ``AUTO_GAP_UPDATES`` coefficient updates per problem.
     seed : int in [0, 2^64)
         Seed of the coordinate orders.
@@ -503,7 +497,7 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
     started = time.perf_counter()
     check_gap_model(model)
     if passes is None:
-        passes, until_stalled = auto_gap_passes(X), True
+        passes, until_stalled = AUTO_GAP_PASSES, True
     passes = check_passes(passes)
     if tol is not None:
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0.0 <= tol < 1.0):

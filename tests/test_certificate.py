@@ -492,19 +492,19 @@ def test_passes_until_the_gap_stops_shrinking():
     about 86% though the model is within 0.05% of f*; the rounds go on while they close the gap
     faster (to 16384 passes here), the bound stays <= f*, and the result is that of the same
     number of passes asked for directly.  a9a closes fast and stops on its own."""
-    from pegasos.certificate import auto_gap_passes, duality_gap
+    from pegasos.certificate import AUTO_GAP_PASSES, duality_gap
 
     X, y = pegasos.load_svmlight(str(data_file("heart_scale/heart_scale")))
     model = pegasos.fit((X, y), lam=1e-4)
     fixed = duality_gap(model, X, y, passes=20)
-    auto = duality_gap(model, X, y, passes=auto_gap_passes(X), until_stalled=True)
+    auto = duality_gap(model, X, y, passes=AUTO_GAP_PASSES, until_stalled=True)
     assert fixed["rel_gap"] > 0.5 and auto["rel_gap"] < 0.01
     assert auto["dual"] <= 0.3516439591 + TABLE_ROUNDING
     assert duality_gap(model, X, y, passes=auto["passes"])["dual"] == auto["dual"]
     Xa, ya = pegasos.load_svmlight(str(data_file("a9a/a9a")))
     a9a = pegasos.fit((Xa, ya), lam=1e-4)
-    r = duality_gap(a9a, Xa, ya, passes=auto_gap_passes(Xa), until_stalled=True)
-    assert r["stalled"] and 16 <= r["passes"] < auto_gap_passes(Xa)
+    r = duality_gap(a9a, Xa, ya, passes=AUTO_GAP_PASSES, until_stalled=True)
+    assert r["stalled"] and 16 <= r["passes"] < AUTO_GAP_PASSES
     assert r["dual"] <= 0.3517618027 + TABLE_ROUNDING and r["rel_gap"] < 0.01
 
 
@@ -523,13 +523,13 @@ def test_the_gap_proves_again_what_the_dual_finish_certified(name, fstar):
     one doubling short of the finish's point, about STALL above it (mushrooms ends within 1e-5 of the
     header, reuters 2% and heart_scale 24% below it).  With the plain passes and their bound of 1000,
     heart_scale ended at 5.6 times the header's gap.  The bound never exceeds the certified f*."""
-    from pegasos.certificate import STALL, auto_gap_passes, duality_gap
+    from pegasos.certificate import AUTO_GAP_PASSES, STALL, duality_gap
 
     X, y = load(name)
     model = pegasos.fit((X, y), lam=1e-4)
     assert model.info["finish"] == "dual"
     header = float(model.info["certified_gap"])
-    r = duality_gap(model, X, y, passes=auto_gap_passes(X), until_stalled=True)
+    r = duality_gap(model, X, y, passes=AUTO_GAP_PASSES, until_stalled=True)
     assert r["stalled"]                                      # ended on its own, before its bound
     assert 0 <= r["rel_gap"] <= header * (1 + STALL), (r["rel_gap"], header)
     assert r["dual"] <= fstar + TABLE_ROUNDING
@@ -568,14 +568,14 @@ def test_a_gap_below_zero_by_rounding_is_shown_as_zero():
 
 def test_the_default_passes_run_until_the_gap_stops_shrinking():
     """duality_gap(model, X, y) runs the passes of objective --gap (until_stalled, auto bound), not 20."""
-    from pegasos.certificate import auto_gap_passes
+    from pegasos.certificate import AUTO_GAP_PASSES
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(600, 15))
     y = np.where(X @ rng.normal(size=15) + 0.5 * rng.normal(size=600) > 0, 1.0, -1.0)
     model = pegasos.fit((X, y), lam=1e-4, finish="none")
     default = pegasos.duality_gap(model, X, y)
-    explicit = pegasos.duality_gap(model, X, y, passes=auto_gap_passes(X), until_stalled=True)
+    explicit = pegasos.duality_gap(model, X, y, passes=AUTO_GAP_PASSES, until_stalled=True)
     assert default["dual"] == explicit["dual"] and default["passes"] == explicit["passes"] > 20
     assert "stalled" in default and "stalled" not in pegasos.duality_gap(model, X, y, passes=20)
 
