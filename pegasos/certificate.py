@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from .defaults import lambda_problem
 from .errors import ExampleError, ParameterError
 
 MAX_GAP_PASSES = 1_000_000
@@ -182,6 +183,16 @@ def dual_value(alpha, v, diag):
 
     total, square, curvature = _dual.dual_sums(alpha, v, diag)
     return total - 0.5 * square - 0.5 * curvature
+
+
+def dual_bound(lam, alpha, v, diag):
+    """The lower bound on f* that the dual point (alpha, v) certifies: lambda D(alpha) (primal
+    scaling; :func:`dual_value`), or 0 where that is not a finite number above 0.  0 is the bound of
+    alpha = 0 and always holds (every loss is >= 0, so f* >= 0).  Passes whose values overflow
+    (feature values or 1/(lambda m) beyond about 1e150) end in nan or -inf, which certify nothing;
+    a nan once read as a gap of 0% (max(0, nan) is 0)."""
+    value = lam * dual_value(alpha, v, diag)
+    return value if math.isfinite(value) and value > 0.0 else 0.0
 
 
 def start_point(margins, upper, diag, loss):
@@ -376,7 +387,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
     """
     upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value)
     alpha, v = scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value)
-    dual_start = lam * dual_value(alpha, v, diag)
+    dual_start = dual_bound(lam, alpha, v, diag)
     start = (alpha.copy(), v.copy())
     run, ended = 0, True
     if passes > 0 and dual_start < stop_at:
@@ -391,6 +402,8 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
                 want = max(1, min(want, int((max_work - ascent.work) * run / max(1, ascent.work))))
             got = ascent.run(want, stop_at / lam)
             run += got
+            if not math.isfinite(ascent.value):     # overflowed: no later pass can mend it
+                break
             if got < want or primal is None:
                 ended = got < want
                 break
@@ -404,7 +417,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
                 break
             before, last_cut, round_end, stalled_before = now, cut, 2 * run, stalled
         v = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)
-    dual_end = lam * dual_value(alpha, v, diag)
+    dual_end = dual_bound(lam, alpha, v, diag)
     if dual_start > dual_end:
         alpha, v = start
     return {"dual": max(dual_start, dual_end), "dual_start": dual_start, "dual_end": dual_end, "passes": run,
@@ -505,8 +518,8 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         tol = float(tol)
     if lam is None:
         lam = model.lam
-    elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (math.isfinite(lam) and lam > 0):
-        raise ParameterError(f"lambda must be a positive number, got {lam!r}")
+    elif lambda_problem(lam) is not None:
+        raise ParameterError(lambda_problem(lam))
     lam = float(lam)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2 ** 64:
         raise ParameterError(f"seed must be a whole number in [0, 2^64), got {seed!r}")

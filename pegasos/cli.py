@@ -1523,13 +1523,13 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     With --gap, also a certified lower bound on the optimum f* (weak duality),
     so that objective - f* <= gap.
     """
-    import math
-
     from .errors import ParameterError
     from .scoring import objective_file
 
-    if lam is not None and not (math.isfinite(lam) and lam > 0):
-        raise ParameterError(f"-l/--lambda: lambda must be a positive number, got {lam}")
+    from .defaults import lambda_problem
+
+    if lam is not None and lambda_problem(lam) is not None:
+        raise ParameterError(f"-l/--lambda: {lambda_problem(lam)}")
     if sample is not None and not (0.0 < sample <= 1.0):
         raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
     if gap_passes is not None and not gap:

@@ -2,6 +2,7 @@
 that ``pegasos --help`` starts fast)."""
 
 DEFAULT_LAMBDA = 1e-4     # regularisation parameter lambda
+MIN_LAMBDA = 1e-300       # below it 1/lambda, the bound on ||w||^2 (Sec. 2), and the steps 1/(lambda t) leave float64
 DEFAULT_EPOCHS = 10       # passes over the data when neither T nor epochs is given
 DEFAULT_SEED = 1          # runs are reproducible unless a seed is chosen
 DEFAULT_SHUFFLE_BUFFER = 100_000   # examples held by `train --stream` without --cache
@@ -10,3 +11,17 @@ DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (
 SAMPLINGS = ("uniform", "permutation", "shuffle-once", "sequential")
 SCHEDULES = ("pegasos", "norma", "constant")
 BIAS_MODES = ("none", "feature", "unregularized")
+
+
+def lambda_problem(lam):
+    """Why ``lam`` cannot be lambda (a phrase, "lambda must be ..."), or None when it can: a real
+    number (not a bool) in [MIN_LAMBDA, inf)."""
+    import math
+    import numbers
+
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (math.isfinite(lam) and lam > 0):
+        return f"lambda must be a positive number, got {lam!r}"
+    if lam < MIN_LAMBDA:
+        return (f"lambda must be at least {MIN_LAMBDA:g}, got {lam!r}: below it 1/lambda, the bound on "
+                "||w||^2, and the steps 1/(lambda t) overflow float64")
+    return None

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .certificate import ShrinkingPasses, dual_value, dual_vector, problem_terms, scaled_start
+from .certificate import ShrinkingPasses, dual_bound, dual_vector, problem_terms, scaled_start
 from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
@@ -195,7 +195,7 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
     """
     upper, diag, qii = problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_norms)
     alpha, v = scaled_start(indptr, indices, data, n_cols, y_pm, margins, upper, diag, loss, bias_value)
-    best_dual = lam * dual_value(alpha, v, diag)
+    best_dual = dual_bound(lam, alpha, v, diag)
     bound = MAX_FINISH_PASSES if passes is None else int(passes)
     ascent = ShrinkingPasses(indptr, indices, data, y_pm, upper, diag, qii, bias_value, alpha, v, seed=seed,
                              helper=helper)
@@ -219,6 +219,8 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         if got == 0:
             break
         run += got
+        if not math.isfinite(ascent.value):         # overflowed (see dual_bound): no later pass can mend it
+            break
         if tol is not None and best > 0 and ascent.value < stop_at and lam * ascent.rise > tol * best:
             doubling, aim = (2 * run if run >= doubling else doubling), None
             continue
@@ -247,7 +249,9 @@ def finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, *, l
         p_dual = _primal(indptr, indices, data, y_pm, c, v, lam, loss, bias_value, True)
     if run:
         exact = dual_vector(indptr, indices, data, n_cols, alpha * y_pm, bias_value)    # the bound: from alpha
-        best_dual = max(best_dual, lam * dual_value(alpha, exact, diag))
+        best_dual = max(best_dual, dual_bound(lam, alpha, exact, diag))
+    if not math.isfinite(p_dual):
+        p_dual = math.inf                            # w(alpha) overflowed: never kept
     best = min(primal, p_dual)
     certified = tol is not None and best > 0 and (best - best_dual) / best <= tol
     return {"w": v, "primal_dual": p_dual, "dual": best_dual, "passes": run, "certified": certified}

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .defaults import MIN_LAMBDA, lambda_problem
 from .errors import ModelFormatError, ParameterError
 from .data import csr_arrays, finite_decisions
 from .labels import BinaryLabels
@@ -381,8 +382,9 @@ def parse_kernel_model(path, lines):
     bias = header_float(path, header, "bias")
     neg = header_float(path, header, "label_negative")
     pos = header_float(path, header, "label_positive")
-    if lam <= 0:
-        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}", header.line("lambda"))
+    if lambda_problem(lam) is not None:
+        raise ModelFormatError(path, f"lambda must be a positive number of at least {MIN_LAMBDA:g}, not "
+                                     f"{header['lambda']}", header.line("lambda"))
     if gamma <= 0 or not 1 <= degree <= MAX_DEGREE:
         raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}",
                                header.line("gamma" if gamma <= 0 else "degree"))

@@ -8,6 +8,7 @@ it recognises the kind of a file and builds the model.
 
 import numpy as np
 
+from .defaults import MIN_LAMBDA, lambda_problem
 from .errors import ModelFormatError
 from .labels import BinaryLabels
 from .linear import LinearModel
@@ -72,8 +73,9 @@ def load_model(path):
         raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}", header.line("index_base"))
     base = int(base)
     lam = header_float(path, header, "lambda")
-    if lam <= 0:
-        raise ModelFormatError(path, f"lambda must be positive, not {header['lambda']}", header.line("lambda"))
+    if lambda_problem(lam) is not None:
+        raise ModelFormatError(path, f"lambda must be a positive number of at least {MIN_LAMBDA:g}, not "
+                                     f"{header['lambda']}", header.line("lambda"))
     if header["bias_mode"] not in ("none", "feature", "unregularized"):
         raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}", header.line("bias_mode"))
     info = {k: header[k] for k in HEADER_KEYS + OPTIONAL_KEYS if k in header}

@@ -23,7 +23,7 @@ import math
 import numbers
 from dataclasses import dataclass, fields, replace
 
-from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS, SCHEDULES
+from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS, SCHEDULES, lambda_problem
 from .errors import ParameterError
 
 #: the losses and the task each one trains (paper Sec. 5)
@@ -451,9 +451,9 @@ class TrainOptions:
             The first setting out of range or two settings that exclude each
             other, named as the user spelled them.
         """
-        lam = self.lam
-        if not (_is_real(lam) and math.isfinite(lam) and lam > 0):
-            self._fail("lam", f"lambda must be a positive number, got {lam!r}")
+        problem = lambda_problem(self.lam)
+        if problem is not None:
+            self._fail("lam", problem)
         if self.iterations is not None and self.epochs is not None:
             raise ParameterError(f"give either the number of iterations T ({self.name('iterations')}) or the "
                                  f"number of epochs ({self.name('epochs')}), not both")

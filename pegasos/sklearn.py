@@ -146,7 +146,7 @@ except ImportError as exc:           # scikit-learn missing or older than 1.6 (n
     raise ImportError("pegasos.sklearn needs scikit-learn >= 1.6; install it with "
                       "pip install 'pegasos[sklearn]'") from exc
 
-from .defaults import DEFAULT_LAMBDA
+from .defaults import DEFAULT_LAMBDA, lambda_problem
 from .errors import ParameterError
 
 __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
@@ -327,7 +327,7 @@ class _PegasosBase(BaseEstimator):
                 raise ParameterError(f"step_offset must be 'auto' or a number >= 0, got {t0!r}")
             if not automatic:
                 lam = self.lam
-                good = isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(lam) and lam > 0
+                good = lambda_problem(lam) is None
                 out["step_offset"] = 1.0 / (lam * AUTO_ETA0) if good else 0.0   # a bad lam is reported by train
         else:
             out["step_offset"] = t0

@@ -601,3 +601,77 @@ def test_gap_shows_a_tighter_header_gap_and_finish_passes_runs_are_said_above_to
     assert gap > 0.002 and f"not certified within 0.2% (its gap after the passes asked for: {100 * gap:.3g}%)" in r.stdout
     assert "the dual finish's passes of --finish-passes left a certified relative gap of" in r.stderr
     assert "; --finish-passes 4 runs four times its passes" in r.stderr
+
+
+def _separable_by_noise(scale=1.0, m=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 10))
+    y = np.where(X @ rng.normal(size=10) + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
+    return X * scale, y
+
+
+def _write_svm(path, X, y):
+    path.write_text("".join(f"{int(t):+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row)) + "\n"
+                            for t, row in zip(y, X)))
+
+
+def test_dual_bound_of_overflowing_passes_is_zero_never_nan():
+    """max(0, nan) is 0: an overflowed dual value once certified a zero model 'within 0%'."""
+    from pegasos.certificate import dual_bound
+
+    alpha, diag = np.array([1.0, 1.0]), np.zeros(2)
+    assert dual_bound(1.0, alpha, np.array([np.inf, 0.0, 0.0]), diag) == 0.0          # -inf
+    assert dual_bound(1.0, np.array([np.inf, 1.0]), np.array([np.inf, 0.0, 0.0]), diag) == 0.0   # inf - inf
+    assert dual_bound(1.0, np.array([np.nan, 1.0]), np.zeros(3), diag) == 0.0
+    assert dual_bound(1.0, alpha, np.array([1.0, 0.0, 0.0]), diag) == 1.5
+    assert dual_bound(2.0, alpha, np.array([3.0, 0.0, 0.0]), diag) == 0.0             # negative: 0 holds
+
+
+@pytest.mark.parametrize("scale,lam", [(1e200, 1e-2), (1e170, 1e-4), (1.0, 1e-160), (1.0, 1e-300)])
+def test_overflow_never_reads_as_a_certificate(tmp_path, scale, lam):
+    """Feature values or 1/lambda beyond about 1e150 overflowed the dual passes to nan: the zero model
+    was written 'certified within 0% of the optimum' (header certified_gap 0.0), --tol-gap spent its
+    million passes, and objective --gap printed a dual bound of nan.  Now an overflow certifies
+    nothing: Pegasos trains (lambda) or its own overflow is the error (features)."""
+    X, y = _separable_by_noise(scale)
+    data = tmp_path / "d.svm"
+    _write_svm(data, X, y)
+    model = tmp_path / "m.model"
+    r = run_pegasos("train", "-q", "--report-gap", "-l", repr(lam), data, model)
+    if scale > 1:
+        one_error(r, "decision value is not a finite number")
+        assert not model.exists()
+        with pytest.raises(ParameterError, match="not a finite number"):
+            pegasos.fit((X, y), lam=lam)
+        return
+    ok(r)
+    fitted = pegasos.load_model(str(model))
+    assert np.any(fitted.w != 0)
+    f = pegasos.objective(fitted, X, y)["objective"]
+    reference = pegasos.objective(pegasos.fit((X, y), lam=1e-150), X, y)["objective"]
+    assert f == pytest.approx(reference, rel=0.05)              # lambda/2 |w|^2 is nothing: the hinge alone
+    gap = float(fitted.info["certified_gap"])
+    assert 0.0 <= gap <= 1.0 and (gap > 0.5 or f <= reference * 1.0001)
+    r = json.loads(ok(run_pegasos("objective", "--gap", "--json", data, model)))
+    assert all(math.isfinite(r[key]) for key in ("dual", "gap", "rel_gap")), r
+    assert 0.0 <= r["dual"] <= r["primal"]
+
+
+def test_lambda_below_the_float64_range_is_one_error(tmp_path):
+    from pegasos.sklearn import PegasosClassifier
+
+    X, y = _separable_by_noise()
+    data = tmp_path / "d.svm"
+    _write_svm(data, X, y)
+    for lam in ("1e-320", "5e-301"):
+        one_error(run_pegasos("train", "-l", lam, data, tmp_path / "m"), "lambda must be at least 1e-300")
+        assert not (tmp_path / "m").exists()
+    ok(run_pegasos("train", "-q", "-l", "1e-4", data, tmp_path / "m"))
+    one_error(run_pegasos("objective", "-l", "1e-320", data, tmp_path / "m"), "lambda must be at least 1e-300")
+    for fit in (lambda: pegasos.fit((X, y), lam=1e-320), lambda: PegasosClassifier(lam=1e-310).fit(X, y),
+                lambda: pegasos.duality_gap(pegasos.load_model(str(tmp_path / "m")), X, y, lam=1e-305)):
+        with pytest.raises(ParameterError, match="lambda must be at least 1e-300"):
+            fit()
+    text = (tmp_path / "m").read_text().replace("lambda 0.0001", "lambda 1e-320")
+    (tmp_path / "edited").write_text(text)
+    one_error(run_pegasos("predict", data, tmp_path / "edited"), "lambda must be a positive number of at least")
