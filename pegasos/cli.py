@@ -1112,7 +1112,7 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
     objective computed is left in ``seen`` (a dict), for the notes."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
-             f"k={options.batch_size} lambda={options.lam!r}"]
+             f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
     if options.shuffle_buffer is not None:
         parts.append(f"shuffle buffer {options.shuffle_buffer}")
         parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")
@@ -1660,7 +1660,8 @@ GUARD_FAILED = 3
 
 
 def _options_record(options):
-    """The training options as JSON-ready {field: value} (class weights keyed by label text)."""
+    """The training options as given, JSON-ready {field: value} (class weights keyed by label text, the
+    set of the settings given as a sorted list); with --init the model's header holds those it ran with."""
     import dataclasses
 
     out = {}
@@ -1670,6 +1671,8 @@ def _options_record(options):
         v = getattr(options, f.name)
         if isinstance(v, dict):
             v = {repr(k): w for k, w in v.items()}
+        elif isinstance(v, (set, frozenset)):
+            v = sorted(v)
         elif isinstance(v, tuple):
             v = list(v)
         out[f.name] = v
@@ -1679,8 +1682,8 @@ def _options_record(options):
 def _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model):
     """train --json: every number of the summary, the model header and the options."""
     record = {"data": d.path, "examples": d.n_examples, "features": d.n_features, "nnz": d.nnz,
-              "iterations": int(result.info["iterations"]), "batch_size": options.batch_size,
-              "lambda": options.lam, "read_seconds": t_read, "train_seconds": t_train,
+              "iterations": int(result.info["iterations"]), "batch_size": int(result.info["batch_size"]),
+              "lambda": float(result.info["lambda"]), "read_seconds": t_read, "train_seconds": t_train,
               "task": getattr(result, "task", "binary"), "model": model}
     if getattr(result, "kind", "linear") == "kernel":
         record.update(kernel=result.kernel, gamma=result.gamma, support_vectors=result.n_support)

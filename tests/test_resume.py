@@ -413,3 +413,22 @@ def test_messages_name_the_options_given(tmp_path):
     r = run_pegasos("search", data, "-l", "1e-2", "-v", "2", "--metric", "log_loss")
     error_line(r, "unknown metric", status=1)
     assert "log_loss" not in r.stderr.split("one of:")[1]
+
+
+def test_init_summary_and_json_give_the_settings_the_run_used(tmp_path):
+    """train --json --init ended in a TypeError traceback (a frozenset in the options record), and the
+    summary of a resumed run showed the defaults (k=1 lambda=0.0001), not the model's k and lambda."""
+    import json
+
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{'+1' if i % 3 else '-1'} 1:{i % 7 / 7} 2:{(i * 3) % 5 / 5} 3:1\n" for i in range(80)))
+    first = tmp_path / "k4.model"
+    ok(run_pegasos("train", "-q", "-k", "4", "-l", "1e-3", "--resume-state", "--finish", "none", "-T", "100",
+                   data, first))
+    r = run_pegasos("train", "--init", first, "-T", "10", data, tmp_path / "n.model")
+    assert "T=110 k=4 lambda=0.001 " in ok(r) + r.stderr
+    for extra in ((), ("--restart-schedule",)):
+        r = run_pegasos("train", "--json", *extra, "--init", first, data, tmp_path / "j.model")
+        record = json.loads(ok(r))
+        assert (record["batch_size"], record["lambda"]) == (4, 0.001), extra
+        assert record["header"]["batch_size"] == "4" and isinstance(record["options"]["given"], list)
