@@ -383,8 +383,8 @@ def parse_kernel_model(path, lines):
     neg = header_float(path, header, "label_negative")
     pos = header_float(path, header, "label_positive")
     if lambda_problem(lam) is not None:
-        raise ModelFormatError(path, f"lambda must be a positive number of at least {MIN_LAMBDA:g}, not "
-                                     f"{header['lambda']}", header.line("lambda"))
+        raise ModelFormatError(path, f"lambda must be positive (at least {MIN_LAMBDA:g}), not {header['lambda']}",
+                               header.line("lambda"))
     if gamma <= 0 or not 1 <= degree <= MAX_DEGREE:
         raise ModelFormatError(path, f"bad kernel parameters gamma {header['gamma']}, degree {header['degree']}",
                                header.line("gamma" if gamma <= 0 else "degree"))

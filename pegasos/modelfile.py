@@ -74,8 +74,8 @@ def load_model(path):
     base = int(base)
     lam = header_float(path, header, "lambda")
     if lambda_problem(lam) is not None:
-        raise ModelFormatError(path, f"lambda must be a positive number of at least {MIN_LAMBDA:g}, not "
-                                     f"{header['lambda']}", header.line("lambda"))
+        raise ModelFormatError(path, f"lambda must be positive (at least {MIN_LAMBDA:g}), not {header['lambda']}",
+                               header.line("lambda"))
     if header["bias_mode"] not in ("none", "feature", "unregularized"):
         raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}", header.line("bias_mode"))
     info = {k: header[k] for k in HEADER_KEYS + OPTIONAL_KEYS if k in header}

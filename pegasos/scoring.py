@@ -137,10 +137,9 @@ def _metrics(totals, model):
     tp, fp, tn, fn, m = totals.tp, totals.fp, totals.tn, totals.fn, totals.m
     precision = _ratio(tp, tp + fp)
     recall = _ratio(tp, tp + fn)
-    if precision is None or recall is None:
-        f1 = None
-    else:
-        f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    # 2 TP / (2 TP + FP + FN), as for each class of a multiclass model: 0, not undefined, when no
+    # example is predicted positive but some are (precision alone is undefined there)
+    f1 = _ratio(2 * tp, 2 * tp + fp + fn)
     auc = None
     if totals.scores is not None and m:
         auc = totals.scores.auc()

@@ -674,4 +674,4 @@ def test_lambda_below_the_float64_range_is_one_error(tmp_path):
             fit()
     text = (tmp_path / "m").read_text().replace("lambda 0.0001", "lambda 1e-320")
     (tmp_path / "edited").write_text(text)
-    one_error(run_pegasos("predict", data, tmp_path / "edited"), "lambda must be a positive number of at least")
+    one_error(run_pegasos("predict", data, tmp_path / "edited"), "lambda must be positive (at least 1e-300)")

@@ -1191,3 +1191,21 @@ def test_refusals_of_predict_and_objective(tmp_path):
                "--sample applies to binary models")
     unknown = write(tmp_path / "u.svm", "# c\n\n1 1:0.5\n4 2:1\n")
     error_line(run_pegasos("eval", unknown, tmp_path / "mc"), "label '4'", file=unknown, line=4)
+
+
+def test_f1_is_zero_not_undefined_when_nothing_is_predicted_positive(tmp_path):
+    """TP = FP = 0 with FN > 0: F1 = 2 TP / (2 TP + FP + FN) = 0 (scikit-learn's f1_score, and each class of
+    a multiclass eval); it was reported undefined, so cv dropped such folds from its mean F1."""
+    data = tmp_path / "ident.svm"
+    data.write_text("+1 1:1 2:1\n-1 1:1 2:1\n+1 1:1 2:1\n-1 1:1 2:1\n")
+    model = tmp_path / "m.model"
+    ok(run_pegasos("train", "-q", data, model))
+    r = json.loads(ok(run_pegasos("eval", "--json", data, model)))
+    f = np.array(floats(ok(run_pegasos("predict", data, model))))
+    y = np.array([1, -1, 1, -1])
+    pred = np.where(f > 0, 1, -1)
+    assert r["f1"] == metrics.f1_score(y, pred, zero_division=0.0)
+    assert (r["confusion"]["tp"] + r["confusion"]["fp"] == 0) == (r["f1"] == 0.0 and r["precision"] is None)
+    if r["confusion"]["tp"] + r["confusion"]["fp"] == 0:
+        cv = json.loads(ok(run_pegasos("cv", "-v", "2", "--json", data)))
+        assert [fold["f1"] for fold in cv["per_fold"]] == [0.0, 0.0] and cv["mean"]["f1"] == 0.0
