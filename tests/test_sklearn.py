@@ -47,8 +47,10 @@ def _expected_failures(estimator):
                       "check_estimators_partial_fit_n_features"):
             failures[check] = _PARTIAL_FIT_BINARY
     if isinstance(estimator, PegasosClassifier) and estimator.kernel is not None:
+        # (check_sample_weights_pandas_series runs only where pandas is installed)
         for check in ("check_sample_weights_not_an_array", "check_sample_weights_list", "check_sample_weights_shape",
-                      "check_sample_weights_not_overwritten", "check_classifiers_one_label_sample_weights"):
+                      "check_sample_weights_not_overwritten", "check_classifiers_one_label_sample_weights",
+                      "check_sample_weights_pandas_series"):
             failures[check] = _KERNEL_WEIGHTS
         failures["check_class_weight_classifiers"] = "the kernelized trainer takes no class weights"
     return failures
