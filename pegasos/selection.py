@@ -246,7 +246,7 @@ def _fit_from(train, options, start):
     does); the epochs: as given, else the doubling rule of
     :func:`pegasos.autotune.train_until_converged`, its run from ``start``.
     """
-    labels = BinaryLabels.from_values(train.y) if options.task == "binary" else None
+    labels = BinaryLabels.from_values(train.y, options.allow_one_class) if options.task == "binary" else None
     if options.length_is_automatic:
         model, _, _ = autotune.train_until_converged(train, options, labels=labels, start=start)
     else:

@@ -179,3 +179,14 @@ def test_search_names_the_validation_file_for_a_label_the_model_lacks(tmp_path, 
     held.write_text("+1 1:0.5\n-1 2:0.25\n+1 1:-0.5\n2 1:0.5\n")
     r = run_pegasos("search", train, "-l", "1e-3", "--validation", held, "--jobs", jobs)
     error_line(r, "held.svm, line 4: label 2 is not one of the model's labels", status=1)
+
+
+def test_search_takes_allow_one_class_as_cv_does(tmp_path):
+    """search --allow-one-class was accepted and then ignored at the warm-started grid points (their
+    labels were built without it): 'binary training needs exactly two label values'."""
+    data = tmp_path / "oc.svm"
+    data.write_text("+1 1:1\n+1 1:2\n+1 1:1\n+1 1:0.5\n")
+    ok(run_pegasos("cv", "-q", "--allow-one-class", "-v", "2", data))
+    r = json.loads(ok(run_pegasos("search", "--json", "--allow-one-class", "-l", "1e-3,1e-1", "-v", "2", data)))
+    assert len(r["rows"]) == 2 and r["best"]["lam"] in (1e-3, 1e-1), r
+    error_line(run_pegasos("search", "-l", "1e-3,1e-1", "-v", "2", data), "exactly two label values", status=1)
