@@ -254,18 +254,23 @@ def _sample_weight(sample_weight, m):
     return sw
 
 
-def _info_settings(options):
+def _info_settings(options, info):
     """Constructor parameters of the options a model file header records
-    (:meth:`pegasos.options.TrainOptions.from_header`)."""
+    (:meth:`pegasos.options.TrainOptions.from_header`), such that a refit trains as the
+    recorded run was asked to: the automatic length (the header's ``stopping``, or T = 0: the
+    dual passes alone) is iterations None, a calibrated step offset (``step_offset_rule``) is
+    "auto"."""
+    automatic = "stopping" in info or not options.iterations
+    calibrated = info.get("step_offset_rule") == "calibrated" or (automatic and "step_offset" not in info)
     return {
-        "iterations": options.iterations,
+        "iterations": None if automatic else options.iterations,
         "epochs": None,
         "batch_size": options.batch_size,
         "sampling": options.sampling,
         "projection": bool(options.projection),
         "average": bool(options.average),
         "average_from": None if options.average else options.average_from,
-        "step_offset": options.step_offset,
+        "step_offset": "auto" if calibrated else options.step_offset,
         "random_state": options.seed,
     }
 
@@ -440,7 +445,7 @@ class _PegasosBase(BaseEstimator):
         from .options import TrainOptions
 
         options = TrainOptions.from_header(model.info)
-        settings = _info_settings(options)
+        settings = _info_settings(options, model.info)
         settings.update(lam=model.lam, bias=model.bias_mode)
         self.set_params(**{k: v for k, v in settings.items() if k in self.get_params()})
         return options

@@ -210,7 +210,7 @@ def test_string_labels_predict_and_survive_save_load(tmp_path):
     assert list(back.classes_) == list(est.classes_)
     assert np.array_equal(back.predict(X), pred)
     assert np.array_equal(back.decision_function(X), est.decision_function(X))
-    assert back.get_params()["lam"] == est.lam and back.get_params()["iterations"] == est.t_
+    assert back.get_params()["lam"] == est.lam and back.get_params()["iterations"] == est.iterations is None
     # binary string labels; a later save with numeric labels removes the label file
     yes_no = np.where(y == 0, "yes", "no")
     est2 = PegasosClassifier().fit(X, yes_no)
@@ -308,8 +308,21 @@ def test_load_gives_back_the_recorded_settings(tmp_path):
         for name in ("class_weight", "sampling", "projection", "random_state", "average"):
             assert loaded[name] == given[name], (est, name)
         assert loaded["average_from"] == (None if est.average else given["average_from"])
-        assert loaded["iterations"] == est.t_ and loaded["epochs"] is None
+        automatic = est.epochs is None and est.iterations is None
+        assert loaded["iterations"] == (None if automatic else est.t_) and loaded["epochs"] is None
+        assert loaded["step_offset"] == "auto"
         assert np.array_equal(back.decision_function(X), est.decision_function(X))
+        # a loaded estimator refits and clones (iterations 0, the dual passes' T, was refused on refit)
+        again = clone(back).fit(X, labels)
+        if automatic:
+            assert np.array_equal(again.decision_function(X), est.decision_function(X))
+        assert cross_val_score(clone(back), X, labels, cv=3).shape == (3,)
+    for est in (PegasosRegressor(), PegasosRanker()):
+        est.fit(X, y * 1.0)
+        est.save(tmp_path / "r.model")
+        back = type(est).load(tmp_path / "r.model")
+        assert back.get_params()["iterations"] in (None, est.t_)
+        assert np.array_equal(clone(back).fit(X, y * 1.0).predict(X), est.predict(X))
 
 
 def test_pickle_and_clone():
