@@ -1164,6 +1164,7 @@ class PegasosRanker(_PegasosBase):
             raise ParameterError(f"ranking needs pairs of examples, got n_samples = {X.shape[0]}")
         self.model_ = train(X, y, loss="rank", qid=qid, n_threads=self.n_threads,
                             **self._common(sampling="uniform", default_epochs=KERNEL_EPOCHS))
+        self._queries = bool(np.any(qid != qid[0]))        # several queries: score should be given them too
         self.coef_ = self.model_.w.copy()
         self.n_features_in_ = self.model_.n_features
         self.t_ = int(self.model_.info["iterations"])
@@ -1185,6 +1186,11 @@ class PegasosRanker(_PegasosBase):
         ----------
         X : array-like or sparse (m, n_features_in_); y : relevance (m,)
         qid : integers >= 0 (m,) or None (one query)
+            Without it, after a fit on several queries, a UserWarning: pairs of
+            different queries are compared.  scikit-learn's model selection
+            passes qid to score only with metadata routing:
+            ``sklearn.set_config(enable_metadata_routing=True)`` and
+            ``PegasosRanker().set_fit_request(qid=True).set_score_request(qid=True)``.
         sample_weight : must be None (accepted for scikit-learn's scorers)
 
         Returns
@@ -1202,6 +1208,11 @@ class PegasosRanker(_PegasosBase):
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape != f.shape or not np.all(np.isfinite(y)):
             raise ParameterError(f"y needs {f.shape[0]} finite relevance values")
+        if qid is None and getattr(self, "_queries", False):
+            warnings.warn("score without qid puts every example in one query, while fit was given several: "
+                          "pairs of different queries are compared; pass qid (in GridSearchCV or "
+                          "cross_val_score: sklearn.set_config(enable_metadata_routing=True) and "
+                          "set_score_request(qid=True))", UserWarning, stacklevel=2)
         qid = _check_qid(qid, f.shape[0])
         pairs, correct = pairwise_counts(f, y, qid)
         if pairs == 0:

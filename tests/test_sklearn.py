@@ -477,3 +477,29 @@ def test_the_finish_of_the_classifier_is_checked_by_the_options_rule():
     assert message(lambda: PegasosClassifier(engine=one_worker, finish="dual").fit(X, y)) == (
         "finish='dual': the dual finish does not apply here: it needs the data in memory (on shards the run is "
         "plain mini-batch Pegasos over the blocks)")
+
+
+def test_ranker_score_without_the_queries_of_its_fit_warns():
+    """GridSearchCV passed qid to fit but scored without it: pairs across queries, silently."""
+    import warnings
+
+    import sklearn
+    from sklearn.model_selection import GroupKFold
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    qid = np.repeat(np.arange(30), 10)
+    y = np.clip(np.round(X[:, 0] + rng.normal(size=300)), 0, 4)
+    est = PegasosRanker().fit(X, y, qid=qid)
+    with pytest.warns(UserWarning, match="score without qid puts every example in one query"):
+        est.score(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grouped = est.score(X, y, qid=qid)
+        PegasosRanker().fit(X, y).score(X, y)                  # one query in fit: nothing to warn of
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = PegasosRanker(lam=1e-2).set_fit_request(qid=True).set_score_request(qid=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            g = GridSearchCV(routed, {"lam": [1e-2]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+    assert 0.5 < g.best_score_ <= 1.0 and 0.5 < grouped <= 1.0
