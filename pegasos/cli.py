@@ -727,6 +727,14 @@ def _note_no_examples(count, data, sample=None):
                    "nothing to score", err=True)
 
 
+def _apart(a, b, digits=4):
+    """``a`` and ``b`` (floats, a != b) written with ``digits`` significant digits, or as many more as
+    tell them apart ("0.1011 is above 0.1011" said nothing)."""
+    while digits < 17 and f"{a:.{digits}g}" == f"{b:.{digits}g}":
+        digits += 1
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
+
+
 def _note_worse_than_start(result, options):
     """A note (with -q too) when a resumed run that was not finished in the dual ended above its starting
     model's objective on DATA (``resume_objectives``, from :func:`pegasos.fit`): a certified model
@@ -740,7 +748,8 @@ def _note_worse_than_start(result, options):
         how = "with the step left to the calibration the run is finished in the dual from the lower of the two"
     else:
         how = "--finish dual finishes it in the dual from the lower of the two"
-    click.echo(f"pegasos: note: the resumed model's objective {pair[1]:.4g} on DATA is above {pair[0]:.4g}, that of "
+    above, below = _apart(pair[1], pair[0])
+    click.echo(f"pegasos: note: the resumed model's objective {above} on DATA is above {below}, that of "
                f"the model it started from: its Pegasos steps were too large for how near that one was; {how}",
                err=True)
 
@@ -765,8 +774,10 @@ def _note_worse_than_zero(result, d, options, value=None):
     zero = max([1.0] + [float(v) for v in weights.values()]) * (math.log(2.0) if result.loss == "log" else 1.0)
     if not value > zero:
         return
-    started = "" if "warm_start" in result.info else " where the run started"
-    click.echo(f"pegasos: note: the model's objective {value:.4g} is above {zero:.4g}, that of w = 0{started}: its "
+    resumed = "warm_start" in result.info or getattr(result, "resume_objectives", None) is not None
+    started = "" if resumed else " where the run started"
+    above, below = _apart(value, zero)
+    click.echo(f"pegasos: note: the model's objective {above} is above {below}, that of w = 0{started}: its "
                "steps were too large for these features", err=True)
     if options.shuffle_buffer is None:              # (the rows of a stream are not in memory to look at)
         _note_scale(d, _scale_finding(d))
@@ -881,6 +892,13 @@ def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init
 
 def _given(name):
     """Whether train's option ``name`` (its parameter name) is on the command line, not click's default."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+
+def _from_command_line(name):
+    """Whether the current command's parameter ``name`` was typed (not click's default)."""
     from click.core import ParameterSource
 
     return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
@@ -1368,6 +1386,8 @@ def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_
     known = eval_metric_names(mdl)
     guards = [(">=", n, v, "--fail-under") for n, v in _parse_guards(fail_under, "--fail-under", known)]
     guards += [("<=", n, v, "--fail-over") for n, v in _parse_guards(fail_over, "--fail-over", known)]
+    if no_auc and "roc_auc" in [n for _, n, _, _ in guards] + list(fail_if_worse):
+        raise ParameterError("a guard on roc_auc needs the AUC, which --no-auc leaves out: drop one of them")
     if fail_if_worse and old_model is None:
         raise click.UsageError("--fail-if-worse needs --compare OLD_MODEL")
     for name in fail_if_worse:
@@ -1418,6 +1438,8 @@ def _compare_output(new, old, model, old_model, as_json, metric_names):
     for n in names:
         a, b = new.get(n), old.get(n)
         diff = "" if a is None or b is None else f"{a - b:+.4f}"
+        if diff in ("+0.0000", "-0.0000") and a != b:
+            diff = f"{a - b:+.2g}"        # a difference below the table's 4 decimals, not a zero one
         better = "" if not diff or a == b else (" (better)" if (a < b) == (n in LOWER_IS_BETTER) else " (worse)")
         lines.append(f"{n:<{width}} {_fmt(a):>12} {_fmt(b):>12} {diff:>12}{better}")
     lines.append(f"MODEL {model}, OLD_MODEL {old_model}")
@@ -1944,6 +1966,8 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     from .selection import LOWER_IS_BETTER, parse_grid
     from .selection import search as run_search
 
+    if validation is not None and _from_command_line("folds"):
+        raise ParameterError("-v/--folds cross-validates and --validation scores on FILE: give one of them")
     lambdas = parse_grid(lambda_grid, points, "-l/--lambda")
     if gamma_points is not None and gamma_grid is None:
         raise ParameterError("--gamma-points applies with --gamma")

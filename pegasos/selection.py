@@ -632,6 +632,8 @@ def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=No
         per_fold = _run_folds(_fold_args(ex, assignment, folds, options, points, warm, names), jobs)
     else:
         test = _load(validation)
+        if test.m == 0:
+            raise ParameterError("the validation data hold no examples: nothing to score the grid on")
         if test.n_features != ex.n_features:
             width = max(test.n_features, ex.n_features)
             ex = as_examples(ex, width)

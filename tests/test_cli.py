@@ -24,7 +24,7 @@ import pytest
 from sklearn import metrics
 from sklearn.datasets import load_svmlight_file
 
-from conftest import case_file, data_file, error_line, ok, pegasos_executable
+from conftest import case_file, data_file, error_line, ok, one_error, pegasos_executable
 # these tests pin the paper's settings for the options they leave out
 from conftest import run_pegasos_paper as run_pegasos
 
@@ -1209,3 +1209,27 @@ def test_f1_is_zero_not_undefined_when_nothing_is_predicted_positive(tmp_path):
     if r["confusion"]["tp"] + r["confusion"]["fp"] == 0:
         cv = json.loads(ok(run_pegasos("cv", "-v", "2", "--json", data)))
         assert [fold["f1"] for fold in cv["per_fold"]] == [0.0, 0.0] and cv["mean"]["f1"] == 0.0
+
+
+def test_messages_that_said_the_wrong_thing(tmp_path):
+    """From a fresh-user trial: -v dropped without a word beside --validation; an empty validation file
+    'undefined at every grid point'; a roc_auc guard with --no-auc 'undefined on DATA'; numbers of a
+    note or a comparison rounded until they looked equal."""
+    from pegasos.cli import _apart
+
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{'+1' if i % 3 else '-1'} 1:{i % 7 / 7} 2:{(i * 3) % 5 / 5}\n" for i in range(60)))
+    empty = tmp_path / "empty.svm"
+    empty.write_text("")
+    one_error(run_pegasos("search", data, "--validation", data, "-v", "3", "-l", "1e-3,1e-2"),
+              "-v/--folds cross-validates and --validation scores on FILE: give one of them")
+    ok(run_pegasos("search", data, "--validation", data, "-l", "1e-3,1e-2"))
+    one_error(run_pegasos("search", data, "--validation", empty, "-l", "1e-3"), "the validation data hold no examples")
+    model = tmp_path / "m.model"
+    ok(run_pegasos("train", "-q", data, model))
+    r = run_pegasos("eval", "--no-auc", "--fail-under", "roc_auc=0.5", data, model)
+    one_error(r, "a guard on roc_auc needs the AUC, which --no-auc leaves out")
+    assert r.returncode == 1
+    ok(run_pegasos("eval", "--no-auc", "--fail-under", "accuracy=0.1", data, model))
+    assert _apart(0.10114, 0.10112) == ("0.10114", "0.10112") and _apart(4.39, 1.0) == ("4.39", "1")
+    assert _apart(1.0 + 1e-9, 1.0) == ("1.000000001", "1")
