@@ -3,8 +3,9 @@
 #
 #   retrain.sh TODAY.svm DEPLOYED.model [HOLDOUT.svm]
 #
-# Trains a new model on TODAY.svm (resuming from DEPLOYED.model with `pegasos train --init` when this
-# pegasos has that option, else from scratch), evaluates it against DEPLOYED.model on HOLDOUT.svm
+# Trains a new model on TODAY.svm (from DEPLOYED.model's weights with `pegasos train --init` where it is a
+# linear binary or regression model, else from scratch, e.g. multiclass; either way with the defaults'
+# certificate), evaluates it against DEPLOYED.model on HOLDOUT.svm
 # (default TODAY.svm; a held-out file is the fair test), and replaces DEPLOYED.model with it (mv, atomic
 # on one file system) only if its accuracy is not lower.  The first run (no DEPLOYED.model yet) deploys.
 # Exit status: 0 deployed, 3 the new model was worse (DEPLOYED.model unchanged), else an error.
@@ -23,12 +24,17 @@ new="$deployed.new.$$"                   # next to DEPLOYED: the final mv stays 
 trap 'rm -f "$new"' EXIT
 trap 'exit 1' HUP INT TERM
 
+# A model `train --init` goes on from: linear, binary classification or regression (pegasos info's task)
+resumable() {
+    "$PEGASOS" info --json "$1" 2>/dev/null | grep -q '^  "kind": "linear"' &&
+        "$PEGASOS" info --json "$1" 2>/dev/null | grep -Eq '^  "task": "(binary|regression)"'
+}
+
 # shellcheck disable=SC2086  # TRAIN_OPTIONS is a list of options
-if [ -f "$deployed" ] && "$PEGASOS" train --help | grep -q -- '--init'; then
+if [ -f "$deployed" ] && resumable "$deployed"; then
     "$PEGASOS" train -q $TRAIN_OPTIONS --init "$deployed" "$today" "$new"
 else
-    # --resume-state: the model file keeps what tomorrow's --init needs to continue the run exactly
-    "$PEGASOS" train -q $TRAIN_OPTIONS --resume-state "$today" "$new"
+    "$PEGASOS" train -q $TRAIN_OPTIONS "$today" "$new"
 fi
 
 if [ -f "$deployed" ]; then

@@ -53,7 +53,7 @@ def test_retrain_deploys_only_a_model_that_is_not_worse(tmp_path):
     assert r.returncode == 0, r.stderr
     assert deployed.exists() and "deployed" in r.stdout
     first = deployed.read_bytes()
-    assert b"\nresume_state 1\n" in first                  # the first model can be resumed exactly
+    assert b"\ncertified_gap " in first                   # the defaults' model, certified (not --resume-state's)
     # labels flipped, and enough passes over them to undo day 1: worse, refused
     r = run(tmp_path / "broken.svm", "-l 1e-3 --epochs 20")
     assert r.returncode == 3, (r.stdout, r.stderr)
@@ -68,6 +68,16 @@ def test_retrain_deploys_only_a_model_that_is_not_worse(tmp_path):
     assert iterations(deployed.read_bytes()) > iterations(first)          # day 2 went on from day 1 (--init)
     assert sorted(p.name for p in tmp_path.iterdir() if ".new." in p.name) == []      # no temporary left
     assert subprocess.run(["sh", script], capture_output=True, env=env).returncode == 2
+    # a multiclass model (which --init and --resume-state do not take) is retrained from scratch: the first
+    # run of the script used to fail on it
+    deployed = tmp_path / "classes.model"
+    classes = tmp_path / "classes.svm"
+    classes.write_text("".join(f"{1 + i % 3} {1 + i % 3}:1 4:{i % 5 / 5}\n" for i in range(90)))
+    for _ in range(2):
+        r = subprocess.run(["sh", script, str(classes), str(deployed)], capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=600)
+        assert r.returncode == 0 and "deployed" in r.stdout, r.stderr
+    assert b"\ntask multiclass\n" in deployed.read_bytes()
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
