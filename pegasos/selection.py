@@ -123,8 +123,9 @@ def fold_assignment(y, folds=5, seed=1, task="binary", qid=None):
         fractional = np.flatnonzero(y != np.round(y))
         if fractional.size:
             i = int(fractional[0])
-            raise ParameterError(f"example {i + 1}: label {float(y[i])!r} is not an integer: classification needs "
-                                 "class labels; for real-valued targets use --loss eps-insensitive (regression)")
+            detail = (f"label {float(y[i])!r} is not an integer: classification needs class labels; for "
+                      "real-valued targets use --loss eps-insensitive (regression)")
+            raise ExampleError(f"example {i + 1}: {detail}", i, detail)      # the command line names file and line
         classes, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
         lonely = np.flatnonzero(counts < 2)
         if lonely.size:

@@ -442,6 +442,9 @@ def test_real_valued_labels_and_too_many_classes_point_to_regression(tmp_path):
     data = write_svm(tmp_path / "r.svm", X, y)
     r = run_pegasos("train", "-q", data, tmp_path / "m")
     assert r.returncode == 1 and "line 1: label 0.5 is not an integer" in r.stderr and "--loss eps-insensitive" in r.stderr
+    for command in ("cv", "search"):                    # they named "example 1", without the file
+        r = run_pegasos(command, "-v", "2", data)
+        assert r.returncode == 1 and f"Error: {data}, line 1: label 0.5 is not an integer" in r.stderr, r.stderr
     y_int = np.arange(60) % 30 + 1.0                    # 30 integer classes
     data = write_svm(tmp_path / "c.svm", X, y_int)
     r = run_pegasos("train", "-q", "--max-classes", "20", "--epochs", "1", data, tmp_path / "m")
