@@ -568,6 +568,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
 
     from .api import fit
 
+    if init_model is not None and not zero_based and not _from_command_line("zero_based"):
+        zero_based = _index_base_of(init_model) == "0"     # options not given are MODEL's, the index base too
     progress = _Progress(quiet)
     t0 = time.perf_counter()
     d, cache_note = _read_training_data(data, options, progress, cache_file, zero_based, np.dtype(dtype))
@@ -895,6 +897,18 @@ def _given(name):
     from click.core import ParameterSource
 
     return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+
+def _index_base_of(model_path):
+    """MODEL's ``index_base`` header value ("0" or "1"), or None when it cannot be read here (the run's
+    own load of MODEL then says why)."""
+    from .errors import PegasosError
+    from .modelfile import load_model
+
+    try:
+        return load_model(model_path).info.get("index_base")
+    except PegasosError:
+        return None
 
 
 def _from_command_line(name):

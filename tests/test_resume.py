@@ -432,3 +432,16 @@ def test_init_summary_and_json_give_the_settings_the_run_used(tmp_path):
         record = json.loads(ok(r))
         assert (record["batch_size"], record["lambda"]) == (4, 0.001), extra
         assert record["header"]["batch_size"] == "4" and isinstance(record["options"]["given"], list)
+
+
+def test_init_reads_data_with_the_index_base_of_its_model(tmp_path):
+    """Options not given are MODEL's: --init of a zero-based model failed unless --zero-based was given
+    again ('trained on zero-based feature indices and DATA is read one-based')."""
+    data = tmp_path / "z.svm"
+    data.write_text("".join(f"{'+1' if i % 2 else '-1'} 0:{i % 7} 1:{(i * 3) % 5} 2:1\n" for i in range(60)))
+    first = tmp_path / "z.model"
+    ok(run_pegasos("train", "-q", "--zero-based", data, first))
+    ok(run_pegasos("train", "-q", "--init", first, data, tmp_path / "a.model"))
+    ok(run_pegasos("train", "-q", "--init", first, "--zero-based", data, tmp_path / "b.model"))
+    assert (tmp_path / "a.model").read_bytes() == (tmp_path / "b.model").read_bytes()
+    assert "\nindex_base 0\n" in (tmp_path / "a.model").read_text()
