@@ -1982,6 +1982,9 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
 
     if validation is not None and _from_command_line("folds"):
         raise ParameterError("-v/--folds cross-validates and --validation scores on FILE: give one of them")
+    if points is not None and ":" not in lambda_grid and gamma_grid is not None and ":" in gamma_grid:
+        raise ParameterError("--points sets the values of an -l LO:HI range; those of --gamma LO:HI are "
+                             "--gamma-points")
     lambdas = parse_grid(lambda_grid, points, "-l/--lambda")
     if gamma_points is not None and gamma_grid is None:
         raise ParameterError("--gamma-points applies with --gamma")

@@ -1233,3 +1233,5 @@ def test_messages_that_said_the_wrong_thing(tmp_path):
     ok(run_pegasos("eval", "--no-auc", "--fail-under", "accuracy=0.1", data, model))
     assert _apart(0.10114, 0.10112) == ("0.10114", "0.10112") and _apart(4.39, 1.0) == ("4.39", "1")
     assert _apart(1.0 + 1e-9, 1.0) == ("1.000000001", "1")
+    one_error(run_pegasos("search", "--kernel", "rbf", "-l", "1e-2", "--gamma", "0.1:1", "--points", "2", data),
+              "those of --gamma LO:HI are --gamma-points")
