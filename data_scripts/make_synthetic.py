@@ -121,7 +121,12 @@ def sample_values(rng, shape, kind, decimals):
     if kind == "uniform":
         return rng.integers(1, scale + 1, size=shape, dtype=np.int64)
     if kind == "normal":
-        return np.rint(rng.standard_normal(shape) * scale).astype(np.int64)
+        # rounding to the decimals may give 0; those become the smallest value of the draw's sign, so that
+        # every row keeps its --nnz-per-row stored (non-zero) values
+        q = np.rint(rng.standard_normal(shape) * scale).astype(np.int64)
+        zero = q == 0
+        q[zero] = rng.choice(np.array([-1, 1], dtype=np.int64), size=int(zero.sum()))
+        return q
     if kind == "binary":
         return np.full(shape, scale, dtype=np.int64)
     raise ValueError(f"unknown value distribution {kind!r}")
@@ -249,6 +254,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.rows is None and args.target_bytes is None:
         parser.error("give --rows, --target-bytes or both")
+    if args.rows is not None and args.rows < 0:
+        parser.error("--rows must be >= 0")
     if args.features < 1 or not 0 <= args.nnz_per_row <= args.features:
         parser.error("need --features >= 1 and 0 <= --nnz-per-row <= --features")
     if not 0.0 <= args.label_noise <= 1.0:

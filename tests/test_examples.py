@@ -95,3 +95,18 @@ def test_lambda_sweep_makefile(tmp_path):
     assert sorted(p.name for p in out.glob("cv-*.json")) == ["cv-1e-1.json", "cv-1e-2.json", "cv-1e-3.json"]
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "sweep.png").stat().st_size > 1000
+
+
+def test_make_synthetic_refuses_negative_rows_and_keeps_every_value_stored(tmp_path):
+    """--rows -5 wrote an empty file with status 0; normal values rounded to 0 decimals wrote explicit
+    zeros ("31:0"), so rows had fewer than --nnz-per-row non-zeros."""
+    script = str(ROOT / "data_scripts" / "make_synthetic.py")
+    r = subprocess.run([sys.executable, script, "--rows", "-5", str(tmp_path / "x.svm")], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "--rows must be >= 0" in r.stderr
+    out = tmp_path / "n.svm"
+    subprocess.run([sys.executable, script, "--rows", "300", "--features", "50", "--nnz-per-row", "6",
+                    "--values", "normal", "--decimals", "0", "--quiet", str(out)], check=True)
+    for line in out.read_text().splitlines():
+        pairs = line.split()[1:]
+        assert len(pairs) == 6 and all(float(p.split(":")[1]) != 0 for p in pairs), line
