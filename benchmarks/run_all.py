@@ -43,6 +43,7 @@ directory that is deleted at the end.
 import argparse
 import importlib.util
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -160,6 +161,8 @@ def main(argv=None):
 
     parts = [header(info, args, install_notes, pegasos_error)]
     tmp = Path(tempfile.mkdtemp(prefix="pegasos-bench-", dir=args.tmpdir))
+    for sig in (signal.SIGTERM, signal.SIGHUP):     # a timeout or a closed terminal: unwind, so that the
+        signal.signal(sig, lambda number, frame: sys.exit(128 + number))   # 1 GB synthetic file goes too
     try:
         big = small = None
         if "parse" in args.sections or "memory" in args.sections:
