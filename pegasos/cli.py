@@ -1517,8 +1517,10 @@ def _other_eval_text(r):
         return (f"examples     {r['examples']}\nMSE          {_fmt(r['mse'], 6)}\nMAE          {_fmt(r['mae'], 6)}\n"
                 f"R^2          {_fmt(r['r2'], 6)}\neps-insensitive loss {_fmt(r['eps_insensitive_loss'], 6)}")
     if r["task"] == "ranking":
+        over = "" if r["ndcg_queries"] == r["queries"] else \
+            f"   (over the {r['ndcg_queries']} of {r['queries']} queries with a relevant example)"
         return (f"examples     {r['examples']}\nqueries      {r['queries']}\npairs        {r['pairs']}\n"
-                f"pairwise accuracy {_fmt(r['pairwise_accuracy'])}\nNDCG@10      {_fmt(r['ndcg_at_10'])}")
+                f"pairwise accuracy {_fmt(r['pairwise_accuracy'])}\nNDCG@10      {_fmt(r['ndcg_at_10'])}{over}")
     acc = _fmt(r["accuracy"]) + (f" ({r['correct']}/{r['examples']})" if r["examples"] else "")
     rows = [f"examples     {r['examples']}", f"classes      {r['classes']}", f"accuracy     {acc}",
             f"macro F1     {_fmt(r['macro_f1'])}", "per class:   label  support  precision  recall  F1"]

@@ -393,9 +393,11 @@ def _evaluate_other(model, parts):
                 if m else None}
     if task == "ranking":
         n_pairs, correct, _, ndcg = _ranking_pairs(f, y, q)
+        # NDCG@10 is the mean over the queries with a relevant example (gain 2^y - 1 > 0): one without has no
+        # ideal ordering to divide by; ndcg_queries says how many were averaged
         return {"examples": m, "task": task, "queries": len(_query_groups(q)), "pairs": n_pairs,
                 "pairwise_accuracy": _ratio(correct, n_pairs),
-                "ndcg_at_10": float(np.mean(ndcg)) if ndcg else None}
+                "ndcg_at_10": float(np.mean(ndcg)) if ndcg else None, "ndcg_queries": len(ndcg)}
     # multiclass
     K = model.n_classes
     idx = model.class_index(y) if m else np.zeros(0, dtype=np.int32)

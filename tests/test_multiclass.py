@@ -513,6 +513,13 @@ def test_rank_loss_ranks_hand_written_queries(tmp_path):
     assert r["ndcg_at_10"] == pytest.approx(1.0, abs=1e-15)
     text = ok(run_pegasos("eval", data, model)).stdout
     assert "pairwise accuracy 1.0000" in text and "NDCG@10      1.0000" in text
+    assert r["ndcg_queries"] == 3 and "(over the" not in text
+    # a query without a relevant example (all 0) has no ideal DCG: left out of the mean, and said so
+    data.write_text(RANKING + "0 qid:7 1:1 2:1\n0 qid:7 1:2 2:0\n")
+    r = json.loads(ok(run_pegasos("eval", data, model, "--json")).stdout)
+    assert (r["queries"], r["ndcg_queries"]) == (4, 3) and r["ndcg_at_10"] == pytest.approx(1.0, abs=1e-15)
+    assert "NDCG@10      1.0000   (over the 3 of 4 queries with a relevant example)" in \
+        ok(run_pegasos("eval", data, model)).stdout
     one_line_error(run_pegasos("predict", "--labels", data, model), "ranking")
 
 
