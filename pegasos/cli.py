@@ -568,7 +568,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
 
     from .api import fit
 
-    if init_model is not None and not zero_based and not _from_command_line("zero_based"):
+    if init_model is not None and not zero_based and not _given("zero_based"):
         zero_based = _index_base_of(init_model) == "0"     # options not given are MODEL's, the index base too
     progress = _Progress(quiet)
     t0 = time.perf_counter()
@@ -893,7 +893,7 @@ def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init
 
 
 def _given(name):
-    """Whether train's option ``name`` (its parameter name) is on the command line, not click's default."""
+    """Whether the command's option ``name`` (its parameter name) is on the command line, not click's default."""
     from click.core import ParameterSource
 
     return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
@@ -909,13 +909,6 @@ def _index_base_of(model_path):
         return load_model(model_path).info.get("index_base")
     except PegasosError:
         return None
-
-
-def _from_command_line(name):
-    """Whether the current command's parameter ``name`` was typed (not click's default)."""
-    from click.core import ParameterSource
-
-    return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
 
 
 def _given_on_command_line():
@@ -1561,10 +1554,9 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     With --gap, also a certified lower bound on the optimum f* (weak duality),
     so that objective - f* <= gap.
     """
+    from .defaults import lambda_problem
     from .errors import ParameterError
     from .scoring import objective_file
-
-    from .defaults import lambda_problem
 
     if lam is not None and lambda_problem(lam) is not None:
         raise ParameterError(f"-l/--lambda: {lambda_problem(lam)}")
@@ -1982,7 +1974,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     from .selection import LOWER_IS_BETTER, parse_grid
     from .selection import search as run_search
 
-    if validation is not None and _from_command_line("folds"):
+    if validation is not None and _given("folds"):
         raise ParameterError("-v/--folds cross-validates and --validation scores on FILE: give one of them")
     if points is not None and ":" not in lambda_grid and gamma_grid is not None and ":" in gamma_grid:
         raise ParameterError("--points sets the values of an -l LO:HI range; those of --gamma LO:HI are "

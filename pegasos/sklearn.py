@@ -184,9 +184,9 @@ def _warn_if_not_certified(model, X, y, sample_weight):
 _ACCEPT_SPARSE = ("csr", "csc", "coo")
 _KERNELS = ("rbf", "poly", "sigmoid")
 ENGINE_EPOCHS = 10       # default passes over the data of a linear model on an engine (pegasos train's on shards)
-AVERAGE_FROM_DEFAULT = 0.5   # the estimators' average_from: the mean of the last half of the iterates
 KERNEL_EPOCHS = 10       # ... of a kernel classifier (pegasos.train's default) and the ranker (over pairs)
 AUTO_ETA0 = 0.1          # first step of step_offset="auto"
+AVERAGE_FROM_DEFAULT = 0.5   # the estimators' average_from: the mean of the last half of the iterates
 
 
 def _schedule_after_fit(model):
@@ -533,7 +533,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
 
     def __init__(self, *, loss="hinge", multiclass="ovr", kernel=None, gamma=None, degree=3, coef0=0.0,
                  budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
-                 sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT, bias="auto",
+                 sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT,
+                 bias="auto",
                  step_offset="auto",
                  class_weight=None, random_state=1, n_threads=1, engine=None, finish=None):
         self.engine = engine
@@ -1000,7 +1001,8 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
     """
 
     def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
-                 sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT, bias="feature",
+                 sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT,
+                 bias="feature",
                  step_offset="auto", random_state=1, n_threads=1, engine=None):
         self.engine = engine
         self.epsilon = epsilon
