@@ -26,8 +26,9 @@ trap 'exit 1' HUP INT TERM
 
 # A model `train --init` goes on from: linear, binary classification or regression (pegasos info's task)
 resumable() {
-    "$PEGASOS" info --json "$1" 2>/dev/null | grep -q '^  "kind": "linear"' &&
-        "$PEGASOS" info --json "$1" 2>/dev/null | grep -Eq '^  "task": "(binary|regression)"'
+    info=$("$PEGASOS" info --json "$1" 2>/dev/null) || return 1
+    printf '%s\n' "$info" | grep -q '^  "kind": "linear"' &&
+        printf '%s\n' "$info" | grep -Eq '^  "task": "(binary|regression)"'
 }
 
 # shellcheck disable=SC2086  # TRAIN_OPTIONS is a list of options

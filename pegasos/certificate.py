@@ -518,8 +518,8 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         tol = float(tol)
     if lam is None:
         lam = model.lam
-    elif lambda_problem(lam) is not None:
-        raise ParameterError(lambda_problem(lam))
+    elif (problem := lambda_problem(lam)) is not None:
+        raise ParameterError(problem)
     lam = float(lam)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2 ** 64:
         raise ParameterError(f"seed must be a whole number in [0, 2^64), got {seed!r}")

@@ -1558,8 +1558,8 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     from .errors import ParameterError
     from .scoring import objective_file
 
-    if lam is not None and lambda_problem(lam) is not None:
-        raise ParameterError(f"-l/--lambda: {lambda_problem(lam)}")
+    if lam is not None and (problem := lambda_problem(lam)) is not None:
+        raise ParameterError(f"-l/--lambda: {problem}")
     if sample is not None and not (0.0 < sample <= 1.0):
         raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
     if gap_passes is not None and not gap:
