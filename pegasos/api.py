@@ -276,7 +276,7 @@ def finish_given_length(model, ex, options):
     ParameterError
         The finish does not apply to ``options``, or ``finish_passes`` has the wrong number of entries.
     """
-    from .finish import applicable, budget, check_finish_passes, finish_binary, finish_ovr
+    from .finish import applicable, budget, check_finish_passes, finish_binary, finish_ovr, finish_ranking
 
     name = options.name("finish_passes" if options.finish_passes is not None else "finish")
     why = applicable(options, ex)
@@ -287,6 +287,19 @@ def finish_given_length(model, ex, options):
     if options.finish_passes is not None:
         passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
     tol = None if passes else options.tol
+    if model.task == "ranking":
+        # the pair differences are the problem (pegasos.examples.pair_differences): its examples and work
+        from .examples import pair_differences
+
+        try:
+            pairs = pair_differences(ex)
+        except ParameterError as e:
+            if options.finish == "dual" or options.finish_passes is not None:
+                raise ParameterError(f"{name}: {e}") from None
+            return model            # too many pairs for memory: the Pegasos run as given (README, ranking)
+        spend = budget(options, int(model.info["iterations"]), pairs[0])
+        return finish_ranking(model, ex, pairs=pairs, passes=None if passes is None else passes[0], tol=tol,
+                              **spend)
     # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
     spend = budget(options, int(model.info["iterations"]), ex, model.n_classes if multiclass else 1)
     # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
@@ -514,6 +527,11 @@ def _on_all_columns(model, columns, n_features):
 
 
 def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
+    if (options.task == "ranking" and options.length_is_automatic and options.step_is_automatic
+            and options.finish != "none" and options.finish_unavailable() is None):
+        if on_plan is not None:
+            on_plan(None)
+        return autotune.train_ranking(ex, options, progress=progress)
     automatic = options.preset == "auto" and options.loss != "rank" and options.iterations != 0
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)

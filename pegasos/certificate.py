@@ -59,7 +59,8 @@ def check_gap_model(model):
 
     Available: linear models with the hinge or the squared hinge loss and
     bias mode "none" or "feature" (class weights allowed), binary or
-    one-vs-rest multiclass.
+    one-vs-rest multiclass; and ranking models of the rank loss (the hinge of
+    the pair differences).
     """
     from .linear import LinearModel
     from .multiclass import MulticlassModel
@@ -72,9 +73,11 @@ def check_gap_model(model):
         kind = "kernel" if hasattr(model, "support_matrix") else type(model).__name__
         raise ParameterError(f"the duality gap is not available for {kind} models "
                              "(only linear models with the hinge or squared hinge loss)")
-    if model.task not in ("binary", "multiclass") or model.loss not in GAP_LOSSES:
+    if model.task == "ranking" and model.loss == "rank":
+        pass            # the hinge of the pair differences (pegasos.examples.pair_differences)
+    elif model.task not in ("binary", "multiclass") or model.loss not in GAP_LOSSES:
         raise ParameterError(f"the duality gap is not available for the {model.loss} loss "
-                             "(only the hinge and the squared hinge)")
+                             "(only the hinge, the squared hinge and the rank loss)")
     if model.bias_mode not in GAP_BIAS_MODES:
         raise ParameterError(f"the duality gap is not available with bias mode {model.bias_mode} "
                              "(only none and feature: an unregularized bias adds an equality constraint "
@@ -425,7 +428,7 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
 
 
 def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_alpha=False,
-                until_stalled=False, sample_weight=None, helper=False):
+                until_stalled=False, sample_weight=None, helper=False, qid=None):
     """Certified duality gap of a linear model on (X, y).
 
     Parameters
@@ -435,7 +438,11 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         bias is then the weight of a constant feature 1), with or without
         class weights; binary, or one-vs-rest multiclass (then the primal is
         the sum of the K binary objectives, as :func:`pegasos.objective`
-        reports it, and the dual the sum of the K dual bounds).
+        reports it, and the dual the sum of the K dual bounds); or a ranking
+        model of the rank loss, whose problem is the binary hinge problem of
+        the pair differences x_a - x_b, y_a > y_b in one query
+        (:func:`pegasos.examples.pair_differences`: the dual's coordinates
+        are the P pairs).
     X : scipy.sparse matrix, :class:`pegasos.io.Chunk` or dense array, shape (m, d)
         The examples the primal objective is taken over (usually the
         training set); any d (columns beyond the model's weights count as
@@ -474,6 +481,9 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         helper thread reads the rows ahead on sets larger than the caches;
         one-vs-rest runs its classes one after another); no value depends
         on it.
+    qid : int64 array (m,) or None
+        The queries of a ranking model's examples (default: ``X.qid`` of a
+        :class:`pegasos.io.Chunk`).
     return_alpha : bool
         Also return the dual point (``alpha``, float64 (m,), in LIBLINEAR's
         scaling: 0 <= alpha_i <= C_i = c_i / (lambda m) for the hinge) and
@@ -493,7 +503,8 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         whether every class's passes ended before the bound, because the gap
         stopped shrinking or was within ``tol``); ``seconds`` (wall clock, primal
         included); ``examples``, ``lambda``, ``loss``, ``bias_mode``; for
-        one-vs-rest also ``per_class_primal`` and ``per_class_dual``.
+        one-vs-rest also ``per_class_primal`` and ``per_class_dual``; for
+        ranking ``pairs``.
 
     Raises
     ------
@@ -532,17 +543,31 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
     if m == 0:
         raise ExampleError("no examples: the duality gap needs at least one")
     multiclass = model.task == "multiclass"
-    targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
+    ranking = model.task == "ranking"
+    if ranking:
+        from .examples import Examples, pair_differences
 
-    prim = objective(model, X, raw, lam=lam, sample_weight=sample_weight)    # checks sample_weight
-    c = _example_weights(model, raw)
-    if sample_weight is not None:
-        c = c * np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+        qid = getattr(X, "qid", None) if qid is None else np.asarray(qid, dtype=np.int64)
+        prim = objective(model, X, raw, lam=lam, qid=qid, sample_weight=sample_weight)   # checks both
+        f = model.decision_function(X)
+        pairs, a, b = pair_differences(Examples(indptr, indices, data, raw, n_cols, qid))
+        indptr, indices, data = pairs.indptr, pairs.indices, pairs.data
+        targets = c = np.ones(pairs.m)
+        f = f[a] - f[b]                 # the pairs' margins
+    else:
+        targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
+        prim = objective(model, X, raw, lam=lam, sample_weight=sample_weight)    # checks sample_weight
+        c = _example_weights(model, raw)
+        if sample_weight is not None:
+            c = c * np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+        f = None
     primal = prim["objective"]
     if not math.isfinite(primal):
         raise ParameterError(f"the model's primal objective is not finite ({primal})")
-    f = model.decision_function(X)
-    options = dict(lam=lam, loss=model.loss, bias_value=1.0 if model.bias_mode == "feature" else 0.0,
+    if f is None:
+        f = model.decision_function(X)
+    options = dict(lam=lam, loss="hinge" if ranking else model.loss,
+                   bias_value=1.0 if model.bias_mode == "feature" else 0.0,
                    passes=passes, seed=int(seed), max_work=AUTO_GAP_UPDATES if until_stalled else math.inf)
     all_cols = n_cols
     indices, n_cols, columns = _used_columns(indices, n_cols)
@@ -572,6 +597,8 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         "loss": model.loss,
         "bias_mode": model.bias_mode,
     }
+    if ranking:
+        out["pairs"] = int(indptr.shape[0] - 1)
     if until_stalled:
         out["stalled"] = all(p["stalled"] for p in parts)
     if multiclass:

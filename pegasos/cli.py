@@ -1625,7 +1625,7 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
 
     # passes None: until the gap stops shrinking; on two processors (the command's 2 threads), the
     # helper thread of the passes
-    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam, helper=second_processor(2))
+    r = duality_gap(mdl, d.X, d.y, passes=passes, lam=lam, helper=second_processor(2), qid=d.chunk.qid)
     if as_json:
         _echo_json(r)
         return

@@ -167,3 +167,121 @@ def check_query_ids(qid, needs):
         detail = ("no qid: token" if qid is None or qid[i] == -1 else "its qid: is not a decimal integer below 10^18") + \
             f" ({needs} one on every line)"
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)
+
+
+#: bytes the building of one stored value of the pair problem takes at its peak (the sort key, its order,
+#: the columns and values gathered, the result): a pair problem is built only within PAIR_MEMORY_SHARE of
+#: what the process can allocate
+PAIR_BYTES_PER_VALUE = 48
+PAIR_MEMORY_SHARE = 0.25
+
+
+def rank_pairs(qid, y):
+    """Every pair (a, b) of examples of one query with y_a > y_b, the pairs the rank loss averages over.
+
+    Parameters
+    ----------
+    qid : ndarray (m,), int64
+        Query ids, all >= 0 (:func:`check_query_ids`).
+    y : ndarray (m,), float64
+        Relevance labels.
+
+    Returns
+    -------
+    (a, b) : two int64 arrays (P,)
+        Example indices, a the more relevant; in the order of (qid, y_a, a's position), then b's
+        (qid, y) order: deterministic for the data.
+    """
+    qid = np.asarray(qid, dtype=np.int64)
+    y = np.asarray(y, dtype=np.float64)
+    m = int(qid.shape[0])
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    srt = np.lexsort((y, qid))
+    qs, ys = qid[srt], y[srt]
+    new_q = np.r_[True, qs[1:] != qs[:-1]]
+    new_l = new_q | np.r_[True, ys[1:] != ys[:-1]]
+    q_start = np.flatnonzero(new_q)[np.cumsum(new_q) - 1]
+    l_start = np.flatnonzero(new_l)[np.cumsum(new_l) - 1]
+    below = l_start - q_start                   # examples of the query with a lower label (sorted before)
+    P = int(below.sum())
+    a_pos = np.repeat(np.arange(m, dtype=np.int64), below)
+    first = np.cumsum(below) - below            # where each a's pairs start
+    b_pos = np.repeat(q_start, below) + (np.arange(P, dtype=np.int64) - np.repeat(first, below))
+    return srt[a_pos], srt[b_pos]
+
+
+def pair_differences(ex, limit=None):
+    """The rank loss's problem as a binary one: the examples x_a - x_b of every pair of :func:`rank_pairs`.
+
+    The rank objective lambda/2 ||w||^2 + 1/P sum over pairs max(0, 1 - <w, x_a - x_b>)
+    (:func:`pegasos.scoring.objective` for a ranking model) is the binary hinge objective (paper
+    Eq. (1)) of these P examples, all labelled +1, with no bias: the dual finish and the certificate
+    run on them unchanged.
+
+    Parameters
+    ----------
+    ex : Examples
+        With ``qid`` (>= 0 everywhere) and relevance labels ``y``.
+    limit : int or None
+        Bytes the build may take; default PAIR_MEMORY_SHARE (1/4) of
+        :func:`pegasos.data.memory_limit`.
+
+    Returns
+    -------
+    (Examples, a, b)
+        P rows (float64 values, explicit zeros of cancelling entries dropped, columns sorted), labels
+        1.0, ``n_features`` of ``ex``; and the pairs (:func:`rank_pairs`).
+
+    Raises
+    ------
+    ExampleError
+        An example without a usable qid; no pair (every query has one label).
+    ParameterError
+        The pairs would take more than ``limit`` bytes to build (about PAIR_BYTES_PER_VALUE a stored
+        value: the sum over pairs of nnz(x_a) + nnz(x_b)).
+    """
+    check_query_ids(ex.qid, "the rank loss needs")
+    a, b = rank_pairs(ex.qid, ex.y)
+    P = int(a.shape[0])
+    if P == 0:
+        raise ExampleError("no pair of examples with the same qid and different labels")
+    lengths = np.diff(ex.indptr)
+    counts = lengths[a] + lengths[b]
+    total = int(counts.sum())
+    if limit is None:
+        from .data import memory_limit
+
+        available = memory_limit()
+        limit = None if available is None else int(PAIR_MEMORY_SHARE * available)
+    need = PAIR_BYTES_PER_VALUE * total + 16 * P
+    if limit is not None and need > limit:
+        raise ParameterError(f"the {P} pairs of the rank loss hold {total} stored values, {need / 2**30:.3g} GiB "
+                             f"to build, more than the {limit / 2**30:.3g} GiB allowed (a quarter of the "
+                             "memory available)")
+    # gather row a's entries, then row b's, of every pair: entry j of a row run starting at s is s + j
+    rows = np.empty(2 * P, dtype=np.int64)
+    rows[0::2], rows[1::2] = a, b
+    run_len = lengths[rows]
+    run_first = np.cumsum(run_len) - run_len
+    src = np.repeat(ex.indptr[rows], run_len) + (np.arange(total, dtype=np.int64) - np.repeat(run_first, run_len))
+    sign = np.repeat(np.tile(np.array([1.0, -1.0]), P), run_len)
+    pair = np.repeat(np.arange(P, dtype=np.int64), counts)
+    cols = ex.indices[src].astype(np.int64)
+    vals = ex.data[src].astype(np.float64) * sign
+    del src, sign
+    order = np.argsort(pair * np.int64(max(1, ex.n_features)) + cols, kind="stable")
+    pair, cols, vals = pair[order], cols[order], vals[order]
+    del order
+    # one entry per (pair, column): x_a's and x_b's values of a column they share are added
+    if total:
+        new = np.r_[True, (pair[1:] != pair[:-1]) | (cols[1:] != cols[:-1])]
+        starts = np.flatnonzero(new)
+        vals = np.add.reduceat(vals, starts)
+        pair, cols = pair[starts], cols[starts]
+        keep = vals != 0.0
+        pair, cols, vals = pair[keep], cols[keep], vals[keep]
+    indptr = np.zeros(P + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pair, minlength=P), out=indptr[1:])
+    out = Examples(indptr, cols.astype(np.int32), np.ascontiguousarray(vals), np.ones(P), int(ex.n_features))
+    return out, a, b

@@ -292,22 +292,75 @@ def finish_binary(model, ex, *, tol=None, passes=None, seed=None, max_work=FINIS
         "pegasos") and ``certified_gap`` (the relative gap proven for the
         returned model); without a solver state when its weights changed.
     """
-    indptr, indices, data, n_cols = ex.indptr, ex.indices, ex.data, int(ex.n_features)
     raw = np.asarray(ex.y, dtype=np.float64)
     y_pm = model.labels.encode(raw)
     c = _loss_weights(model, ex, raw)
-    seed = int(model.info.get("seed", 1)) if seed is None else int(seed)
     bias_value = 1.0 if model.bias_mode == "feature" else 0.0
+    if model.w.any() or (bias_value and model.bias):
+        margins = y_pm * model.decision_function(ex.chunk)
+    else:       # from w = 0: margins 0, losses 1, without two passes over the data (0.2 s on 5e7 values)
+        margins = None
+    return _finish_one(model, ex, y_pm, c, margins, bias_value, tol=tol, passes=passes, seed=seed,
+                       max_work=max_work, stall=stall, helper=helper)
+
+
+def finish_ranking(model, ex, *, pairs=None, tol=None, passes=None, seed=None, max_work=FINISH_UPDATES,
+                   stall=True, helper=False):
+    """:func:`finish_binary` of a ranking model: the rank loss's objective is the binary hinge objective
+    of the pair differences x_a - x_b, labelled +1, with no bias (:func:`pegasos.examples.pair_differences`),
+    so the dual passes, w(alpha) and the certificate are those of that binary problem.
+
+    Parameters
+    ----------
+    model : LinearModel
+        Task "ranking" (loss "rank", bias "none").
+    ex : pegasos.examples.Examples
+        Its training examples, with ``qid``.
+    pairs : (Examples, a, b) or None
+        :func:`pegasos.examples.pair_differences` of ``ex`` when the caller has it.
+    tol, passes, seed, max_work, stall, helper :
+        As :func:`finish_binary` (the units of work are those of the pair problem).
+
+    Returns
+    -------
+    LinearModel
+        As :func:`finish_binary`.
+
+    Raises
+    ------
+    ParameterError
+        The pairs do not fit in memory (:func:`pegasos.examples.pair_differences`).
+    ExampleError
+        An example without a qid, or no pair.
+    """
+    from .examples import pair_differences
+
+    diff, a, b = pair_differences(ex) if pairs is None else pairs
+    ones = np.ones(diff.m)
+    margins = None
+    if model.w.any():
+        f = model.decision_function(ex.chunk)
+        margins = f[a] - f[b]
+    return _finish_one(model, diff, ones, ones, margins, 0.0, tol=tol, passes=passes, seed=seed,
+                       max_work=max_work, stall=stall, helper=helper)
+
+
+def _finish_one(model, ex, y_pm, c, margins, bias_value, *, tol, passes, seed, max_work, stall, helper):
+    """The finish of one binary problem on the rows of ``ex`` (labels ``y_pm``, weights ``c``, the model's
+    margins, or None for w = 0): :func:`finish_problem`, and the better model with its header entries."""
+    indptr, indices, data, n_cols = ex.indptr, ex.indices, ex.data, int(ex.n_features)
+    m = indptr.shape[0] - 1
+    seed = int(model.info.get("seed", 1)) if seed is None else int(seed)
+    loss = "hinge" if model.loss == "rank" else model.loss      # the rank loss: the hinge of pair differences
     v = np.zeros(n_cols + 1)
     v[:min(n_cols, model.w.shape[0])] = model.w[:n_cols]
     v[n_cols] = model.bias if bias_value else 0.0
-    if v.any():
-        primal = _primal(indptr, indices, data, y_pm, c, v, float(model.lam), model.loss, bias_value)
-        margins = y_pm * (model.decision_function(ex.chunk))
-    else:       # from w = 0: margins 0, losses 1, without two passes over the data (0.2 s on 5e7 values)
-        primal, margins = float(np.sum(c)) / raw.shape[0], np.zeros(raw.shape[0])
+    if margins is not None:
+        primal = _primal(indptr, indices, data, y_pm, c, v, float(model.lam), loss, bias_value)
+    else:       # from w = 0: margins 0, losses 1
+        primal, margins = float(np.sum(c)) / m, np.zeros(m)
     out = finish_problem(indptr, indices, data, n_cols, y_pm, c, margins, primal, lam=float(model.lam),
-                         loss=model.loss, bias_value=bias_value, seed=seed, tol=tol, passes=passes,
+                         loss=loss, bias_value=bias_value, seed=seed, tol=tol, passes=passes,
                          max_work=max_work, stall=stall, helper=helper)
     info = dict(model.info, finish="dual", finish_passes=str(out["passes"]))
     if out["primal_dual"] < primal:

@@ -552,15 +552,16 @@ class TrainOptions:
     def finish_unavailable(self, on_shards=False):
         """Why the dual finish (:mod:`pegasos.finish`) cannot run with these options (a phrase), or None.
 
-        It needs a linear model with the hinge or the squared hinge loss, bias "none" or "feature",
+        It needs a linear model with the hinge, the squared hinge or the rank loss (the hinge of the
+        pair differences, :func:`pegasos.examples.pair_differences`), bias "none" or "feature",
         binary or one-vs-rest, the Pegasos step rule, the data in memory (not streamed, nor on shards:
         ``on_shards``, a run of :func:`pegasos.engine_dask.fit_shards`), and no early stopping (which
         returns the best model seen) or resume section (the state of a Pegasos run).
         """
         if self.kernel != "linear":
             return "it is for linear models"
-        if self.loss not in ("hinge", "squared-hinge"):
-            return f"the dual is known for the hinge and the squared hinge, not the {self.loss} loss"
+        if self.loss not in ("hinge", "squared-hinge", "rank"):
+            return f"the dual is known for the hinge, the squared hinge and the rank loss, not the {self.loss} loss"
         if self.bias == "unregularized":
             return "an unregularized bias adds an equality constraint to the dual"
         if self.multiclass == "crammer-singer":

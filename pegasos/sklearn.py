@@ -1110,9 +1110,14 @@ class PegasosRanker(_PegasosBase):
 
     Minimises lambda/2 ||w||^2 plus the mean hinge max(0, 1 - <w, x_a - x_b>)
     over the pairs (a, b) of examples with the same query id and
-    y_a > y_b, sampling pairs uniformly (:func:`pegasos.train` with
-    ``loss="rank"``; T counts pairs).  There is no intercept (it cancels in
-    a difference), sampling is uniform and there are no sample weights.
+    y_a > y_b.  With ``iterations``, ``epochs`` and ``step_offset`` left
+    unset it is trained as ``pegasos train --loss rank`` trains it: dual
+    coordinate ascent on the pair differences x_a - x_b, certified within
+    0.2% of the optimum (:func:`pegasos.autotune.train_ranking`; ``t_`` 0 and
+    ``n_iter_`` the passes).  Given a length or a step, Pegasos samples pairs
+    uniformly (:func:`pegasos.train` with ``loss="rank"``; T counts pairs).
+    There is no intercept (it cancels in a difference) and there are no
+    sample weights.
 
     Parameters
     ----------
@@ -1164,14 +1169,24 @@ class PegasosRanker(_PegasosBase):
         qid = _check_qid(qid, X.shape[0])
         if X.shape[0] < 2:
             raise ParameterError(f"ranking needs pairs of examples, got n_samples = {X.shape[0]}")
-        self.model_ = train(X, y, loss="rank", qid=qid, n_threads=self.n_threads,
-                            **self._common(sampling="uniform", default_epochs=KERNEL_EPOCHS))
+        if self.iterations is None and self.epochs is None and self.step_offset == "auto":
+            # nothing set: pegasos.fit's automatic length (the dual passes on the pairs, certified within
+            # its tol: pegasos.autotune.train_ranking), as `pegasos train --loss rank` runs it
+            from .api import fit
+
+            self.model_ = fit((X, y, qid), preset="auto", loss="rank", n_threads=self.n_threads,
+                              **self._common(sampling="uniform", automatic=True))
+        else:
+            self.model_ = train(X, y, loss="rank", qid=qid, n_threads=self.n_threads,
+                                **self._common(sampling="uniform", default_epochs=KERNEL_EPOCHS))
         self._queries = bool(np.any(qid != qid[0]))        # several queries: score should be given them too
         self.coef_ = self.model_.w.copy()
         self.n_features_in_ = self.model_.n_features
         self.t_ = int(self.model_.info["iterations"])
         pairs = 2 * pairwise_counts(np.zeros(y.shape[0]), y, qid)[0]      # ordered pairs, as sampled
         self.n_iter_ = max(1, math.ceil(self.t_ * int(self.model_.info["batch_size"]) / pairs - 1e-9))
+        if self.t_ == 0 and "finish_passes" in self.model_.info:      # the dual passes alone: count them
+            self.n_iter_ = int(self.model_.info["finish_passes"])
         return self
 
     def predict(self, X):
