@@ -858,10 +858,12 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
     def save(self, path):
         """Write the model as a pegasos text model file (``pegasos predict`` reads it).
 
-        Numeric labels are written as such.  The file holds numbers only, so
-        other labels (strings) are written as their indices 0..K-1 and the
-        labels go to ``PATH.classes`` (JSON), which :meth:`load` reads back;
-        the command line ignores that file and prints indices.
+        Numeric labels are written as such (a kind other than int64 and
+        float64, e.g. bool or int32, is named in ``PATH.classes``).  The file
+        holds numbers only, so other labels (strings) are written as their
+        indices 0..K-1 and the labels go to ``PATH.classes`` (JSON), which
+        :meth:`load` reads back; the command line ignores that file and
+        prints indices.
 
         Raises
         ------
@@ -885,11 +887,13 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             if not all(isinstance(v, str) for v in labels):
                 raise ParameterError("the model file keeps numeric or string labels only; pickle the estimator")
         super().save(path)
-        if numeric:
+        # numeric labels of a kind the file cannot say (bool, int32, float32, ...): the sidecar names the kind
+        kind = None if not numeric or self.classes_.dtype in (np.int64, np.float64) else self.classes_.dtype.str
+        if numeric and kind is None:
             if os.path.isfile(sidecar):
                 os.remove(sidecar)          # from an earlier model with string labels
         else:
-            record = {"classes": labels}
+            record = {"classes": labels} if not numeric else {"dtype": kind}
             digest = _file_digest(path)
             if digest is not None:
                 record["model_sha256"] = digest     # ties the labels to this model file (see load)
@@ -902,8 +906,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
 
         The constructor parameters are set from the file's header (T as
         ``iterations``, the seed as ``random_state``).  Numeric labels come
-        back as int64 when they are all integers, else float64; string
-        labels from ``PATH.classes`` when it exists and matches the model.
+        back as int64 when they are all integers, else float64, or as the
+        kind ``PATH.classes`` names; string labels from ``PATH.classes`` when
+        it exists and matches the model.
 
         Raises
         ------
@@ -922,21 +927,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             values = np.array([model.labels.negative, model.labels.positive])
         classes = values.astype(np.int64) if np.all(values == np.round(values)) else values
         sidecar = os.fspath(path) + ".classes"
-        if os.path.isfile(sidecar) and np.array_equal(values, np.arange(values.size)):
-            try:
-                with open(sidecar, encoding="utf-8") as f:
-                    record = json.load(f)
-                named = record["classes"]
-            except (OSError, ValueError, KeyError, TypeError):
-                raise ModelFormatError(sidecar, "not a class label file written by PegasosClassifier.save") from None
-            if not (isinstance(named, list) and len(named) == values.size and all(isinstance(v, str) for v in named)):
-                raise ModelFormatError(sidecar, f"it must list {values.size} string labels")
-            digest = record.get("model_sha256")
-            if digest is not None and digest != _file_digest(path):
-                warnings.warn(f"{sidecar} was written with another model file than {os.fspath(path)} (which was "
-                              "written again since): its string labels are ignored", UserWarning, stacklevel=2)
-            else:
-                classes = np.array(named)
+        if os.path.isfile(sidecar):
+            classes = _sidecar_classes(sidecar, path, values, classes)
         est = cls()
         options = est._set_loaded_params(model)
         if isinstance(model, KernelModel):
@@ -949,6 +941,42 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         est.classes_ = classes
         est._set_fitted()
         return est
+
+
+def _sidecar_classes(sidecar, path, values, classes):
+    """The classes a model's ``PATH.classes`` file gives (:meth:`PegasosClassifier.save`): string labels for
+    the label values 0..K-1, or the numpy kind of numeric labels (``dtype``, e.g. bool); ``classes`` as the
+    model file gives them where the file does not apply or was written with another model file (a warning).
+
+    Raises ModelFormatError for a file that is not such a record."""
+    from .errors import ModelFormatError
+
+    try:
+        with open(sidecar, encoding="utf-8") as f:
+            record = json.load(f)
+        named, kind = record.get("classes"), record.get("dtype")
+        if named is None and kind is None:
+            raise KeyError("classes")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise ModelFormatError(sidecar, "not a class label file written by PegasosClassifier.save") from None
+    if named is not None:
+        if not np.array_equal(values, np.arange(values.size)):
+            return classes
+        if not (isinstance(named, list) and len(named) == values.size and all(isinstance(v, str) for v in named)):
+            raise ModelFormatError(sidecar, f"it must list {values.size} string labels")
+    else:
+        try:
+            dtype = np.dtype(kind)
+        except (TypeError, ValueError):
+            raise ModelFormatError(sidecar, f"unknown label kind {kind!r}") from None
+        if dtype.kind not in "biuf" or not np.array_equal(values.astype(dtype).astype(np.float64), values):
+            raise ModelFormatError(sidecar, f"the label kind {kind!r} does not hold the model's labels")
+    digest = record.get("model_sha256")
+    if digest is not None and digest != _file_digest(path):
+        warnings.warn(f"{sidecar} was written with another model file than {os.fspath(path)} (which was "
+                      "written again since): its labels are ignored", UserWarning, stacklevel=3)
+        return classes
+    return np.array(named) if named is not None else values.astype(dtype)
 
 
 def _file_digest(path):

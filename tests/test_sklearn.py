@@ -222,6 +222,32 @@ def test_string_labels_predict_and_survive_save_load(tmp_path):
     assert not (tmp_path / "iris.model.classes").exists()
 
 
+@pytest.mark.parametrize("kind", [bool, np.int32, np.uint8, np.float32])
+def test_numeric_label_kinds_survive_save_and_load(tmp_path, kind):
+    # a bool-labelled classifier came back with int64 classes: the model file holds numbers only, so the
+    # label file records the kind
+    X, y = _problem(classes=2)
+    labels = (y == 1).astype(kind)
+    est = PegasosClassifier().fit(X, labels)
+    path = tmp_path / "m.model"
+    est.save(path)
+    back = PegasosClassifier.load(path)
+    assert back.classes_.dtype == np.dtype(kind) and np.array_equal(back.classes_, est.classes_)
+    assert back.predict(X).dtype == np.dtype(kind) and np.array_equal(back.predict(X), est.predict(X))
+    PegasosClassifier().fit(X, y.astype(np.int64)).save(path)        # int64 needs no label file
+    assert not (tmp_path / "m.model.classes").exists()
+    assert PegasosClassifier.load(path).classes_.dtype == np.int64
+
+
+def test_a_damaged_label_kind_is_refused(tmp_path):
+    X, y = _problem(classes=2)
+    path = tmp_path / "m.model"
+    PegasosClassifier().fit(X, y == 1).save(path)
+    (tmp_path / "m.model.classes").write_text('{"dtype": "<U5"}\n')
+    with pytest.raises(pegasos.ModelFormatError, match="label kind"):
+        PegasosClassifier.load(path)
+
+
 def test_string_labels_of_a_model_file_written_again_by_the_command_line_are_not_applied(tmp_path):
     # `pegasos train` writes MODEL and leaves MODEL.classes alone: the labels of the earlier model were
     # applied to the new one without a word
