@@ -772,8 +772,7 @@ def _note_worse_than_zero(result, d, options, value=None):
         from .scoring import objective
 
         value = float(objective(result, d.chunk, d.y)["objective"])
-    weights = options.class_weight if isinstance(options.class_weight, dict) and options.class_weight else {}
-    zero = max([1.0] + [float(v) for v in weights.values()]) * (math.log(2.0) if result.loss == "log" else 1.0)
+    zero = _zero_objective(options)
     if not value > zero:
         return
     resumed = "warm_start" in result.info or getattr(result, "resume_objectives", None) is not None
@@ -783,6 +782,30 @@ def _note_worse_than_zero(result, d, options, value=None):
                "steps were too large for these features", err=True)
     if options.shuffle_buffer is None:              # (the rows of a stream are not in memory to look at)
         _note_scale(d, _scale_finding(d))
+
+
+def _zero_objective(options):
+    """An upper bound on the objective of w = 0 for a binary classifier trained with ``options``: its hinge
+    losses are 1 (log loss: ln 2), times the largest class weight."""
+    weights = options.class_weight if isinstance(options.class_weight, dict) and options.class_weight else {}
+    return max([1.0] + [float(v) for v in weights.values()]) * (math.log(2.0) if options.loss == "log" else 1.0)
+
+
+def _note_worse_than_zero_runs(entries, key, task, options, what, shown):
+    """cv's and search's note (with -q too) naming the folds or grid points of a binary classifier whose
+    training objective (``objective`` of each entry) is above that of w = 0 (:func:`_zero_objective`),
+    as train's note says it of one model: steps too large for these features, where `pegasos train`
+    says more."""
+    if task != "binary" or options.loss not in ("hinge", "log", "squared-hinge"):
+        return
+    zero = _zero_objective(options)
+    above = [e for e in entries if e.get("objective") is not None and e["objective"] > zero]
+    if not above:
+        return
+    which = ", ".join(f"{shown.format(e[key])} ({e['objective']:.4g})" for e in above)
+    click.echo(f"pegasos: note: the training objective of {len(above)} of {len(entries)} {what} is above "
+               f"{zero:.4g}, that of w = 0 ({which}): the steps were too large for these features; `pegasos "
+               "train` on the data says more", err=True)
 
 
 def _note_stream_fits(d, options):
@@ -1874,6 +1897,7 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
         r["options"] = _options_record(options)
         _echo_json(r)
         _note_uncertified_folds(r["per_fold"], options.tol)        # on stderr, as train --json keeps its notes
+        _note_worse_than_zero_runs(r["per_fold"], "fold", r["task"], options, "folds", "fold {}")
         return
     names = r["metrics"]
     rows = [f"{r['folds']}-fold cross-validation on {path}: m={r['examples']} ({r['task']}; folds "
@@ -1890,6 +1914,7 @@ def _cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fa
         f"{n} {_fmt(r['mean'][n])} ± {_fmt(r['sd'][n])}{undefined(n)}" for n in names))
     click.echo("\n".join(rows))
     _note_uncertified_folds(r["per_fold"], options.tol)
+    _note_worse_than_zero_runs(r["per_fold"], "fold", r["task"], options, "folds", "fold {}")
 
 
 def _above_tol(entries, key, tol, shown):
@@ -2032,6 +2057,9 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         r["validation"] = validation
         r["options"] = _options_record(options)
         _echo_json(r)
+        _note_uncertified_points(r["rows"], options.tol)        # on stderr, as cv --json keeps its notes
+        _note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
+                                   "lambda {:.4g}")
         return
     out = sys.stderr if model is not None and _is_stdout(model) else sys.stdout
     how = f"{r['folds']}-fold cross-validation" if validation is None else f"validation on {validation}"
@@ -2051,6 +2079,8 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
     click.echo("\n".join(lines), file=out)
     _note_uncertified_points(r["rows"], options.tol)
+    _note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
+                               "lambda {:.4g}")
 
 
 def _note_uncertified_points(rows, tol):

@@ -168,6 +168,31 @@ def test_a_model_worse_than_its_start_is_said_with_q_too(tmp_path):
     assert r.returncode == 0 and "w = 0" not in r.stderr
 
 
+def test_cv_and_search_name_the_runs_worse_than_w0(tmp_path):
+    """train says so of a model above w = 0's objective; cv and search said nothing of such folds and
+    points.  The fold's and the point's objectives in the note are those of the --json record."""
+    from small_data import write_svm
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 10))
+    y = np.where(X @ rng.normal(size=10) + rng.normal(size=600) > 0, 1.0, -1.0)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    bad = ("-T", "1000", "--t0", "100")
+    for command, key, shown in (("cv", "per_fold", "fold {}"), ("search", "rows", "lambda {:.4g}")):
+        grid = ("-l", "1e-4,1e-2") if command == "search" else ()
+        r = run_pegasos(command, "--json", *bad, *grid, data)
+        assert r.returncode == 0, r.stderr
+        record = json.loads(r.stdout)
+        above = [e for e in record[key] if e["objective"] > 1]
+        assert above, record[key]
+        assert f"the training objective of {len(above)} of {len(record[key])}" in r.stderr
+        for e in above:
+            value = e["fold"] if command == "cv" else e["lam"]
+            assert f"{shown.format(value)} ({e['objective']:.4g})" in r.stderr
+        r = run_pegasos(command, "-q", *grid, data)        # the defaults: no such note
+        assert r.returncode == 0 and "that of w = 0" not in r.stderr
+
+
 def test_the_epoch_cap_note_gives_the_cap_not_the_kept_length():
     """The note said "cap of 8192 epochs" where the header had max_epochs=16384 (the kept model, the lower
     objective of the last two lengths, was of 8192)."""
