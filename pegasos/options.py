@@ -541,11 +541,14 @@ class TrainOptions:
             given = self.name("iterations") if self.iterations is not None else self.name("epochs")
             raise ParameterError(f"{self.name('tol_gap')} chooses the length itself: drop {given}"
                                  + (f" and {self.name('preset')}" if self.preset != "auto" else ""))
-        if self.loss not in ("hinge", "squared-hinge") or self.bias == "unregularized" or self.kernel != "linear" \
-                or self.multiclass == "crammer-singer" or self.shuffle_buffer is not None:
+        if self.loss not in ("hinge", "squared-hinge", "rank") or self.bias == "unregularized" \
+                or self.kernel != "linear" or self.multiclass == "crammer-singer" or self.shuffle_buffer is not None:
             raise ParameterError(f"{self.name('tol_gap')} needs the certificate of the duality gap: linear models "
-                                 "trained in memory with the hinge or squared hinge loss, no bias or a feature "
-                                 "bias, binary or one-vs-rest")
+                                 "trained in memory with the hinge, squared hinge or rank loss, no bias or a "
+                                 "feature bias, binary or one-vs-rest")
+        if self.loss == "rank" and self.finish == "none":
+            raise ParameterError(f"{self.name('tol_gap')} with the rank loss runs the dual passes on its pairs: "
+                                 f"drop {self.name('finish')} none")
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
 

@@ -218,3 +218,15 @@ def test_ranker_estimator_default_is_certified():
     # a given length keeps the Pegasos run of pairs
     ranker = PegasosRanker(lam=1e-4, epochs=2).fit(X, y, qid=qid)
     assert ranker.t_ > 0
+
+
+def test_tol_gap_certifies_a_ranking_model_to_the_gap_asked():
+    d, X, y, qid = read_ranking()
+    lam = 1e-4
+    model = pegasos.fit(d, loss="rank", lam=lam, tol_gap=1e-4)
+    gap = float(model.info["certified_gap"])
+    assert gap <= 1e-4 and model.info["stopping"].startswith("tol_gap=0.0001 certified")
+    f = rank_objective(model.w, X, y, qid, lam)
+    assert (f - reference_optimum(X, y, qid, lam)) / f <= gap + 1e-9
+    with pytest.raises(ParameterError, match="drop finish= none"):
+        pegasos.fit(d, loss="rank", lam=lam, tol_gap=1e-4, finish="none")
