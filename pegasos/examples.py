@@ -169,9 +169,9 @@ def check_query_ids(qid, needs):
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)
 
 
-#: bytes the building of one stored value of the pair problem takes at its peak (the sort key, its order,
-#: the columns and values gathered, the result): a pair problem is built only within PAIR_MEMORY_SHARE of
-#: what the process can allocate
+#: bytes the building of one stored value of the pair problem takes at its peak (the rows of the a's and
+#: of the b's gathered, the difference, in float64 and int32): a pair problem is built only within
+#: PAIR_MEMORY_SHARE of what the process can allocate
 PAIR_BYTES_PER_VALUE = 48
 PAIR_MEMORY_SHARE = 0.25
 
@@ -259,29 +259,15 @@ def pair_differences(ex, limit=None):
         raise ParameterError(f"the {P} pairs of the rank loss hold {total} stored values, {need / 2**30:.3g} GiB "
                              f"to build, more than the {limit / 2**30:.3g} GiB allowed (a quarter of the "
                              "memory available)")
-    # gather row a's entries, then row b's, of every pair: entry j of a row run starting at s is s + j
-    rows = np.empty(2 * P, dtype=np.int64)
-    rows[0::2], rows[1::2] = a, b
-    run_len = lengths[rows]
-    run_first = np.cumsum(run_len) - run_len
-    src = np.repeat(ex.indptr[rows], run_len) + (np.arange(total, dtype=np.int64) - np.repeat(run_first, run_len))
-    sign = np.repeat(np.tile(np.array([1.0, -1.0]), P), run_len)
-    pair = np.repeat(np.arange(P, dtype=np.int64), counts)
-    cols = ex.indices[src].astype(np.int64)
-    vals = ex.data[src].astype(np.float64) * sign
-    del src, sign
-    order = np.argsort(pair * np.int64(max(1, ex.n_features)) + cols, kind="stable")
-    pair, cols, vals = pair[order], cols[order], vals[order]
-    del order
-    # one entry per (pair, column): x_a's and x_b's values of a column they share are added
-    if total:
-        new = np.r_[True, (pair[1:] != pair[:-1]) | (cols[1:] != cols[:-1])]
-        starts = np.flatnonzero(new)
-        vals = np.add.reduceat(vals, starts)
-        pair, cols = pair[starts], cols[starts]
-        keep = vals != 0.0
-        pair, cols, vals = pair[keep], cols[keep], vals[keep]
-    indptr = np.zeros(P + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pair, minlength=P), out=indptr[1:])
-    out = Examples(indptr, cols.astype(np.int32), np.ascontiguousarray(vals), np.ones(P), int(ex.n_features))
+    # SciPy's row gathering and sorted-row subtraction (compiled; its sum drops the entries that cancel)
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix((ex.data.astype(np.float64, copy=False), ex.indices, ex.indptr),
+                      shape=(ex.m, int(ex.n_features)))
+    D = (X[a] - X[b]).tocsr()
+    D.sum_duplicates()
+    indptr = np.ascontiguousarray(D.indptr, dtype=np.int64)
+    cols, vals = D.indices, D.data
+    out = Examples(indptr, np.ascontiguousarray(cols, dtype=np.int32), np.ascontiguousarray(vals, dtype=np.float64),
+                   np.ones(P), int(ex.n_features))
     return out, a, b
