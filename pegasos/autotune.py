@@ -434,8 +434,10 @@ def train_ranking(ex, options, *, progress=None):
     ``stopping`` ending in :data:`FROM_ZERO`; ``-T 0 --finish-passes N`` retrains it bit for bit).
     Otherwise the default Pegasos run (:meth:`pegasos.options.TrainOptions.plan`: 10 epochs of pairs,
     i.i.d.) runs and is finished from its margins with the same bound, and the model of the lower
-    objective is written.  Before, that Pegasos run alone was the default: 15 queries of 624 pairs at
-    lambda = 1e-4 ended 104% above f*.
+    objective is written.  Before, that Pegasos run alone was the default: on tests/data/ranking.svm (20
+    queries, 671 pairs) at lambda = 1e-4 it ended 52% above f*, where the passes certify 0.07% (512
+    passes, 0.03 s); on 500 queries of 40 examples (280,000 pairs of 40 values) 2.5% above f* in 1.4 s,
+    where the passes certify 0.17% in 0.8 s.
 
     Where the pairs would not fit in memory (:func:`pegasos.examples.pair_differences`), the default
     Pegasos run alone, its ``stopping`` saying why (with ``finish="dual"``: ParameterError).

@@ -431,13 +431,21 @@ LARGE_SCALE = 10.0
 COMMON_COLUMN = 0.01
 
 
+SCALE_BLOCK = 1 << 20        # values a block of _column_scales
+
+
 def _column_scales(indices, data, n_features, n_rows):
     """s_j = max_i |x_ij| of every column, and which columns are in common use (a non-zero value in at
     least ``COMMON_COLUMN`` of the rows)."""
-    columns = np.asarray(indices, dtype=np.intp)
     scale = np.zeros(n_features, dtype=np.float64)
-    np.maximum.at(scale, columns, np.abs(np.asarray(data, dtype=np.float64)))
-    common = (np.bincount(columns, minlength=n_features) >= max(1.0, COMMON_COLUMN * n_rows)) & (scale > 0)
+    counts = np.zeros(n_features, dtype=np.int64)
+    # in blocks: the column numbers and |values| of all nnz at once were 16 bytes a value more at the peak
+    # (86 MB on 5.4M values, for a note)
+    for start in range(0, indices.shape[0], SCALE_BLOCK):
+        columns = np.asarray(indices[start:start + SCALE_BLOCK], dtype=np.intp)
+        np.maximum.at(scale, columns, np.abs(np.asarray(data[start:start + SCALE_BLOCK], dtype=np.float64)))
+        counts += np.bincount(columns, minlength=n_features)
+    common = (counts >= max(1.0, COMMON_COLUMN * n_rows)) & (scale > 0)
     return scale, common
 
 
