@@ -624,6 +624,11 @@ def read_model_bytes(path):
             raise ModelFormatError(path, e.message) from None
         compressed = getattr(f, "decompressing", False)
         budget = (memory_limit() or float(1 << 34)) * COMPRESSED_MODEL_SHARE if compressed else math.inf
+        def refuse(message, line=None):
+            if compressed:      # damaged data decode to garbage before their checksum is reached: say so
+                _drain(f)
+            raise ModelFormatError(path, message, line)
+
         with f:
             head = _read_full(f, FIRST_LINE_BYTES)
             if head.startswith(UTF8_BOM):
@@ -633,9 +638,7 @@ def read_model_bytes(path):
             end = head.find(b"\n")
             first = head if end < 0 else head[:end]
             if first.split()[:1] != [MAGIC.encode()] or (end < 0 and len(head) == FIRST_LINE_BYTES):
-                if compressed:      # damaged data decode to garbage before their checksum is reached: say so
-                    _drain(f)
-                raise ModelFormatError(path, f"not a pegasos model file ({first_line_shown(first)})", 1)
+                refuse(f"not a pegasos model file ({first_line_shown(first)})", 1)
             pieces.append(head)
             limit = max_line_bytes()
             line_length = len(head) - head.rfind(b"\n") - 1
@@ -646,17 +649,12 @@ def read_model_bytes(path):
                     break
                 nul = piece.find(b"\0")
                 if nul >= 0:
-                    if compressed:
-                        _drain(f)
-                    raise ModelFormatError(path, f"not a pegasos model file (a NUL byte at byte {offset + nul}: "
-                                                 "binary data)")
+                    refuse(f"not a pegasos model file (a NUL byte at byte {offset + nul}: binary data)")
                 cut = piece.rfind(b"\n")
                 line_length = line_length + len(piece) if cut < 0 else len(piece) - cut - 1
                 if line_length > limit or (cut >= 0 and len(piece) > limit):
-                    if compressed:
-                        _drain(f)
-                    raise ModelFormatError(path, f"a line longer than {limit} bytes (not a pegasos model file; "
-                                                 "PEGASOS_MAX_LINE_BYTES sets the limit)")
+                    refuse(f"a line longer than {limit} bytes (not a pegasos model file; PEGASOS_MAX_LINE_BYTES "
+                           "sets the limit)")
                 offset += len(piece)
                 if offset > budget:
                     raise ModelFormatError(path, f"decompresses to more than {budget / 2**20:.0f} MiB, more than "
