@@ -632,7 +632,12 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the model is not certified within --tol {100 * options.tol:.3g}%: "
                    f"{_written_gap(certificate)}; {how}", err=True)
     # the notes of a model the dual finish did not certify are given with -q too (a cron job's mail)
-    if stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
+    if "dual_updates" in result.info:
+        if float(result.info["certified_gap"]) > options.tol:
+            click.echo(f"pegasos: note: the kernel dual solver stopped at its bound of updates with a certified "
+                       f"relative gap of {float(result.info['certified_gap']):.3g}, above --tol {options.tol!r} "
+                       "(the model is not certified)", err=True)
+    elif stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
                    "--tol-gap", err=True)
@@ -1126,6 +1131,8 @@ def _no_iteration(info):
     """The summary's words after T=0: where the dual passes started (w = 0, or a resumed model's weights)."""
     if info.get("iterations") != "0":
         return ""
+    if "dual_updates" in info:
+        return " (no Pegasos iteration: the kernel dual solver from alpha = 0)"
     start = "the model's weights" if "warm_start" in info else "w = 0"
     return f" (no Pegasos iteration: the dual passes from {start})"
 
@@ -1161,7 +1168,13 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(_objective_summary(obj))
         if seen is not None:
             seen["objective"] = float(obj["objective"])
-    if result.info.get("finish") == "dual":
+    if "dual_updates" in result.info:           # the kernel dual solver (pegasos.kernel.fit_kernel_dual)
+        gap = max(0.0, float(result.info["certified_gap"]))
+        updates = int(result.info["dual_updates"])
+        proof = (f"certified within {100 * gap:.3g}% of the optimum" if gap <= options.tol
+                 else f"not certified within {100 * options.tol:.3g}% (its gap: {100 * gap:.3g}%)")
+        parts.append(f"dual solver: {updates} update{'' if updates == 1 else 's'}, {proof}")
+    elif result.info.get("finish") == "dual":
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
         most = max(passes)
         gap = max(0.0, float(result.info["certified_gap"] if finish_gap is None else finish_gap))

@@ -438,6 +438,8 @@ class _PegasosBase(BaseEstimator):
         self.n_iter_ = max(1, math.ceil(T * int(info["batch_size"]) / m - 1e-9)) if m else 0
         if T == 0 and "finish_passes" in info:      # no Pegasos iteration: the dual passes from w = 0
             self.n_iter_ = max(int(p) for p in str(info["finish_passes"]).split(","))
+        elif T == 0 and "dual_updates" in info:    # the kernel dual solver: its updates, in passes of m
+            self.n_iter_ = max(1, math.ceil(int(info["dual_updates"]) / m)) if m else 0
 
     def _set_loaded_params(self, model):
         """Set the constructor parameters ``model``'s header records; returns its
@@ -495,7 +497,10 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         None (or "linear", as ``pegasos train --kernel linear`` and
         scikit-learn's SVC spell it) trains the explicit linear w; the others kernelized Pegasos
         (Fig. 3) with LIBSVM's kernels: (gamma <u,v> + coef0)^degree,
-        exp(-gamma ||u - v||^2), tanh(gamma <u,v> + coef0).
+        exp(-gamma ||u - v||^2), tanh(gamma <u,v> + coef0).  Without ``iterations``,
+        ``epochs``, ``budget``, ``projection`` or ``batch_size`` (and ``finish`` not "none"),
+        rbf and poly with coef0 >= 0 solve the same problem in its dual instead, until
+        certified within 0.2% of the optimum (:func:`pegasos.kernel.fit_kernel_dual`).
     gamma : float > 0 or None (1/n_features); degree : int >= 1 (3); coef0 : float (0)
         The kernel's parameters.
     budget : int >= 1 or None
@@ -764,7 +769,15 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError("class_weight and sample_weight are not available with a kernel")
         if values.size > 2 and self.multiclass != "ovr":
             raise ParameterError("a kernel trains several classes one-vs-rest only: multiclass='ovr'")
-        common = self._common(kernel=True)
+        from .options import psd_kernel
+
+        # the default (no iterations, epochs, budget, projection or batch size; finish not "none"; a positive
+        # semi-definite kernel) is pegasos train's: the dual solver, certified within tol (pegasos.kernel)
+        dual = (self.iterations is None and self.epochs is None and self.budget is None and not self.projection
+                and self.batch_size in (None, 1) and self.finish != "none" and psd_kernel(self.kernel, self.coef0))
+        common = self._common(kernel=True, automatic=dual)
+        if dual:
+            common["preset"] = "auto"
         kw = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, budget=self.budget,
                   finish=self.finish)
         if values.size == 2:
