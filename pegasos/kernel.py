@@ -84,6 +84,9 @@ class KernelModel:
     info: dict = field(default_factory=dict)
     threads: int = 0
     _sv_sqn: np.ndarray = field(default=None, repr=False)
+    #: the dual solver's model: its objective on the training data (the keys of pegasos.objective), from
+    #: the solver's margins, so that train's summary does not compute |S| (|S| + m) kernel values again
+    train_objective: dict = field(default=None, repr=False)
 
     kind = "kernel"
 
@@ -362,6 +365,14 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     model = KernelModel(kernel=options.kernel, gamma=gamma, degree=degree, coef0=coef0, sv_indptr=sv_indptr,
                         sv_indices=sv_indices, sv_data=sv_data, coef=coef, labels=labels, lam=lam,
                         n_features=int(n_features), info=info)
+    margins = state.margins()
+    errors = int(np.count_nonzero(np.where(y_pm > 0, margins <= 0.0, margins < 0.0)))
+    sqw = max(0.0, float(np.dot(alpha, margins)))           # ||w||^2 = alpha^T Q alpha
+    hinge = float(np.sum(np.maximum(0.0, 1.0 - margins))) / m
+    model.train_objective = {"examples": int(m), "lambda": lam, "objective": 0.5 * lam * sqw + hinge,
+                             "regularizer": 0.5 * lam * sqw, "loss": "hinge", "mean_loss": hinge,
+                             "hinge_loss": hinge, "norm_w": math.sqrt(sqw), "bias": 0.0, "bias_mode": "none",
+                             "error_rate": errors / m}
     return (model, state) if return_state else model
 
 

@@ -187,3 +187,14 @@ def test_api_refuses_a_sigmoid_dual():
     X, y = pegasos.load_svmlight(str(BINARY))
     with pytest.raises(ParameterError, match="positive semi-definite"):
         pegasos.train_kernel(X, y, kernel="sigmoid", iterations=0, finish="dual")
+
+
+def test_train_objective_is_the_scored_one(small):
+    X, y = small
+    model = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, lam=1e-3, preset="auto")
+    scored = pegasos.objective(model, X, y)
+    for key, value in model.train_objective.items():
+        if isinstance(value, float):
+            assert value == pytest.approx(scored[key], rel=1e-9, abs=1e-12), key
+        else:
+            assert value == scored[key], key
