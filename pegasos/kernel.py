@@ -46,10 +46,14 @@ _PARALLEL_MIN_WORK = 200_000        # (rows x support vectors) below which predi
 KERNEL_KEYS = ("kernel", "gamma", "degree", "coef0", "budget", "support_vectors_removed")
 #: written after those when they apply: the dual solver's model (fit_kernel_dual)
 KERNEL_OPTIONAL_KEYS = ("epochs", "stopping", "finish", "dual_updates", "certified_gap")
-#: the dual solver's bound of work: updates times m (each update adds a row of Q to the gradient, and
-#: its scan reads m coordinates), 2^32: 131,900 updates on a9a's 32,561 rows (the default lambda certifies
-#: in 14,522, 11.5 s), 1.6e7 on heart_scale's 270 (6,668 certify; the bound itself costs a few seconds)
+#: the dual solver's bound of work: updates times (m + DUAL_UPDATE_COST) (each update adds a row of Q to
+#: the gradient, its scan reads m coordinates, and its choice and step cost about as much as 256 of
+#: those), 2^32: 131,900 updates on a9a's 32,561 rows (the default lambda certifies in 14,522, 11.5 s),
+#: 8.2e6 on heart_scale's 270 (6,668 certify).  Single-coordinate ascent is slow where examples
+#: contradict each other and C = 1/(lambda m) is huge (x with both labels at lambda = 1e-9: alpha grows
+#: by 1 an update up to C = 2.5e8): without the 256, four such rows ran 5e8 updates (18 s) to certify
 DUAL_MAX_WORK = 1 << 32
+DUAL_UPDATE_COST = 256
 DUAL_MIN_UPDATES = 1000
 
 
@@ -169,8 +173,9 @@ class KernelModel:
 
 
 def dual_max_updates(m):
-    """The dual solver's bound of updates on m examples: DUAL_MAX_WORK / m, at least DUAL_MIN_UPDATES."""
-    return max(DUAL_MIN_UPDATES, DUAL_MAX_WORK // max(1, int(m)))
+    """The dual solver's bound of updates on m examples: DUAL_MAX_WORK / (m + DUAL_UPDATE_COST), at least
+    DUAL_MIN_UPDATES."""
+    return max(DUAL_MIN_UPDATES, DUAL_MAX_WORK // (max(0, int(m)) + DUAL_UPDATE_COST))
 
 
 def _kernel_settings(kernel, gamma, degree, coef0, n_features):

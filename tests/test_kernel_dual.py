@@ -198,3 +198,19 @@ def test_train_objective_is_the_scored_one(small):
             assert value == pytest.approx(scored[key], rel=1e-9, abs=1e-12), key
         else:
             assert value == scored[key], key
+
+
+def test_update_bound_is_said_not_certified(tmp_path):
+    """x with both labels at a tiny lambda: alpha creeps up to C = 1/(lambda m) by 1 an update, so the
+    bound of updates ends the run; the header and a note say the model is not certified."""
+    data = tmp_path / "d.svm"
+    data.write_text("+1 1:1\n-1 1:1\n+1\n-1\n")
+    path = tmp_path / "m"
+    r = run_pegasos("train", "--kernel", "rbf", "-l", "1e-9", str(data), str(path))
+    ok(r)
+    h = header(path)
+    from pegasos.kernel import dual_max_updates
+
+    assert int(h["dual_updates"]) == dual_max_updates(4)
+    assert "not certified" in h["stopping"] and float(h["certified_gap"]) > 0.002
+    assert "not certified" in r.stderr and "Traceback" not in r.stderr
