@@ -239,18 +239,22 @@ _solver_options = _options(
     (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples); 0: none, "
                                                  "with --finish dual or --finish-passes (the dual passes from w = 0).")),
     (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: none "
-                                          "where the dual finish from w = 0 certifies the model; else until "
+                                          "where the dual finish from w = 0 certifies the model, and with "
+                                          "--kernel rbf or poly (the kernel dual solver); else until "
                                           "doubling the epochs improves the objective by less than --tol "
                                           f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
     (("--tol",), dict(type=float, default=0.002, show_default=True,
-                      help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
+                      help="Stopping rule of the default epochs: relative objective improvement per doubling; "
+                           "the relative duality gap the dual finish and the kernel dual solver certify.")),
     (("--finish",), dict(type=click.Choice(["dual", "none"]), default=None,
                          help="First in the automatic length (from w = 0, kept where it certifies), when it "
                               "finds Pegasos converging slowly (small lambda m), and "
                               "after the given -T/--epochs unless --t0 or --eta0 is given, finish with passes of "
                               "dual coordinate ascent until the model is certified within --tol of the optimum "
                               "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; "
-                              "dual: finish every run; none: plain Pegasos; --paper implies none).")),
+                              "dual: finish every run; none: plain Pegasos; --paper implies none). With --kernel "
+                              "rbf or poly (coef0 >= 0) and no -T/--epochs/--budget, the default is the kernel "
+                              "dual solver alone, from alpha = 0 (-T 0 --finish dual asks for it).")),
     (("--finish-passes",), dict(metavar="N[,N...]",
                                 help="Exactly N dual passes after a run of the given -T/--epochs (one per class for "
                                      "one-vs-rest): what a finished model's header records, so that its settings "
@@ -1553,7 +1557,8 @@ def _other_eval_text(r):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--gap", is_flag=True,
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
-                   "(linear hinge / squared hinge models, binary or one-vs-rest; DATA is loaded into memory).")
+                   "(linear hinge / squared hinge models, binary or one-vs-rest, and kernel models of a "
+                   "positive semi-definite kernel trained on DATA; DATA is loaded into memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
               help="Passes of dual coordinate ascent for --gap (each costs at most one pass over DATA) "
                    "[default: doubling the passes until a doubling closes less than a tenth of the gap (and less "
@@ -1646,9 +1651,10 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         f"examples     {r['examples']}\n"
         f"lambda       {r['lambda']!r}\n"
         f"loss         {r['loss']} (bias {r['bias_mode']})\n"
-        f"objective    {r['primal']:.10g}   (primal, the model's)\n"
-        f"dual bound   {r['dual']:.10g}   (f* >= this, after {r['passes']} passes"
-        f"{_still_shrinking(r)})\n"
+        f"objective    {r['primal']:.10g}   (primal, the model's)\n" +
+        f"dual bound   {r['dual']:.10g}   (f* >= this, "
+        + (f"from the model's coefficients scaled by {r['scale']:.6g})\n" if "scale" in r
+           else f"after {r['passes']} passes{_still_shrinking(r)})\n") +
         f"gap          {_not_below_zero(r['gap']):.4g}   (objective - f* <= gap)\n"
         f"relative gap {_not_below_zero(r['rel_gap']):.4g}\n"
         f"seconds      {r['seconds']:.3f}" + _header_gap_line(mdl, r, lam)

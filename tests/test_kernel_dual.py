@@ -214,3 +214,37 @@ def test_update_bound_is_said_not_certified(tmp_path):
     assert int(h["dual_updates"]) == dual_max_updates(4)
     assert "not certified" in h["stopping"] and float(h["certified_gap"]) > 0.002
     assert "not certified" in r.stderr and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------- the kernel gap --
+
+def test_kernel_gap_from_the_coefficients(small):
+    from pegasos.certificate import duality_gap
+
+    X, y = small
+    f_ref, _, _ = dense_reference(X, y, 1e-3, "rbf", 0.5)
+    model = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, lam=1e-3, preset="auto")
+    g = duality_gap(model, X, y)
+    assert g["passes"] == 0 and g["dual"] <= f_ref * (1 + 1e-9) <= g["primal"] * (1 + 2e-9)
+    assert g["rel_gap"] <= float(model.info["certified_gap"]) + 1e-9
+    # a Fig. 3 model (support vectors are training examples too): a valid, looser bound
+    fig3 = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, lam=1e-3, epochs=3, sampling="permutation")
+    g3 = duality_gap(fig3, X, y)
+    assert g3["dual"] <= f_ref * (1 + 1e-9) and g3["primal"] >= f_ref * (1 - 1e-9)
+    # the support vectors must be examples of the data, with their labels
+    with pytest.raises(ParameterError, match="support vectors among DATA's examples"):
+        duality_gap(model, X, -y)
+
+
+def test_kernel_gap_command(tmp_path):
+    path = tmp_path / "m"
+    ok(run_pegasos("train", "--kernel", "rbf", "-q", str(BINARY), str(path)))
+    r = run_pegasos("objective", "--gap", "-q", str(BINARY), str(path))
+    ok(r)
+    assert "from the model's coefficients" in r.stdout
+    rel = float(r.stdout.split("relative gap")[1].split()[0])
+    assert rel <= float(header(path)["certified_gap"]) + 1e-9
+    sig = tmp_path / "s"
+    ok(run_pegasos("train", "--kernel", "sigmoid", "-q", "-T", "50", str(BINARY), str(sig)))
+    r = run_pegasos("objective", "--gap", str(BINARY), str(sig))
+    assert r.returncode != 0 and "Traceback" not in r.stderr and "positive semi-definite" in r.stderr
