@@ -168,7 +168,8 @@ def _warn_if_not_certified(model, X, y, sample_weight):
     gap = info.get("certified_gap") if info.get("finish") == "dual" or "finish_discarded_gap" in info else None
     if gap is None or not float(gap) > DEFAULT_TOL:
         return
-    message = (f"the model is not certified within tol = {DEFAULT_TOL:g} of the optimum by the dual finish (its "
+    solver = "the kernel dual solver" if "dual_updates" in info else "the dual finish"
+    message = (f"the model is not certified within tol = {DEFAULT_TOL:g} of the optimum by {solver} (its "
                f"certified relative gap: {float(gap):.3g})")
     finding = scale_finding(X.indices, X.data, X.shape[1], X.shape[0]) if hasattr(X, "indices") else None
     if finding is not None and finding[0] == "uneven":
@@ -784,6 +785,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
                   finish=self.finish)
         if values.size == 2:
             self.model_ = train_kernel(X, y_num, **kw, **common)
+            _warn_if_not_certified(self.model_, X, y_num, None)
             return
         seeds = np.random.SeedSequence(common.pop("seed")).spawn(values.size)
         labels = BinaryLabels(0.0, 1.0)

@@ -248,3 +248,15 @@ def test_kernel_gap_command(tmp_path):
     ok(run_pegasos("train", "--kernel", "sigmoid", "-q", "-T", "50", str(BINARY), str(sig)))
     r = run_pegasos("objective", "--gap", str(BINARY), str(sig))
     assert r.returncode != 0 and "Traceback" not in r.stderr and "positive semi-definite" in r.stderr
+
+
+def test_estimator_warns_when_the_kernel_dual_is_not_certified():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from pegasos.sklearn import PegasosClassifier
+
+    X = sp.csr_matrix(np.array([[1.0], [1.0], [0.0], [0.0]]))
+    y = np.array([1, -1, 1, -1])
+    with pytest.warns(ConvergenceWarning, match="by the kernel dual solver"):
+        clf = PegasosClassifier(kernel="rbf", lam=1e-9).fit(X, y)
+    assert "not certified" in clf.model_.info["stopping"]
