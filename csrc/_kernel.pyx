@@ -630,3 +630,290 @@ def kernel_decision(const int64_t[::1] sv_indptr, const int32_t[::1] sv_indices,
                 if c < ncol:
                     dense[c] = 0.0
     free(dense)
+
+
+# ------------------------------------------------------- the dual solver --
+
+cdef class KernelDual:
+    """Greedy dual coordinate ascent for the kernel SVM without a bias (box constraints only).
+
+    The primal is paper Eq. (1) in feature space, min_w lambda/2 ||w||^2 +
+    1/m sum_i max(0, 1 - y_i <w, phi(x_i)>).  Multiplied by 1/lambda it is
+    LIBSVM's C-SVM without its bias, C = 1/(lambda m), whose dual is::
+
+        max_alpha  D(alpha) = sum_i alpha_i - 1/2 alpha^T Q alpha,   0 <= alpha_i <= C,
+        Q_ij = y_i y_j K(x_i, x_j),   w(alpha) = sum_i alpha_i y_i phi(x_i)
+
+    (no equality constraint: there is no unregularised bias).  The state keeps
+    alpha and the gradient G = Q alpha - 1 of -D.  An update picks the
+    coordinate whose exact one-variable step, alpha_i <- clip(alpha_i - G_i /
+    Q_ii, 0, C), raises D the most (the step's gain -(G_i d + Q_ii d^2 / 2) for
+    d the change; ties to the smallest index), and adds d Q_i. to G: one row
+    of Q, from a cache of whole rows (least recently used rows dropped past
+    ``cache_bytes``; a cached row and a recomputed one are the same doubles).
+
+    Since y_i <w(alpha), phi(x_i)> = (Q alpha)_i = G_i + 1 and
+    alpha^T Q alpha = sum_i alpha_i (G_i + 1), the scan that picks the
+    coordinate also gives, for the current alpha, in Eq. (1)'s scaling::
+
+        P = lambda (1/2 alpha^T Q alpha + C sum_i max(0, -G_i))   (the primal of w(alpha))
+        D = lambda (sum_i alpha_i - 1/2 alpha^T Q alpha)           (a lower bound of min P)
+
+    Everything is deterministic: the iterates depend neither on the cache
+    size nor on how the updates are split into calls of :meth:`run`.  The
+    kernel must be positive semi-definite (linear, rbf, poly with coef0 >=
+    0) for D to bound the optimum; :mod:`pegasos.kernel` checks that.
+
+    Parameters
+    ----------
+    indptr, indices, data : CSR arrays of X (int64, int32, float64), shape (m, n_features)
+    y : float64 array of shape (m,), values -1.0 or +1.0
+    n_features : int, every column index is below it
+    code, gamma, coef0, degree : the kernel (see the module docstring)
+    C : float > 0, the box, 1/(lambda m)
+    cache_bytes : int, bound on the row cache (0: every row is recomputed)
+
+    Raises
+    ------
+    MemoryError
+        The per-example arrays cannot be allocated.
+    """
+    cdef const int64_t[::1] indptr_mv
+    cdef const int32_t[::1] indices_mv
+    cdef const double[::1] data_mv
+    cdef const double[::1] y_mv
+    cdef double[::1] sqn_mv
+    cdef readonly Py_ssize_t m, n_features
+    cdef readonly int code, degree
+    cdef readonly double gamma, coef0, C
+    cdef readonly int64_t cache_limit
+    cdef double* alpha
+    cdef double* G
+    cdef double* qd
+    cdef double* dense
+    cdef double** c_row
+    cdef int64_t* lru_prev
+    cdef int64_t* lru_next
+    cdef int64_t lru_head, lru_tail
+    cdef readonly int64_t cache_used
+    # after the last scan: the sums of P and D, the best gain seen
+    cdef readonly double sum_alpha, aqa, sum_hinge, best_gain
+    cdef readonly int64_t updates, rows_computed, rows_cached
+
+    def __cinit__(self, const int64_t[::1] indptr, const int32_t[::1] indices,
+                  const double[::1] data, const double[::1] y, Py_ssize_t n_features,
+                  int code, double gamma, double coef0, int degree, double C,
+                  int64_t cache_bytes=0):
+        cdef Py_ssize_t i
+        self.lru_head = self.lru_tail = -1
+        self.m = indptr.shape[0] - 1
+        self.n_features = n_features
+        self.indptr_mv, self.indices_mv, self.data_mv, self.y_mv = indptr, indices, data, y
+        self.sqn_mv = row_sqnorms(indptr, data)
+        self.code, self.gamma, self.coef0, self.degree, self.C = code, gamma, coef0, degree, C
+        self.cache_limit = cache_bytes
+        self.cache_used = 0
+        self.updates = self.rows_computed = self.rows_cached = 0
+        self.alpha = <double*> calloc(self.m + 1, sizeof(double))
+        self.G = <double*> malloc(sizeof(double) * (self.m + 1))
+        self.qd = <double*> malloc(sizeof(double) * (self.m + 1))
+        self.dense = <double*> calloc(n_features + 1, sizeof(double))
+        self.c_row = <double**> calloc(self.m + 1, sizeof(double*))
+        self.lru_prev = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
+        self.lru_next = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
+        if (self.alpha == NULL or self.G == NULL or self.qd == NULL or self.dense == NULL
+                or self.c_row == NULL or self.lru_prev == NULL or self.lru_next == NULL):
+            raise MemoryError()
+        for i in range(self.m):
+            self.G[i] = -1.0
+            self.qd[i] = _kfun(code, self.sqn_mv[i], self.sqn_mv[i], self.sqn_mv[i], gamma, coef0, degree)
+        self._scan()
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.c_row != NULL:
+            for i in range(self.m):
+                free(self.c_row[i])
+        free(self.alpha); free(self.G); free(self.qd); free(self.dense)
+        free(self.c_row); free(self.lru_prev); free(self.lru_next)
+
+    # ------------------------------------------------------------ rows --
+    cdef void _unlink(self, int64_t i) noexcept nogil:
+        cdef int64_t a = self.lru_prev[i], b = self.lru_next[i]
+        if a >= 0:
+            self.lru_next[a] = b
+        else:
+            self.lru_head = b
+        if b >= 0:
+            self.lru_prev[b] = a
+        else:
+            self.lru_tail = a
+
+    cdef void _front(self, int64_t i) noexcept nogil:
+        self.lru_prev[i] = -1
+        self.lru_next[i] = self.lru_head
+        if self.lru_head >= 0:
+            self.lru_prev[self.lru_head] = i
+        self.lru_head = i
+        if self.lru_tail < 0:
+            self.lru_tail = i
+
+    cdef void _fill(self, int64_t i, double* row) noexcept nogil:
+        """row[j] = Q_ij = y_i y_j K(x_i, x_j) for every j."""
+        cdef const int64_t* ip = &self.indptr_mv[0]
+        cdef const int32_t* ind = &self.indices_mv[0] if self.indices_mv.shape[0] else NULL
+        cdef const double* dat = &self.data_mv[0] if self.data_mv.shape[0] else NULL
+        cdef const double* y = &self.y_mv[0]
+        cdef double* sqn = &self.sqn_mv[0]
+        cdef double* dense = self.dense
+        cdef double yi = y[i], sq = sqn[i], dot
+        cdef int64_t p, j
+        for p in range(ip[i], ip[i + 1]):
+            dense[ind[p]] = dat[p]
+        for j in range(self.m):
+            dot = 0.0
+            for p in range(ip[j], ip[j + 1]):
+                dot = dot + dense[ind[p]] * dat[p]
+            row[j] = yi * y[j] * _kfun(self.code, dot, sq, sqn[j], self.gamma, self.coef0, self.degree)
+        for p in range(ip[i], ip[i + 1]):
+            dense[ind[p]] = 0.0
+        self.rows_computed += 1
+
+    cdef double* _row(self, int64_t i, double* spare) noexcept nogil:
+        """Row i of Q: the cached one, else computed into a new cache entry, else into ``spare``."""
+        cdef int64_t size = self.m * <int64_t> sizeof(double), p
+        cdef double* row = self.c_row[i]
+        if row != NULL:
+            self._unlink(i)
+            self._front(i)
+            self.rows_cached += 1
+            return row
+        if size > self.cache_limit:
+            self._fill(i, spare)
+            return spare
+        while self.cache_used + size > self.cache_limit and self.lru_tail >= 0:
+            p = self.lru_tail
+            self._unlink(p)
+            free(self.c_row[p])
+            self.c_row[p] = NULL
+            self.cache_used -= size
+        row = <double*> malloc(size)
+        if row == NULL:
+            self._fill(i, spare)
+            return spare
+        self._fill(i, row)
+        self.c_row[i] = row
+        self.cache_used += size
+        self._front(i)
+        return row
+
+    # ------------------------------------------------------------ ascent --
+    cdef int64_t _scan(self) noexcept nogil:
+        """The coordinate of the largest gain (-1 when no step raises D), and the sums of P and D."""
+        cdef Py_ssize_t j, best = -1
+        cdef double g, a, q, d, gain, best_gain = 0.0, C = self.C
+        cdef double s_a = 0.0, s_aqa = 0.0, s_h = 0.0
+        for j in range(self.m):
+            g = self.G[j]
+            a = self.alpha[j]
+            s_a += a
+            s_aqa += a * (g + 1.0)
+            if g < 0.0:
+                s_h -= g
+            q = self.qd[j]
+            if q > 0.0:
+                d = a - g / q
+                d = (0.0 if d < 0.0 else (C if d > C else d)) - a
+                gain = -(g * d + 0.5 * q * d * d)
+            else:               # Q_jj = 0: row j of Q is 0 for a PSD kernel, D is linear in alpha_j
+                d = (C - a) if g < 0.0 else -a
+                gain = -g * d
+            if gain > best_gain:
+                best_gain = gain
+                best = j
+        self.sum_alpha, self.aqa, self.sum_hinge, self.best_gain = s_a, s_aqa, s_h, best_gain
+        return best
+
+    cdef double _gap(self) noexcept nogil:
+        cdef double p = 0.5 * self.aqa + self.C * self.sum_hinge
+        cdef double d = self.sum_alpha - 0.5 * self.aqa
+        if not p > 0.0:
+            return 0.0 if p == 0.0 else 1.0 / 0.0
+        return (p - d) / p
+
+    def run(self, int64_t max_updates, double tol=-1.0):
+        """At most ``max_updates`` updates; stop before an update where the relative gap
+        (P - D) / P <= ``tol`` (a negative tol: never) or where no step raises D.
+
+        Returns
+        -------
+        (int, str)
+            Updates made in this call, and why it stopped: "gap", "optimal" or "updates".
+
+        Raises
+        ------
+        MemoryError
+            No memory for even one row.
+        """
+        cdef double* spare = <double*> malloc(sizeof(double) * (self.m + 1))
+        cdef int64_t done = 0, i, j
+        cdef double* row
+        cdef double a, d, q, g, C = self.C
+        cdef int why = 2
+        if spare == NULL:
+            raise MemoryError()
+        with nogil:
+            while True:
+                i = self._scan()
+                if tol >= 0.0 and self._gap() <= tol:
+                    why = 0
+                    break
+                if i < 0:
+                    why = 1
+                    break
+                if done >= max_updates:
+                    break
+                a = self.alpha[i]
+                g = self.G[i]
+                q = self.qd[i]
+                if q > 0.0:
+                    d = a - g / q
+                    d = (0.0 if d < 0.0 else (C if d > C else d)) - a
+                else:
+                    d = (C - a) if g < 0.0 else -a
+                self.alpha[i] = a + d
+                row = self._row(i, spare)
+                for j in range(self.m):
+                    self.G[j] += d * row[j]
+                done += 1
+                self.updates += 1
+        free(spare)
+        return done, ("gap", "optimal", "updates")[why]
+
+    def values(self):
+        """(P, D) of the current alpha in the 1/lambda scaling: 1/2 a'Qa + C sum max(0, -G_i)
+        and sum alpha - 1/2 a'Qa (multiply both by lambda for Eq. (1)'s)."""
+        return 0.5 * self.aqa + self.C * self.sum_hinge, self.sum_alpha - 0.5 * self.aqa
+
+    @property
+    def gap(self):
+        """The relative gap (P - D) / P of the current alpha."""
+        return self._gap()
+
+    def alphas(self):
+        """alpha, float64 of shape (m,) (a copy)."""
+        out = np.empty(self.m, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef Py_ssize_t j
+        for j in range(self.m):
+            o[j] = self.alpha[j]
+        return out
+
+    def margins(self):
+        """y_i f(x_i) = G_i + 1 for the current alpha, float64 of shape (m,)."""
+        out = np.empty(self.m, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef Py_ssize_t j
+        for j in range(self.m):
+            o[j] = self.G[j] + 1.0
+        return out

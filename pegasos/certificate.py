@@ -59,12 +59,22 @@ def check_gap_model(model):
 
     Available: linear models with the hinge or the squared hinge loss and
     bias mode "none" or "feature" (class weights allowed), binary or
-    one-vs-rest multiclass; and ranking models of the rank loss (the hinge of
-    the pair differences).
+    one-vs-rest multiclass; ranking models of the rank loss (the hinge of
+    the pair differences); kernel models of a positive semi-definite kernel
+    without a bias (:func:`kernel_duality_gap`).
     """
+    from .kernel import KernelModel
     from .linear import LinearModel
     from .multiclass import MulticlassModel
+    from .options import psd_kernel
 
+    if isinstance(model, KernelModel):
+        if not psd_kernel(model.kernel, model.coef0):
+            raise ParameterError(f"the duality gap is not available for a {model.kernel} kernel with coef0 "
+                                 f"{model.coef0!r} (not positive semi-definite: the dual bounds nothing)")
+        if model.bias_mode != "none":
+            raise ParameterError(f"the duality gap is not available with bias mode {model.bias_mode}")
+        return
     if isinstance(model, MulticlassModel):
         if model.method != "ovr":
             raise ParameterError(f"the duality gap is not available for {model.method} multiclass models "
@@ -509,8 +519,8 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
     Raises
     ------
     ParameterError
-        A model kind without this dual (unregularized bias, log,
-        eps-insensitive and rank losses, kernel and Crammer-Singer models),
+        A model kind without this dual (unregularized bias, log and
+        eps-insensitive losses, sigmoid kernels, Crammer-Singer models),
         or a bad ``passes``, ``tol``, ``lam``, ``seed`` or ``sample_weight``.
     ExampleError
         A label that is not one of the model's, X and y of different
@@ -520,6 +530,11 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
 
     started = time.perf_counter()
     check_gap_model(model)
+    if getattr(model, "kind", None) == "kernel":
+        if passes:
+            raise ParameterError("passes: the duality gap of a kernel model makes no passes (its dual point is "
+                                 "the model's own coefficients)")
+        return kernel_duality_gap(model, X, y, lam=lam, started=started)
     if passes is None:
         passes, until_stalled = AUTO_GAP_PASSES, True
     passes = check_passes(passes)
@@ -609,3 +624,94 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         w_dual = [p["w_dual"] if columns is None else _on_all_columns(p["w_dual"], columns, all_cols) for p in parts]
         out["w_dual"] = w_dual if multiclass else w_dual[0]
     return out
+
+
+def kernel_duality_gap(model, X, y, *, lam=None, started=None):
+    """Certified duality gap of a kernel model (no bias, a positive semi-definite kernel) on (X, y),
+    from the model's own coefficients: no passes.
+
+    The model is f = sum_s c_s K(sv_s, .).  When every support vector is an example of X whose label
+    is sign(c_s) (as for a model trained on X: support vectors are training examples), alpha_i = |c_s|
+    on those examples (0 elsewhere) is a dual point with w(alpha) = w, and so is s alpha for any
+    0 <= s <= C / max alpha, C = 1/(lambda m).  The dual value (Eq. (1)'s scaling)::
+
+        D(s alpha) = lambda (s sum_i alpha_i - s^2/2 ||w||^2)  <=  f*  <=  P(w)
+
+    is largest at s = sum alpha / ||w||^2, clipped to the box; ||w||^2 is the one
+    :func:`pegasos.objective` computes for P.  For the dual solver's model on its training data,
+    s = 1 is its own D, so the gap is at most the header's ``certified_gap``.
+
+    Parameters
+    ----------
+    model : pegasos.kernel.KernelModel
+    X : scipy.sparse matrix, Chunk or dense array, shape (m, d)
+    y : array (m,), label values
+    lam : float > 0 or None (the model's)
+    started : float or None, a time.perf_counter() value the ``seconds`` count from
+
+    Returns
+    -------
+    dict
+        The keys of :func:`duality_gap` (``passes`` 0, ``stalled`` True, ``scale`` s).
+
+    Raises
+    ------
+    ParameterError
+        A support vector that is not an example of X with its label (one line, naming it).
+    ExampleError
+        X and y of different lengths, no examples, a label not the model's.
+    """
+    from .scoring import objective
+
+    started = time.perf_counter() if started is None else started
+    lam = float(model.lam if lam is None else lam)
+    if (problem := lambda_problem(lam)) is not None:
+        raise ParameterError(problem)
+    indptr, indices, data, _ = _csr(X)
+    m = indptr.shape[0] - 1
+    raw = np.asarray(y, dtype=np.float64).reshape(-1)
+    if raw.shape[0] != m:
+        raise ExampleError(f"X has {m} examples but y has {raw.shape[0]} labels")
+    if m == 0:
+        raise ExampleError("no examples: the duality gap needs at least one")
+    targets = model.labels.encode(raw)
+    prim = objective(model, X, raw, lam=lam)
+    primal = float(prim["objective"])
+    if not math.isfinite(primal):
+        raise ParameterError(f"the model's primal objective is not finite ({primal})")
+    sqw = float(prim["norm_w"]) ** 2
+    # each support vector is matched with an unused example of the same row and label
+    rows = {}
+    for i in range(m):
+        a, b = int(indptr[i]), int(indptr[i + 1])
+        key = (np.asarray(indices[a:b], dtype=np.int64).tobytes(), np.asarray(data[a:b], dtype=np.float64).tobytes())
+        rows.setdefault(key, []).append(i)
+    coef = np.asarray(model.coef, dtype=np.float64)
+    sip, sind, sdat = model.sv_indptr, model.sv_indices, model.sv_data
+    for s_ in range(coef.shape[0]):
+        if coef[s_] == 0.0:
+            continue
+        a, b = int(sip[s_]), int(sip[s_ + 1])
+        key = (np.asarray(sind[a:b], dtype=np.int64).tobytes(), np.asarray(sdat[a:b], dtype=np.float64).tobytes())
+        sign = 1.0 if coef[s_] > 0 else -1.0
+        found = rows.get(key, [])
+        pick = next((j for j, i in enumerate(found) if targets[i] == sign), None)
+        if pick is None:
+            raise ParameterError(f"the duality gap of a kernel model needs its support vectors among DATA's "
+                                 f"examples with their labels (the training data): support vector {s_ + 1} "
+                                 "is not")
+        found.pop(pick)
+    alpha = np.abs(coef)
+    total = float(np.sum(alpha))
+    top = float(np.max(alpha)) if alpha.size else 0.0
+    C = 1.0 / (lam * m)
+    limit = C / top if top > 0 else math.inf
+    scale = min(total / sqw, limit) if sqw > 0 else (limit if math.isfinite(limit) else 0.0)
+    dual = lam * (scale * total - 0.5 * scale * scale * sqw) if total > 0 else 0.0
+    gap = primal - dual
+    return {
+        "primal": primal, "dual": dual, "dual_start": dual, "gap": gap,
+        "rel_gap": gap / primal if primal > 0 else math.inf, "passes": 0, "stalled": True,
+        "seconds": time.perf_counter() - started, "examples": m, "lambda": lam, "loss": "hinge",
+        "bias_mode": model.bias_mode, "scale": scale,
+    }

@@ -239,18 +239,22 @@ _solver_options = _options(
     (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples); 0: none, "
                                                  "with --finish dual or --finish-passes (the dual passes from w = 0).")),
     (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: none "
-                                          "where the dual finish from w = 0 certifies the model; else until "
+                                          "where the dual finish from w = 0 certifies the model, and with "
+                                          "--kernel rbf or poly (the kernel dual solver); else until "
                                           "doubling the epochs improves the objective by less than --tol "
                                           f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
     (("--tol",), dict(type=float, default=0.002, show_default=True,
-                      help="Stopping rule of the default epochs: relative objective improvement per doubling.")),
+                      help="Stopping rule of the default epochs: relative objective improvement per doubling; "
+                           "the relative duality gap the dual finish and the kernel dual solver certify.")),
     (("--finish",), dict(type=click.Choice(["dual", "none"]), default=None,
                          help="First in the automatic length (from w = 0, kept where it certifies), when it "
                               "finds Pegasos converging slowly (small lambda m), and "
                               "after the given -T/--epochs unless --t0 or --eta0 is given, finish with passes of "
                               "dual coordinate ascent until the model is certified within --tol of the optimum "
                               "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; "
-                              "dual: finish every run; none: plain Pegasos; --paper implies none).")),
+                              "dual: finish every run; none: plain Pegasos; --paper implies none). With --kernel "
+                              "rbf or poly (coef0 >= 0) and no -T/--epochs/--budget, the default is the kernel "
+                              "dual solver alone, from alpha = 0 (-T 0 --finish dual asks for it).")),
     (("--finish-passes",), dict(metavar="N[,N...]",
                                 help="Exactly N dual passes after a run of the given -T/--epochs (one per class for "
                                      "one-vs-rest): what a finished model's header records, so that its settings "
@@ -632,7 +636,12 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         click.echo(f"pegasos: note: the model is not certified within --tol {100 * options.tol:.3g}%: "
                    f"{_written_gap(certificate)}; {how}", err=True)
     # the notes of a model the dual finish did not certify are given with -q too (a cron job's mail)
-    if stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
+    if "dual_updates" in result.info:
+        if float(result.info["certified_gap"]) > options.tol:
+            click.echo(f"pegasos: note: the kernel dual solver stopped at its bound of updates with a certified "
+                       f"relative gap of {float(result.info['certified_gap']):.3g}, above --tol {options.tol!r} "
+                       "(the model is not certified)", err=True)
+    elif stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
                    "--tol-gap", err=True)
@@ -1149,6 +1158,8 @@ def _no_iteration(info):
     """The summary's words after T=0: where the dual passes started (w = 0, or a resumed model's weights)."""
     if info.get("iterations") != "0":
         return ""
+    if "dual_updates" in info:
+        return " (no Pegasos iteration: the kernel dual solver from alpha = 0)"
     start = "the model's weights" if "warm_start" in info else "w = 0"
     return f" (no Pegasos iteration: the dual passes from {start})"
 
@@ -1179,12 +1190,18 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
                 obj = objective_file(result, d.path, progress=_update(bar))
             finally:
                 _close(bar)
-        else:
-            obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
+        else:       # the kernel dual solver's model has it from the solver's margins
+            obj = getattr(result, "train_objective", None) or objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
         if seen is not None:
             seen["objective"] = float(obj["objective"])
-    if result.info.get("finish") == "dual":
+    if "dual_updates" in result.info:           # the kernel dual solver (pegasos.kernel.fit_kernel_dual)
+        gap = max(0.0, float(result.info["certified_gap"]))
+        updates = int(result.info["dual_updates"])
+        proof = (f"certified within {100 * gap:.3g}% of the optimum" if gap <= options.tol
+                 else f"not certified within {100 * options.tol:.3g}% (its gap: {100 * gap:.3g}%)")
+        parts.append(f"dual solver: {updates} update{'' if updates == 1 else 's'}, {proof}")
+    elif result.info.get("finish") == "dual":
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
         most = max(passes)
         gap = max(0.0, float(result.info["certified_gap"] if finish_gap is None else finish_gap))
@@ -1563,7 +1580,8 @@ def _other_eval_text(r):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--gap", is_flag=True,
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
-                   "(linear hinge / squared hinge models, binary or one-vs-rest; DATA is loaded into memory).")
+                   "(linear hinge / squared hinge models, binary or one-vs-rest, and kernel models of a "
+                   "positive semi-definite kernel trained on DATA; DATA is loaded into memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
               help="Passes of dual coordinate ascent for --gap (each costs at most one pass over DATA) "
                    "[default: doubling the passes until a doubling closes less than a tenth of the gap (and less "
@@ -1656,9 +1674,10 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         f"examples     {r['examples']}\n"
         f"lambda       {r['lambda']!r}\n"
         f"loss         {r['loss']} (bias {r['bias_mode']})\n"
-        f"objective    {r['primal']:.10g}   (primal, the model's)\n"
-        f"dual bound   {r['dual']:.10g}   (f* >= this, after {r['passes']} passes"
-        f"{_still_shrinking(r)})\n"
+        f"objective    {r['primal']:.10g}   (primal, the model's)\n" +
+        f"dual bound   {r['dual']:.10g}   (f* >= this, "
+        + (f"from the model's coefficients scaled by {r['scale']:.6g})\n" if "scale" in r
+           else f"after {r['passes']} passes{_still_shrinking(r)})\n") +
         f"gap          {_not_below_zero(r['gap']):.4g}   (objective - f* <= gap)\n"
         f"relative gap {_not_below_zero(r['rel_gap']):.4g}\n"
         f"seconds      {r['seconds']:.3f}" + _header_gap_line(mdl, r, lam)
@@ -1750,7 +1769,8 @@ def _train_record(result, d, options, t_read, t_train, cache_note, no_objective,
         from .scoring import objective, objective_file
 
         record["objective"] = (objective_file(result, d.path) if options.shuffle_buffer is not None
-                               else objective(result, d.chunk, d.y, qid=d.chunk.qid))
+                               else getattr(result, "train_objective", None)
+                               or objective(result, d.chunk, d.y, qid=d.chunk.qid))
     record["header"] = dict(result.info)
     record["options"] = _options_record(options)
     return record

@@ -807,6 +807,7 @@ HEADER_SYNTAX = {
     "epochs": (_number(0.0), "a number >= 0"),
     "epochs_trained": (_number(0.0), "a number >= 0"),
     "finish": (_one_of("dual"), "dual"),
+    "dual_updates": (_count(), "a whole number >= 0"),
     "finish_passes": (_counts, "whole numbers >= 0, one per class, separated by commas"),
     "certified_gap": (_number(0.0, 1.0), "a relative gap in [0, 1]"),
     "finish_discarded_gap": (_number(0.0, 1.0), "a relative gap in [0, 1]"),

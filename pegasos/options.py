@@ -393,6 +393,21 @@ class TrainOptions:
                 and self.schedule == "pegasos")
 
     @property
+    def kernel_dual(self):
+        """Whether a kernel model is trained by the dual solver (:func:`pegasos.kernel.fit_kernel_dual`)
+        instead of Pegasos' Fig. 3: by default (the automatic length: neither T nor epochs, preset "auto",
+        ``finish`` not "none"), and with T = 0 and ``finish="dual"``, where no Pegasos setting asks for
+        Fig. 3 (no budget, no projection, k = 1) and the kernel is positive semi-definite (linear,
+        rbf, poly with coef0 >= 0; sigmoid is not)."""
+        if self.kernel == "linear" or self.budget is not None or self.projection or self.batch_size != 1:
+            return False
+        if not psd_kernel(self.kernel, self.coef0) or self.finish_passes is not None:
+            return False
+        if self.iterations == 0:
+            return self.finish == "dual"
+        return self.length_is_automatic and self.finish != "none"
+
+    @property
     def finishes_given_length(self):
         """Whether a run of a given T or epochs is finished in the dual after its T iterations:
         with ``finish_passes`` or ``finish="dual"``, and by default (``finish`` None) with the
@@ -401,7 +416,7 @@ class TrainOptions:
         the finish applies (:meth:`finish_unavailable`); never with ``tol_gap``.  The passes then
         certify the model within ``tol`` of the optimum, which 3 epochs of Pegasos do not reach
         where lambda m is small (reuters, mushrooms)."""
-        if self.length_is_automatic or self.tol_gap is not None:
+        if self.length_is_automatic or self.tol_gap is not None or self.kernel != "linear":
             return False
         if self.finish_passes is not None or self.finish == "dual":
             return True
@@ -562,7 +577,11 @@ class TrainOptions:
         returns the best model seen) or resume section (the state of a Pegasos run).
         """
         if self.kernel != "linear":
-            return "it is for linear models"
+            if self.kernel_dual:
+                return None
+            return ("with a kernel it is the dual solver alone, from alpha = 0 (T = 0 or no T nor epochs), "
+                    "without a budget, projection or k > 1, and a positive semi-definite kernel (not sigmoid, "
+                    "nor poly with coef0 < 0)")
         if self.loss not in ("hinge", "squared-hinge", "rank"):
             return f"the dual is known for the hinge, the squared hinge and the rank loss, not the {self.loss} loss"
         if self.bias == "unregularized":
@@ -881,7 +900,22 @@ class TrainOptions:
             values.pop("average_from", None)
             values["average"] = True
         values.setdefault("step_offset", 0.0)
+        if header.get("finish") == "dual" and "dual_updates" in header:
+            # the kernel dual solver's model (pegasos.kernel.fit_kernel_dual): T = 0, the dual to its tol
+            values["finish"] = "dual"
+            tol = header.get("stopping", "").partition(" ")[0]
+            if tol.startswith("tol="):
+                try:
+                    values["tol"] = float(tol[4:])
+                except ValueError:
+                    raise ParameterError(f"model header stopping {header['stopping']!r} is not valid") from None
         return cls(preset="paper", **values)
+
+
+def psd_kernel(kernel, coef0):
+    """Whether the kernel is positive semi-definite (then the dual bounds the optimum): linear, rbf,
+    and poly with coef0 >= 0 (None: the default 0); not sigmoid."""
+    return kernel in ("linear", "rbf") or (kernel == "poly" and (coef0 or 0.0) >= 0.0)
 
 
 def _flatten(rows):

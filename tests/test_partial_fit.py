@@ -143,8 +143,8 @@ def test_fit_of_given_epochs_is_finished_unless_finish_none():
     assert "finish" not in PegasosClassifier(epochs=2, step_offset=10.0).fit(X, y).model_.info
     with pytest.raises(ParameterError, match="finish: the finish must be one of dual, none, got 'yes'"):
         PegasosClassifier(finish="yes").fit(X, y)
-    with pytest.raises(ParameterError, match="for linear models"):
-        PegasosClassifier(finish="dual", kernel="rbf").fit(X, y)
+    with pytest.raises(ParameterError, match="with a kernel it is the dual solver alone"):
+        PegasosClassifier(finish="dual", kernel="rbf", epochs=2).fit(X, y)
 
 
 def test_partial_fit_after_a_fit_replaced_by_the_dual_goes_on_from_its_weights():

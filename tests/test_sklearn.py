@@ -494,9 +494,13 @@ def test_the_finish_of_the_classifier_is_checked_by_the_options_rule():
         assert "\n" not in str(e.value)
         return str(e.value)
 
-    rule = message(lambda: TrainOptions(kernel="rbf", finish="dual").validate())
-    assert message(lambda: PegasosClassifier(kernel="rbf", finish="dual").fit(X, y)) == rule
-    assert rule == "finish='dual': the dual finish does not apply here: it is for linear models"
+    # with a kernel, finish="dual" is the dual solver alone (no Pegasos epochs before it)
+    rule = message(lambda: TrainOptions(kernel="rbf", finish="dual", epochs=2).validate())
+    assert message(lambda: PegasosClassifier(kernel="rbf", finish="dual", epochs=2).fit(X, y)) == rule
+    assert rule.startswith("finish='dual': the dual finish does not apply here: with a kernel it is the dual "
+                           "solver alone")
+    model = PegasosClassifier(kernel="rbf", finish="dual").fit(X, y).model_
+    assert model.info["finish"] == "dual" and "dual_updates" in model.info
     rule = message(lambda: TrainOptions(finish="yes").validate())
     assert message(lambda: PegasosClassifier(kernel="rbf", finish="yes").fit(X, y)) == rule
     one_worker = SimpleNamespace(client=SimpleNamespace(scheduler_info=lambda: {"workers": {"w": {}}}))
