@@ -104,6 +104,30 @@ def row_sqnorms(const int64_t[::1] indptr, const floating[::1] data):
     return out
 
 
+cdef inline void lru_unlink(int64_t* prev, int64_t* nxt, int64_t* head, int64_t* tail, int64_t i) noexcept nogil:
+    """Take entry i out of the doubly linked least-recently-used list (head: the most recent)."""
+    cdef int64_t a = prev[i], b = nxt[i]
+    if a >= 0:
+        nxt[a] = b
+    else:
+        head[0] = b
+    if b >= 0:
+        prev[b] = a
+    else:
+        tail[0] = a
+
+
+cdef inline void lru_front(int64_t* prev, int64_t* nxt, int64_t* head, int64_t* tail, int64_t i) noexcept nogil:
+    """Put entry i (not in the list) at its head, as the most recently used."""
+    prev[i] = -1
+    nxt[i] = head[0]
+    if head[0] >= 0:
+        prev[head[0]] = i
+    head[0] = i
+    if tail[0] < 0:
+        tail[0] = i
+
+
 cdef class KernelState:
     """One run of kernelized Pegasos over a fixed training set.
 
@@ -271,24 +295,10 @@ cdef class KernelState:
 
     # ------------------------------------------------------------ cache --
     cdef void _lru_unlink(self, int64_t i) noexcept nogil:
-        cdef int64_t a = self.lru_prev[i], b = self.lru_next[i]
-        if a >= 0:
-            self.lru_next[a] = b
-        else:
-            self.lru_head = b
-        if b >= 0:
-            self.lru_prev[b] = a
-        else:
-            self.lru_tail = a
+        lru_unlink(self.lru_prev, self.lru_next, &self.lru_head, &self.lru_tail, i)
 
     cdef void _lru_front(self, int64_t i) noexcept nogil:
-        self.lru_prev[i] = -1
-        self.lru_next[i] = self.lru_head
-        if self.lru_head >= 0:
-            self.lru_prev[self.lru_head] = i
-        self.lru_head = i
-        if self.lru_tail < 0:
-            self.lru_tail = i
+        lru_front(self.lru_prev, self.lru_next, &self.lru_head, &self.lru_tail, i)
 
     cdef void _cache_drop(self, int64_t i) noexcept nogil:
         if self.c_row[i] == NULL:
@@ -739,24 +749,10 @@ cdef class KernelDual:
 
     # ------------------------------------------------------------ rows --
     cdef void _unlink(self, int64_t i) noexcept nogil:
-        cdef int64_t a = self.lru_prev[i], b = self.lru_next[i]
-        if a >= 0:
-            self.lru_next[a] = b
-        else:
-            self.lru_head = b
-        if b >= 0:
-            self.lru_prev[b] = a
-        else:
-            self.lru_tail = a
+        lru_unlink(self.lru_prev, self.lru_next, &self.lru_head, &self.lru_tail, i)
 
     cdef void _front(self, int64_t i) noexcept nogil:
-        self.lru_prev[i] = -1
-        self.lru_next[i] = self.lru_head
-        if self.lru_head >= 0:
-            self.lru_prev[self.lru_head] = i
-        self.lru_head = i
-        if self.lru_tail < 0:
-            self.lru_tail = i
+        lru_front(self.lru_prev, self.lru_next, &self.lru_head, &self.lru_tail, i)
 
     cdef void _fill(self, int64_t i, double* row) noexcept nogil:
         """row[j] = Q_ij = y_i y_j K(x_i, x_j) for every j."""

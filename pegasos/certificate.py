@@ -175,6 +175,20 @@ def _on_all_columns(w_dual, columns, n_cols):
     return full
 
 
+def _examples_of(X, y):
+    """(indptr, indices, data, n_cols, m, labels as float64 (m,)) of the examples a duality gap is taken over.
+
+    Raises ExampleError for X and y of different lengths, or no examples."""
+    indptr, indices, data, n_cols = _csr(X)
+    m = indptr.shape[0] - 1
+    raw = np.asarray(y, dtype=np.float64).reshape(-1)
+    if raw.shape[0] != m:
+        raise ExampleError(f"X has {m} examples but y has {raw.shape[0]} labels")
+    if m == 0:
+        raise ExampleError("no examples: the duality gap needs at least one")
+    return indptr, indices, data, n_cols, m, raw
+
+
 def dual_vector(indptr, indices, data, n_cols, coef, bias_value):
     """sum_i coef_i x_i with the constant feature's weight as last entry, shape (n_cols + 1,).
 
@@ -550,13 +564,7 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2 ** 64:
         raise ParameterError(f"seed must be a whole number in [0, 2^64), got {seed!r}")
 
-    indptr, indices, data, n_cols = _csr(X)
-    m = indptr.shape[0] - 1
-    raw = np.asarray(y, dtype=np.float64).reshape(-1)
-    if raw.shape[0] != m:
-        raise ExampleError(f"X has {m} examples but y has {raw.shape[0]} labels")
-    if m == 0:
-        raise ExampleError("no examples: the duality gap needs at least one")
+    indptr, indices, data, n_cols, m, raw = _examples_of(X, y)
     multiclass = model.task == "multiclass"
     ranking = model.task == "ranking"
     if ranking:
@@ -667,13 +675,7 @@ def kernel_duality_gap(model, X, y, *, lam=None, started=None):
     lam = float(model.lam if lam is None else lam)
     if (problem := lambda_problem(lam)) is not None:
         raise ParameterError(problem)
-    indptr, indices, data, _ = _csr(X)
-    m = indptr.shape[0] - 1
-    raw = np.asarray(y, dtype=np.float64).reshape(-1)
-    if raw.shape[0] != m:
-        raise ExampleError(f"X has {m} examples but y has {raw.shape[0]} labels")
-    if m == 0:
-        raise ExampleError("no examples: the duality gap needs at least one")
+    indptr, indices, data, _, m, raw = _examples_of(X, y)
     targets = model.labels.encode(raw)
     prim = objective(model, X, raw, lam=lam)
     primal = float(prim["objective"])

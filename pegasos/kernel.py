@@ -250,19 +250,13 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     if not np.all(np.isfinite(coef)):
         raise ParameterError("training diverged to non-finite coefficients (check the scale of the data "
                              "and the kernel parameters)")
-    starts, ends = indptr[ex_sv], indptr[ex_sv + 1]
-    lengths = ends - starts
-    sv_indptr = np.zeros(ex_sv.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=sv_indptr[1:])
-    take = (np.repeat(starts - sv_indptr[:-1], lengths) + np.arange(int(sv_indptr[-1]), dtype=np.int64)
-            if ex_sv.size else np.zeros(0, dtype=np.int64))
+    sv_indptr, sv_indices, sv_data = _support_rows(indptr, indices, data, ex_sv)
     stats = state.stats()
     info = options.header(plan)
     info["budget"] = str(int(options.budget)) if options.budget else "-"
     info["support_vectors_removed"] = str(stats["removed"])
     model = KernelModel(kernel=options.kernel, gamma=gamma, degree=degree, coef0=coef0,
-                        sv_indptr=sv_indptr, sv_indices=np.ascontiguousarray(indices[take], dtype=np.int32),
-                        sv_data=np.ascontiguousarray(data[take], dtype=np.float64), coef=coef,
+                        sv_indptr=sv_indptr, sv_indices=sv_indices, sv_data=sv_data, coef=coef,
                         labels=labels, lam=float(options.lam), n_features=int(n_features), info=info)
     return (model, state) if return_state else model
 
