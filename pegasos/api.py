@@ -121,6 +121,13 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
         A file that cannot be read, labels unfit for the task, or a
         validation label that is not one of the two training labels.
     """
+    if options is not None and not isinstance(options, TrainOptions):
+        raise ParameterError(f"fit takes the data as one argument, (X, y), (X, y, qid) or (X, y, qid, "
+                             f"sample_weight): its second is the TrainOptions, not {type(options).__name__}")
+    for name in ("qid", "sample_weight"):
+        if name in settings:
+            raise ParameterError(f"fit takes {name} inside the data: (X, y, qid) or (X, y, qid, sample_weight), "
+                                 f"not {name}=")
     if options is None:
         options = TrainOptions(**settings)
     elif settings:
@@ -535,7 +542,8 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             return autotune.train_ranking(ex, options, progress=progress)
         # the certificate asked for: the passes' full bound (finish="dual") until the gap is tol_gap
         eps = float(options.tol_gap)
-        model = autotune.train_ranking(ex, options.replace(tol_gap=None, tol=eps, finish="dual"), progress=progress)
+        model = autotune.train_ranking(ex, options.replace(tol_gap=None, tol=eps, finish="dual"), progress=progress,
+                                       asked_gap=True)
         reason = "certified" if float(model.info["certified_gap"]) <= eps else "finish stalled"
         model.info["stopping"] = f"tol_gap={eps!r} {reason} ({model.info['stopping'].split(' ', 1)[1]})"
         return model

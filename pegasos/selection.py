@@ -30,7 +30,7 @@ import numpy as np
 from . import autotune
 from .api import finish_given_length, fit
 from .errors import DataError, ExampleError, ParameterError, PegasosError
-from .examples import Examples, as_examples
+from .examples import Examples, as_examples, rank_pairs
 from .labels import BinaryLabels
 from .linear import fit_linear
 from .scoring import evaluate, objective
@@ -275,6 +275,11 @@ def _run_path(train, test, options, points, warm, metric_names):
     """
     out = []
     start = None
+    if options.loss == "rank" and train.qid is not None and (train.qid >= 0).all() \
+            and not rank_pairs(train.qid, train.y)[0].size:
+        raise ExampleError("the training part of a fold has no pair of examples with the same qid and different "
+                           "labels (the fold's held-out queries hold every pair): fewer folds, or more queries "
+                           "with different labels")
     for point in points:
         opts = options.replace(**point)
         t = time.perf_counter()

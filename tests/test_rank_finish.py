@@ -156,6 +156,7 @@ def test_uncertified_passes_fall_back_to_the_finished_pegasos_run(monkeypatch):
     # a bound of work too small to certify either start: the lower objective of the two is written
     monkeypatch.setattr(finish, "FINISH_MIN_UPDATES", 2000)
     monkeypatch.setattr(finish, "FINISH_WORK_RATIO", 0)
+    monkeypatch.setattr(finish, "ASKED_UPDATES", 2000)      # the bound the passes from w = 0 get
     X, y, qid = random_ranking(5)
     lam = 1e-4
     model = pegasos.fit((X, y, qid), loss="rank", lam=lam)
@@ -215,9 +216,13 @@ def test_ranker_estimator_default_is_certified():
     assert ranker.t_ == 0 and ranker.n_iter_ == int(ranker.model_.info["finish_passes"])
     f = rank_objective(ranker.coef_, X, y, qid, 1e-4)
     assert f <= 1.002 * reference_optimum(X, y, qid, 1e-4)
-    # a given length keeps the Pegasos run of pairs
+    # a given length: the Pegasos run of pairs, then the dual finish (as pegasos train --epochs); a given
+    # step: the Pegasos run alone
     ranker = PegasosRanker(lam=1e-4, epochs=2).fit(X, y, qid=qid)
-    assert ranker.t_ > 0
+    assert ranker.t_ > 0 and float(ranker.model_.info["certified_gap"]) <= 0.002
+    assert rank_objective(ranker.coef_, X, y, qid, 1e-4) <= 1.002 * reference_optimum(X, y, qid, 1e-4)
+    ranker = PegasosRanker(lam=1e-4, epochs=2, step_offset=0).fit(X, y, qid=qid)
+    assert "finish" not in ranker.model_.info
 
 
 def test_tol_gap_certifies_a_ranking_model_to_the_gap_asked():
@@ -230,3 +235,42 @@ def test_tol_gap_certifies_a_ranking_model_to_the_gap_asked():
     assert (f - reference_optimum(X, y, qid, lam)) / f <= gap + 1e-9
     with pytest.raises(ParameterError, match="drop finish= none"):
         pegasos.fit(d, loss="rank", lam=lam, tol_gap=1e-4, finish="none")
+
+
+def test_the_passes_from_zero_get_the_full_bound(monkeypatch):
+    # a fresh user's report: at lambda = 1e-6 the passes stopped at the default bound of a finish (2^28 on
+    # 251,890 pairs) and the Pegasos run of pairs that followed ended 62% above f*; --finish dual certified
+    seen = []
+    real = finish.budget
+
+    def spy(options, iterations, ex, problems=1):
+        out = real(options, iterations, ex, problems)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(finish, "budget", spy)
+    X, y, qid = random_ranking(7)
+    model = pegasos.fit((X, y, qid), loss="rank", lam=1e-6)
+    assert seen[0]["max_work"] == finish.ASKED_UPDATES and not seen[0]["stall"]
+    assert float(model.info["certified_gap"]) <= 0.002
+    f = rank_objective(model.w, X, y, qid, 1e-6)
+    assert f <= 1.002 * reference_optimum(X, y, qid, 1e-6)
+
+
+def test_fit_refuses_the_arrays_as_separate_arguments():
+    X, y, qid = random_ranking(0)
+    with pytest.raises(ParameterError, match="takes the data as one argument"):
+        pegasos.fit(X, y, loss="rank")
+    with pytest.raises(ParameterError, match="takes qid inside the data"):
+        pegasos.fit((X, y), loss="rank", qid=qid)
+
+
+def test_cv_names_a_fold_whose_training_part_has_no_pair(tmp_path):
+    # one query of five has two labels: a fold that holds it out trains on no pair; the error said the
+    # file had none, which `pegasos train` on the same file disproves
+    data = tmp_path / "cvp.svm"
+    data.write_text("1 qid:1 1:1\n0 qid:1 2:1\n" + "".join(f"1 qid:{q} 1:1\n1 qid:{q} 2:1\n" for q in range(2, 6)))
+    r = run_pegasos("cv", "--loss", "rank", "-l", "1e-3", data)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "the training part of a fold has no pair" in r.stderr
+    ok(run_pegasos("train", "-q", "--loss", "rank", data, tmp_path / "m"))
