@@ -329,6 +329,21 @@ def _query_groups(q):
     return [g for g in np.split(order, cuts) if q[g[0]] >= 0]
 
 
+def _tied_dcg(scores, gains, disc):
+    """DCG over the first len(disc) positions of the order of decreasing ``scores``, where examples of
+    equal score share their positions: each gets the mean gain of its tie group (as scikit-learn's
+    ndcg_score), so the value does not depend on the order of the file (it did: 0.7974 against 0.8443
+    for the same lines reversed, every score 0)."""
+    order = np.argsort(-scores, kind="stable")
+    s, gs = scores[order], gains[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    mean_gain = np.add.reduceat(gs, starts) / np.diff(np.r_[starts, s.size])
+    k = disc.shape[0]
+    position_disc = np.zeros(s.size)
+    position_disc[:k] = disc
+    return float(mean_gain @ np.add.reduceat(position_disc, starts))
+
+
 def _ranking_pairs(f, y, q):
     """(pairs, violated pairs, hinge sum, per-query NDCG@10) over ordered pairs
     with the same qid and y_a > y_b."""
@@ -346,7 +361,7 @@ def _ranking_pairs(f, y, q):
         gains = 2.0 ** yy - 1.0
         disc = 1.0 / np.log2(np.arange(2, min(10, g.size) + 2))
         ideal = np.sort(gains)[::-1][:10] @ disc[: min(10, g.size)]
-        got = gains[np.argsort(-fy, kind="stable")][:10] @ disc[: min(10, g.size)]
+        got = _tied_dcg(fy, gains, disc)
         if ideal > 0:
             ndcg.append(got / ideal)
     return n_pairs, correct, hinge, ndcg

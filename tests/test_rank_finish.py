@@ -274,3 +274,23 @@ def test_cv_names_a_fold_whose_training_part_has_no_pair(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "the training part of a fold has no pair" in r.stderr
     ok(run_pegasos("train", "-q", "--loss", "rank", data, tmp_path / "m"))
+
+
+def test_ndcg_of_tied_scores_is_scikit_learns_and_does_not_depend_on_the_order():
+    from sklearn.metrics import ndcg_score
+
+    from pegasos.scoring import _ranking_pairs
+
+    rng = np.random.default_rng(0)
+    for t in range(200):
+        n = int(rng.integers(2, 25))
+        y = rng.integers(0, 4, n).astype(float)
+        f = rng.integers(0, 3, n).astype(float) if t % 2 else rng.standard_normal(n)
+        gains = 2.0 ** y - 1.0
+        if not gains.any():
+            continue
+        q = np.zeros(n, dtype=np.int64)
+        got = _ranking_pairs(f, y, q)[3][0]
+        assert got == pytest.approx(ndcg_score(gains[None], f[None], k=10), abs=1e-12)
+        back = _ranking_pairs(f[::-1].copy(), y[::-1].copy(), q)[3][0]
+        assert got == pytest.approx(back, abs=1e-12)
