@@ -51,6 +51,7 @@ cdef enum:
     E_LABEL_UNKNOWN  # label outside the allowed set (a model's two labels)
     E_VALUE_FLOAT32  # finite value that overflows float32 (float32 mode)
     E_BOM            # a UTF-8 byte-order mark at the start of a line after the first
+    E_QID_TWICE      # a second qid: token on a line
 
 DEF MAX_LABELS = 64
 DEF TOKEN_LEN = 48
@@ -448,6 +449,9 @@ cdef class Parser:
                     break
                 tok = p
                 if p[0] == 113 and p[1] == 105 and p[2] == 100 and p[3] == 58:   # "qid:"
+                    if qid != -1:
+                        self._set_error(E_QID_TWICE, tok, 0)
+                        return -1
                     p += 4
                     qid = 0
                     k = 0
@@ -707,6 +711,7 @@ cdef class Parser:
             E_DUPLICATE: f"feature index {self.err_num} appears more than once on the line",
             E_LABEL_UNKNOWN: f"label {tok!r} is not one of the model's labels{self.allowed_text}",
             E_VALUE_FLOAT32: f"value in {tok!r} is too large for float32 (read the file as float64)",
+            E_QID_TWICE: f"a second qid: token ({tok!r}) on the line; an example belongs to one query",
             E_BOM: (f"the line starts with a UTF-8 byte-order mark (EF BB BF) in {tok!r}; it is allowed only "
                     "at the start of the file"),
         }

@@ -379,6 +379,8 @@ BAD = [
     ("duplicate-apart", b"1 3:1 1:1 3:2\n", 1, ["index 3", "more than once"], {}),
     ("duplicate-with-zero", b"1 2:0 2:1\n", 1, ["index 2", "more than once"], {}),
     ("duplicate-zero-based", b"1 0:1 0:2\n", 1, ["index 0", "more than once"], {"zero_based": True}),
+    ("qid-twice", b"1 qid:1 1:1\n0 qid:1 qid:2 1:2\n", 2, ["second qid:", "qid:2"], {}),
+    ("qid-twice-bad", b"0 qid:x qid:3 1:2\n", 1, ["second qid:", "qid:3"], {}),
     ("value-nan", b"1 1:1\n-1 1:nan\n", 2, ["'1:nan'", "not finite"], {}),
     ("value-NaN", b"1 1:NaN\n", 1, ["'1:NaN'", "not finite"], {}),
     ("value-inf", b"1 1:inf\n", 1, ["'1:inf'", "not finite"], {}),
