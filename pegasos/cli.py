@@ -638,9 +638,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     # the notes of a model the dual finish did not certify are given with -q too (a cron job's mail)
     if "dual_updates" in result.info:
         if float(result.info["certified_gap"]) > options.tol:
-            click.echo(f"pegasos: note: the kernel dual solver stopped at its bound of updates with a certified "
-                       f"relative gap of {float(result.info['certified_gap']):.3g}, above --tol {options.tol!r} "
-                       "(the model is not certified)", err=True)
+            why = ("where no update raised the dual (the kernel values may overflow)" if "no update raises" in stopping
+                   else "at its bound of updates")
+            kept = "; alpha = 0 was kept, of lower objective" if "alpha = 0 kept" in stopping else ""
+            click.echo(f"pegasos: note: the kernel dual solver stopped {why} with a certified relative gap of "
+                       f"{float(result.info['certified_gap']):.3g}, above --tol {options.tol!r} (the model is not "
+                       f"certified{kept}); features scaled to [-1, 1] help", err=True)
+            _note_scale(d, _scale_finding(d))
     elif stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
                    f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
@@ -1696,7 +1700,8 @@ def _header_gap_line(model, r, lam):
         return ""
     passes = model.info.get("finish_passes")
     return (f"\nheader gap   {recorded:.4g}   (certified_gap: the training run's proof on its training data"
-            + (f", after {passes} finishing passes" if passes else "") + "; --gap-passes N to prove it here)")
+            + (f", after {passes} finishing passes" if passes else "")
+            + ("" if getattr(model, "kind", "linear") == "kernel" else "; --gap-passes N to prove it here") + ")")
 
 
 @main.command()

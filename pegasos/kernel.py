@@ -346,6 +346,13 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
         raise ParameterError("the dual solver overflowed to non-finite values (check the scale of the data and "
                              "the kernel parameters)")
     alpha = state.alphas()
+    margins = state.margins()
+    # never worse than w = 0 (objective 1, every hinge 1: C m in the solver's scaling): an uncertified
+    # alpha can be far above it (poly on features x100: 5.9), and D still bounds the optimum
+    zero_kept = p > C * m
+    if zero_kept:
+        alpha, margins = np.zeros(m), np.zeros(m)
+        gap = 1.0 - max(0.0, lam * d) if math.isfinite(d) else 1.0
     ex_sv = np.flatnonzero(alpha > 0).astype(np.int64)
     coef = np.ascontiguousarray(alpha[ex_sv] * y_pm[ex_sv])
     sv_indptr, sv_indices, sv_data = _support_rows(indptr, indices, data, ex_sv)
@@ -355,8 +362,14 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     info["budget"] = "-"
     info["support_vectors_removed"] = "0"
     info["epochs"] = "0"
-    reason = {"gap": "certified", "optimal": "certified (no update raises the dual)",
-              "updates": "update bound, not certified"}[why if why != "updates" or gap > options.tol else "gap"]
+    if gap <= options.tol:
+        reason = "certified (no update raises the dual)" if why == "optimal" else "certified"
+    elif why == "optimal":
+        reason = "no update raises the dual, not certified (the kernel values may overflow)"
+    else:
+        reason = "update bound, not certified"
+    if zero_kept:
+        reason += "; alpha = 0 kept, of lower objective (scale the features)"
     info["stopping"] = f"tol={float(options.tol)!r} max_updates={bound} {reason} by the dual solver from alpha = 0"
     info["finish"] = "dual"
     info["dual_updates"] = str(int(state.updates))
@@ -364,7 +377,6 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     model = KernelModel(kernel=options.kernel, gamma=gamma, degree=degree, coef0=coef0, sv_indptr=sv_indptr,
                         sv_indices=sv_indices, sv_data=sv_data, coef=coef, labels=labels, lam=lam,
                         n_features=int(n_features), info=info)
-    margins = state.margins()
     errors = int(np.count_nonzero(np.where(y_pm > 0, margins <= 0.0, margins < 0.0)))
     sqw = max(0.0, float(np.dot(alpha, margins)))           # ||w||^2 = alpha^T Q alpha
     hinge = float(np.sum(np.maximum(0.0, 1.0 - margins))) / m

@@ -260,3 +260,31 @@ def test_estimator_warns_when_the_kernel_dual_is_not_certified():
     with pytest.warns(ConvergenceWarning, match="by the kernel dual solver"):
         clf = PegasosClassifier(kernel="rbf", lam=1e-9).fit(X, y)
     assert "not certified" in clf.model_.info["stopping"]
+
+
+def test_never_worse_than_alpha_zero_on_unscaled_features(monkeypatch, tmp_path):
+    """A fresh user's report: poly on features x300 left an uncertified alpha of objective 20, where w = 0 has
+    1; alpha = 0 is now kept there, its header and note say so, and D still bounds the optimum."""
+    from pegasos import kernel
+
+    monkeypatch.setattr(kernel, "DUAL_MAX_WORK", 1 << 22)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((80, 3)) * 300
+    y = np.where(np.sin(X[:, 0] / 100) + X[:, 1] / 300 > 0, 1.0, -1.0)
+    model = pegasos.fit((sp.csr_matrix(X), y), kernel="poly", coef0=1.0, lam=1e-2)
+    f = pegasos.objective(model, sp.csr_matrix(X), y)["objective"]
+    assert f <= 1.0
+    assert model.n_support == 0 and "alpha = 0 kept" in model.info["stopping"]
+    gap = float(model.info["certified_gap"])
+    assert 0.0 <= gap <= 1.0
+
+
+def test_a_solver_that_cannot_move_says_so_without_claiming_a_certificate(tmp_path):
+    """Poly values overflow to inf: no update raises the dual; the header said 'certified' beside a gap of 1."""
+    data = tmp_path / "inf.svm"
+    data.write_text("+1 1:1e200\n-1 1:-1e200\n+1 1:2e200\n-1 1:-3e200\n")
+    r = run_pegasos("train", "--kernel", "poly", "--coef0", "1", data, tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    h = header(tmp_path / "m")
+    assert "not certified" in h["stopping"] and float(h["certified_gap"]) > 0.002
+    assert "no update raised the dual" in r.stderr and "bound of updates" not in r.stderr
