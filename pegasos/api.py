@@ -538,15 +538,7 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             and options.finish != "none" and options.finish_unavailable() is None):
         if on_plan is not None:
             on_plan(None)
-        if options.tol_gap is None:
-            return autotune.train_ranking(ex, options, progress=progress)
-        # the certificate asked for: the passes' full bound (finish="dual") until the gap is tol_gap
-        eps = float(options.tol_gap)
-        model = autotune.train_ranking(ex, options.replace(tol_gap=None, tol=eps, finish="dual"), progress=progress,
-                                       asked_gap=True)
-        reason = "certified" if float(model.info["certified_gap"]) <= eps else "finish stalled"
-        model.info["stopping"] = f"tol_gap={eps!r} {reason} ({model.info['stopping'].split(' ', 1)[1]})"
-        return model
+        return autotune.train_ranking(ex, options, progress=progress)
     automatic = options.preset == "auto" and options.loss != "rank" and options.iterations != 0
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)

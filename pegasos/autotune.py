@@ -422,7 +422,7 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     return model, E, history
 
 
-def train_ranking(ex, options, *, progress=None, asked_gap=False):
+def train_ranking(ex, options, *, progress=None):
     """The automatic length of the rank loss: the dual passes on the pairs from w = 0, kept where they
     certify; else the default Pegasos run of pairs, finished in the dual.
 
@@ -439,9 +439,11 @@ def train_ranking(ex, options, *, progress=None, asked_gap=False):
     passes, 0.03 s); on 500 queries of 40 examples (280,000 pairs of 40 values) 2.5% above f* in 1.4 s,
     where the passes certify 0.17% in 0.8 s.
 
+    With ``tol_gap`` the certificate is asked for: the same, with ``finish="dual"`` and ``tol_gap`` as
+    the tolerance, and ``stopping`` "tol_gap=EPS certified (...)" or "tol_gap=EPS finish stalled (...)".
+
     Where the pairs would not fit in memory (:func:`pegasos.examples.pair_differences`), the default
-    Pegasos run alone, its ``stopping`` saying why (with ``finish="dual"``: ParameterError, naming
-    ``tol_gap`` for a caller that runs it, ``asked_gap``).
+    Pegasos run alone, its ``stopping`` saying why (with ``finish="dual"`` or ``tol_gap``: ParameterError).
 
     Parameters
     ----------
@@ -462,6 +464,22 @@ def train_ranking(ex, options, *, progress=None, asked_gap=False):
     ParameterError, ExampleError
         As :func:`pegasos.linear.fit_linear` and :func:`pegasos.finish.finish_ranking`.
     """
+    asked = options.tol_gap is not None
+    if asked:
+        options = options.replace(tol_gap=None, tol=float(options.tol_gap), finish="dual")
+    model, how = _train_ranking(ex, options, progress, asked)
+    tol = options.tol
+    if asked:
+        reason = "certified" if float(model.info["certified_gap"]) <= tol else "finish stalled"
+        model.info["stopping"] = f"tol_gap={tol!r} {reason} ({how})"
+    else:
+        model.info["stopping"] = f"tol={tol!r} {how}"
+    return model
+
+
+def _train_ranking(ex, options, progress, asked_gap):
+    """:func:`train_ranking` at ``options.tol`` (``asked_gap``: the tolerance is the user's tol_gap): the
+    model and how it was made, for its ``stopping``."""
     from .examples import pair_differences
     from .finish import budget, finish_ranking
     from .linear import fit_linear
@@ -473,9 +491,7 @@ def train_ranking(ex, options, *, progress=None, asked_gap=False):
     except ParameterError as e:
         if options.finish == "dual":
             raise ParameterError(f"{options.name('tol_gap') if asked_gap else options._finish_dual()}: {e}") from None
-        model = fit_linear(ex, options, progress=progress)
-        model.info["stopping"] = f"tol={tol!r} the default run of pairs, not finished ({e})"
-        return model
+        return fit_linear(ex, options, progress=progress), f"the default run of pairs, not finished ({e})"
     T = options.plan(pairs[0].m).T              # the default run of pairs the passes stand in for
     # the full bound of the asked-for finish (2^32 units, no stall): the Pegasos run of pairs that would
     # follow has no calibrated step and gains little (251,890 pairs at lambda = 1e-6: the passes stopped at
@@ -486,18 +502,15 @@ def train_ranking(ex, options, *, progress=None, asked_gap=False):
     done.info["epochs"] = "0"
     gap = float(done.info["certified_gap"])
     if gap <= tol:
-        done.info["stopping"] = f"tol={tol!r} {FROM_ZERO}"
-        return done
+        return done, FROM_ZERO
     run = finish_ranking(fit_linear(ex, options, progress=progress), ex, pairs=pairs, tol=tol,
                          **budget(options, T, pairs[0]))       # the usual bound: the full one was spent
-    run.info["stopping"] = (f"tol={tol!r} the default run of pairs, finished (the dual passes from w = 0 "
-                            f"stopped at a certified gap of {gap:.3g})")
     f_zero, f_run = (float(objective(model, ex.chunk, ex.y, qid=ex.qid)["objective"]) for model in (done, run))
     if f_zero < f_run:
-        done.info["stopping"] = (f"tol={tol!r} the uncertified dual passes from w = 0 kept (the default run of "
-                                 "pairs, finished, had a higher objective)")
-        return done
-    return run
+        return done, "the uncertified dual passes from w = 0 kept (the default run of pairs, finished, had a higher " \
+                     "objective)"
+    return run, ("the default run of pairs, finished (the dual passes from w = 0 stopped at a certified gap of "
+                 f"{gap:.3g})")
 
 
 def _finished_at_the_end(model):

@@ -572,23 +572,21 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
 
         qid = getattr(X, "qid", None) if qid is None else np.asarray(qid, dtype=np.int64)
         prim = objective(model, X, raw, lam=lam, qid=qid, sample_weight=sample_weight)   # checks both
-        f = model.decision_function(X)
-        pairs, a, b = pair_differences(Examples(indptr, indices, data, raw, n_cols, qid))
-        indptr, indices, data = pairs.indptr, pairs.indices, pairs.data
-        targets = c = np.ones(pairs.m)
-        f = f[a] - f[b]                 # the pairs' margins
     else:
         targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
         prim = objective(model, X, raw, lam=lam, sample_weight=sample_weight)    # checks sample_weight
         c = _example_weights(model, raw)
         if sample_weight is not None:
             c = c * np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-        f = None
     primal = prim["objective"]
     if not math.isfinite(primal):
         raise ParameterError(f"the model's primal objective is not finite ({primal})")
-    if f is None:
-        f = model.decision_function(X)
+    f = model.decision_function(X)
+    if ranking:     # the problem of the pair differences: their margins, labels +1 and weights 1
+        pairs, a, b = pair_differences(Examples(indptr, indices, data, raw, n_cols, qid))
+        indptr, indices, data = pairs.indptr, pairs.indices, pairs.data
+        targets = c = np.ones(pairs.m)
+        f = f[a] - f[b]
     options = dict(lam=lam, loss="hinge" if ranking else model.loss,
                    bias_value=1.0 if model.bias_mode == "feature" else 0.0,
                    passes=passes, seed=int(seed), max_work=AUTO_GAP_UPDATES if until_stalled else math.inf)

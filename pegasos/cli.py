@@ -643,7 +643,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
             kept = "; alpha = 0 was kept, of lower objective" if "alpha = 0 kept" in stopping else ""
             click.echo(f"pegasos: note: the kernel dual solver stopped {why} with a certified relative gap of "
                        f"{float(result.info['certified_gap']):.3g}, above --tol {options.tol!r} (the model is not "
-                       f"certified{kept}); features scaled to [-1, 1] help", err=True)
+                       f"certified{kept})", err=True)
             _note_scale(d, _scale_finding(d))
     elif stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
         click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "

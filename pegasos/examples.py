@@ -164,7 +164,8 @@ def check_query_ids(qid, needs):
     bad = np.zeros(1, dtype=np.int64) if qid is None else np.flatnonzero(np.asarray(qid) < 0)
     if bad.size:
         i = int(bad[0])
-        detail = ("no qid: token" if qid is None or qid[i] == -1 else "its qid: is not a whole number from 0 to below 10^18") + \
+        detail = ("no qid: token" if qid is None or qid[i] == -1
+                  else "its qid: is not a whole number from 0 to below 10^18") + \
             f" ({needs} one on every line)"
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)
 
