@@ -46,14 +46,13 @@ import numbers
 
 import numpy as np
 
-from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED
+from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_TOL  # noqa: F401 (autotune.DEFAULT_TOL)
 from .errors import ParameterError
 from .data import compact_columns, take_rows
 from .io import Chunk
 
 # eta0 = 1/(lambda t0) candidates: 10^-4 .. 10 in steps of 10^(1/4)
 DEFAULT_ETA0_GRID = tuple(float(10.0 ** (e / 4.0)) for e in range(-16, 5))
-DEFAULT_TOL = 0.002             # relative objective improvement per doubling at which to stop
 DEFAULT_MAX_ITERATIONS = 1 << 25   # work cap of the lengthened run: E m <= 2^25 (about 3.4e7 rows) ...
 DEFAULT_MIN_EPOCH_CAP = 16          # ... but at least 16 epochs
 DEFAULT_MAX_EPOCHS = 1 << 14        # ... and at most 16384 (tiny data sets: their objective stays noisy)

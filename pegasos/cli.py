@@ -23,8 +23,8 @@ os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 import click
 
-from .defaults import (BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER, SAMPLINGS,
-                       SCHEDULES)
+from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED,
+                       DEFAULT_SHUFFLE_BUFFER, SAMPLINGS, SCHEDULES)
 
 
 DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
@@ -330,7 +330,7 @@ _kernel_options = _options(
     (("--coef0",), dict(type=float, help="coef0 of the poly and sigmoid kernels [default: 0].")),
     (("--budget",), dict(type=int, metavar="B", help="Keep at most B support vectors (drop the one whose "
                                                      "removal changes w least).")),
-    (("--cache-mb",), dict(type=float, default=100.0, show_default=True,
+    (("--cache-mb",), dict(type=float, default=DEFAULT_CACHE_MB, show_default=True,
                            help="Memory bound of the kernel-row cache in MiB (kernels only).")),
 )
 _streaming_options = _options(

@@ -23,7 +23,8 @@ import math
 import numbers
 from dataclasses import dataclass, fields, replace
 
-from .defaults import BIAS_MODES, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, SAMPLINGS, SCHEDULES, lambda_problem
+from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
+                       SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
 
 #: the losses and the task each one trains (paper Sec. 5)
@@ -56,7 +57,6 @@ PRESETS = ("auto", "paper")
 MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
 AUTO_AVERAGE_FROM = 0.5     # the mean of the last half of the iterates (measured: benchmarks/RESULTS_defaults.md)
 DEFAULT_MAX_CLASSES = 1000  # more labels than this in a classification run is refused (sector has 105)
-DEFAULT_TOL = 0.002         # stop when doubling the epochs improves the objective by less (same source)
 FINISHES = ("dual", "none")
 MAX_FINISH_PASSES = 1_000_000
 ON_SHARDS = "on shards the run is plain mini-batch Pegasos over the blocks"
@@ -184,7 +184,7 @@ class TrainOptions:
         (required for "constant"); not for "pegasos".
     seed : int >= 0
         Seed of the PCG64 generator that draws the examples.
-    tol : float > 0
+    tol : float in (0, 1)
         Stopping rule of the automatic number of epochs: stop when doubling
         the epochs improves the training objective by less than this
         fraction (:func:`pegasos.autotune.train_until_converged`).
@@ -327,7 +327,7 @@ class TrainOptions:
     degree: int = None
     coef0: float = None
     budget: int = None
-    cache_mb: float = 100.0
+    cache_mb: float = DEFAULT_CACHE_MB
     shuffle_buffer: int = None
     trace_points: int = 10
     early_stop: int = None
@@ -518,8 +518,11 @@ class TrainOptions:
             self._fail("step_offset", f"the step offset t0 must be >= 0, got {self.step_offset!r}")
         if not _is_int(self.max_classes) or self.max_classes < 2:
             self._fail("max_classes", f"the class bound must be an integer >= 2, got {self.max_classes!r}")
-        if not (_is_real(self.tol) and math.isfinite(self.tol) and self.tol > 0):
-            self._fail("tol", f"the stopping tolerance must be a positive number, got {self.tol!r}")
+        if not (_is_real(self.tol) and 0 < self.tol < 1):
+            # a fraction of the objective: at 1 or more every rule it drives holds at once (w = 0 has a
+            # certified gap of at most 1), and the empty model was written as "certified"
+            self._fail("tol", f"the stopping tolerance is a fraction of the objective, a number in (0, 1), "
+                              f"got {self.tol!r}")
         if self.tol_gap is not None:
             self._validate_tol_gap()
         self._validate_finish()
@@ -903,12 +906,12 @@ class TrainOptions:
         if header.get("finish") == "dual" and "dual_updates" in header:
             # the kernel dual solver's model (pegasos.kernel.fit_kernel_dual): T = 0, the dual to its tol
             values["finish"] = "dual"
-            tol = header.get("stopping", "").partition(" ")[0]
-            if tol.startswith("tol="):
-                try:
-                    values["tol"] = float(tol[4:])
-                except ValueError:
-                    raise ParameterError(f"model header stopping {header['stopping']!r} is not valid") from None
+        tol = header.get("stopping", "").partition(" ")[0]
+        if tol.startswith("tol="):          # an automatic run's tolerance (linear, ranking, the kernel dual)
+            try:
+                values["tol"] = float(tol[4:])
+            except ValueError:
+                raise ParameterError(f"model header stopping {header['stopping']!r} is not valid") from None
         return cls(preset="paper", **values)
 
 
