@@ -82,6 +82,14 @@ step_offset : "auto" or float >= 0, default "auto"
     first batch, kept by the later ones; with ``engine``, on a sample of
     the blocks, :func:`pegasos.engine_dask.fit_shards`), and the paper's
     step with a kernel (the only one Fig. 3 has).
+tol : float in (0, 1), default 0.002
+    The stopping tolerance of the automatic runs (``pegasos train --tol``),
+    a fraction of the objective: the dual passes, the kernel dual solver and
+    the dual finish stop once the model is certified within it of the
+    optimum, (P - D) / P <= tol (the header's ``certified_gap``; a
+    ConvergenceWarning where a run ends above it); the doubling of the
+    epochs stops when a doubling improves the objective by less than it.
+    Runs of a given ``iterations``/``epochs`` use it only in their dual finish.
 random_state : int >= 0, numpy RandomState/Generator or None, default 1
     The seed of pegasos' random generator (``pegasos train --seed``): an
     int is the seed itself, so the same int gives the same model as
@@ -148,13 +156,13 @@ except ImportError as exc:           # scikit-learn missing or older than 1.6 (n
     raise ImportError("pegasos.sklearn needs scikit-learn >= 1.6; install it with "
                       "pip install 'pegasos[sklearn]'") from exc
 
-from .defaults import DEFAULT_LAMBDA, lambda_problem
+from .defaults import DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_TOL, lambda_problem
 from .errors import ParameterError
 
 __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
 
 
-def _warn_if_not_certified(model, X, y, sample_weight):
+def _warn_if_not_certified(model, X, y, sample_weight, tol):
     """A ConvergenceWarning (as LinearSVC gives one) when the dual finish of an automatic run stopped
     above the tolerance (the header's ``certified_gap``; where Pegasos went on after a finish that
     was not kept, the smaller of the gaps that finish's dual bound and the model's own certificate
@@ -162,14 +170,13 @@ def _warn_if_not_certified(model, X, y, sample_weight):
     columns of most different scales, when they differ widely, or else the largest column when the
     features are all large (:func:`pegasos.data.scale_finding`; X's column numbers from 0)."""
     from .data import scale_finding
-    from .options import DEFAULT_TOL
 
     info = getattr(model, "info", {})
     gap = info.get("certified_gap") if info.get("finish") == "dual" or "finish_discarded_gap" in info else None
-    if gap is None or not float(gap) > DEFAULT_TOL:
+    if gap is None or not float(gap) > tol:
         return
     solver = "the kernel dual solver" if "dual_updates" in info else "the dual finish"
-    message = (f"the model is not certified within tol = {DEFAULT_TOL:g} of the optimum by {solver} (its "
+    message = (f"the model is not certified within tol = {tol:g} of the optimum by {solver} (its "
                f"certified relative gap: {float(gap):.3g})")
     finding = scale_finding(X.indices, X.data, X.shape[1], X.shape[0]) if hasattr(X, "indices") else None
     if finding is not None and finding[0] == "uneven":
@@ -275,6 +282,7 @@ def _info_settings(options, info):
         "average_from": None if options.average else options.average_from,
         "step_offset": "auto" if calibrated else options.step_offset,
         "random_state": options.seed,
+        "tol": options.tol,
     }
 
 
@@ -324,7 +332,8 @@ class _PegasosBase(BaseEstimator):
         out = dict(lam=self.lam, iterations=self.iterations, epochs=epochs,
                    batch_size=1 if self.batch_size is None else self.batch_size,
                    sampling=self.sampling if sampling is None else sampling, projection=self.projection,
-                   average=self.average, average_from=self._average_from(), seed=_seed(self.random_state))
+                   average=self.average, average_from=self._average_from(), seed=_seed(self.random_state),
+                   tol=self.tol)
         t0 = self.step_offset
         if kernel:
             if t0 not in ("auto", 0, 0.0):
@@ -368,7 +377,7 @@ class _PegasosBase(BaseEstimator):
         from .api import fit
 
         model = fit((X, y, None, sw), preset="auto", **problem, **self._common(automatic=True))
-        _warn_if_not_certified(model, X, y, sw)
+        _warn_if_not_certified(model, X, y, sw, self.tol)
         return model
 
     def _partial_common(self, X=None, y=None, sw=None, labels=None, problem=None, first=True):
@@ -504,8 +513,13 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         ``epochs``, ``budget``, ``projection`` or ``batch_size`` (and ``finish`` not "none"),
         rbf and poly with coef0 >= 0 solve the same problem in its dual instead, until
         certified within 0.2% of the optimum (:func:`pegasos.kernel.fit_kernel_dual`).
-    gamma : float > 0 or None (1/n_features); degree : int >= 1 (3); coef0 : float (0)
-        The kernel's parameters.
+    gamma : float > 0, "scale", "auto" or None (1/n_features); degree : int >= 1 (3); coef0 : float (0)
+        The kernel's parameters.  "auto" is None, 1/n_features (LIBSVM's
+        default); "scale" is 1/(n_features Var(X)) over all entries of X,
+        as scikit-learn's SVC computes it.
+    cache_size : float >= 0, default 100
+        Kernels: MiB of kernel rows the dual solver keeps (``pegasos train
+        --cache-mb``, SVC's ``cache_size``); the model does not depend on it.
     budget : int >= 1 or None
         Kernels only: keep at most this many support vectors (not with
         projection or averaging).
@@ -544,7 +558,10 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
                  sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT,
                  bias="auto",
                  step_offset="auto",
-                 class_weight=None, random_state=1, n_threads=1, engine=None, finish=None):
+                 class_weight=None, random_state=1, n_threads=1, engine=None, finish=None, tol=DEFAULT_TOL,
+                 cache_size=DEFAULT_CACHE_MB):
+        self.tol = tol
+        self.cache_size = cache_size
         self.engine = engine
         self.finish = finish
         self.loss = loss
@@ -759,6 +776,23 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             out[float(values[hit[0]])] = float(weight)
         return out
 
+    def _gamma(self, X):
+        """The kernel's gamma for X (CSR, m x n): a number as given; None or "auto" 1/n (LIBSVM's and
+        ``pegasos train``'s default); "scale" 1/(n Var(X)), the variance over all m n entries of X
+        (zeros included; 1/n where it is 0), as scikit-learn's SVC takes it."""
+        gamma = self.gamma
+        if not isinstance(gamma, str):
+            return gamma
+        n = max(1, X.shape[1])
+        if gamma == "auto":
+            return 1.0 / n
+        if gamma != "scale":
+            raise ParameterError(f"gamma must be a number > 0, 'scale', 'auto' or None, got {gamma!r}")
+        size = float(X.shape[0]) * n
+        mean = float(X.sum()) / size if size else 0.0
+        var = float(X.multiply(X).sum()) / size - mean * mean if size else 0.0
+        return 1.0 / (n * var) if var > 0 else 1.0 / n
+
     def _fit_kernel(self, X, y_num, y_index, values, sw, class_weight):
         from .trainers import train_kernel
         from .labels import BinaryLabels
@@ -781,11 +815,11 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         common = self._common(kernel=True, automatic=dual)
         if dual:
             common["preset"] = "auto"
-        kw = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, budget=self.budget,
-                  finish=self.finish)
+        kw = dict(kernel=self.kernel, gamma=self._gamma(X), degree=self.degree, coef0=self.coef0,
+                  budget=self.budget, finish=self.finish, cache_mb=self.cache_size)
         if values.size == 2:
             self.model_ = train_kernel(X, y_num, **kw, **common)
-            _warn_if_not_certified(self.model_, X, y_num, None)
+            _warn_if_not_certified(self.model_, X, y_num, None, self.tol)
             return
         seeds = np.random.SeedSequence(common.pop("seed")).spawn(values.size)
         labels = BinaryLabels(0.0, 1.0)
@@ -1048,7 +1082,8 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
     def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
                  sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT,
                  bias="feature",
-                 step_offset="auto", random_state=1, n_threads=1, engine=None):
+                 step_offset="auto", random_state=1, n_threads=1, engine=None, tol=DEFAULT_TOL):
+        self.tol = tol
         self.engine = engine
         self.epsilon = epsilon
         self.lam = lam
@@ -1185,7 +1220,9 @@ class PegasosRanker(_PegasosBase):
     """
 
     def __init__(self, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, projection=False,
-                 average=False, average_from=AVERAGE_FROM_DEFAULT, step_offset="auto", random_state=1, n_threads=1):
+                 average=False, average_from=AVERAGE_FROM_DEFAULT, step_offset="auto", random_state=1, n_threads=1,
+                 tol=DEFAULT_TOL):
+        self.tol = tol
         self.lam = lam
         self.iterations = iterations
         self.epochs = epochs

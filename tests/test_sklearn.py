@@ -533,3 +533,74 @@ def test_ranker_score_without_the_queries_of_its_fit_warns():
             warnings.simplefilter("error", UserWarning)
             g = GridSearchCV(routed, {"lam": [1e-2]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
     assert 0.5 < g.best_score_ <= 1.0 and 0.5 < grouped <= 1.0
+
+
+# ------------------------------------------- tol, cache_size and gamma's names --
+
+def _blobs(seed=0, m=120, n=6):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, n)) * np.linspace(0.5, 3.0, n)
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=m) > 0, 1, -1)
+    return X, y
+
+
+def test_tol_reaches_the_run_and_comes_back_from_the_model_file(tmp_path):
+    X, y = _blobs()
+    loose = PegasosClassifier(lam=1e-3, tol=0.05).fit(X, y)
+    tight = PegasosClassifier(lam=1e-3).fit(X, y)
+    assert loose.model_.info["stopping"].startswith("tol=0.05 ")
+    assert tight.model_.info["stopping"].startswith("tol=0.002 ")
+    assert float(loose.model_.info["certified_gap"]) <= 0.05
+    assert float(tight.model_.info["certified_gap"]) <= 0.002
+    assert int(loose.model_.info["finish_passes"]) < int(tight.model_.info["finish_passes"])
+    loose.save(tmp_path / "m.txt")
+    assert PegasosClassifier.load(tmp_path / "m.txt").tol == 0.05
+    kernel = PegasosClassifier(kernel="rbf", lam=1e-3, tol=0.05).fit(X, y)
+    assert kernel.model_.info["stopping"].startswith("tol=0.05 ")
+    assert float(kernel.model_.info["certified_gap"]) <= 0.05
+    rank = PegasosRanker(lam=1e-3, tol=0.05).fit(X, X[:, 0] > 0, qid=np.arange(120) // 20)
+    assert rank.model_.info["stopping"].startswith("tol=0.05 ")
+
+
+@pytest.mark.parametrize("tol", [0.0, 1.0, 5.0, -0.1, float("nan"), float("inf")])
+def test_tol_outside_zero_one_is_refused(tol):
+    X, y = _blobs()
+    with pytest.raises(ParameterError, match=r"tol.*\(0, 1\)"):
+        PegasosClassifier(tol=tol).fit(X, y)
+    with pytest.raises(ParameterError, match=r"tol.*\(0, 1\)"):
+        PegasosClassifier(kernel="rbf", tol=tol).fit(X, y)
+
+
+def test_tol_five_on_the_command_line_is_one_line_error(tmp_path):
+    """`--tol 5` was accepted, and with a kernel it wrote the empty model as certified (gap 1 <= 5)."""
+    for extra in ([], ["--kernel", "rbf"]):
+        out = tmp_path / "m.txt"
+        r = run_pegasos("train", "--tol", "5", *extra, "tests/data/binary.svm", out)
+        assert r.returncode != 0 and "Traceback" not in r.stderr
+        assert "--tol" in r.stderr and "(0, 1)" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert not out.exists()
+
+
+def test_cache_size_changes_no_kernel_model():
+    X, y = _blobs(m=200)
+    models = [PegasosClassifier(kernel="rbf", lam=1e-4, cache_size=c).fit(X, y).model_.to_text() for c in (0, 0.01, 100)]
+    assert models[0] == models[1] == models[2]
+    with pytest.raises(ParameterError, match="cache"):
+        PegasosClassifier(kernel="rbf", cache_size=-1).fit(X, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gamma_scale_and_auto_are_those_of_svc(sparse):
+    from sklearn.svm import SVC
+
+    X, y = _blobs(n=7)
+    X[np.abs(X) < 0.7] = 0.0
+    Xs = sp.csr_matrix(X) if sparse else X
+    for name in ("scale", "auto"):
+        ours = PegasosClassifier(kernel="rbf", gamma=name).fit(Xs, y)
+        svc = SVC(kernel="rbf", gamma=name).fit(Xs, y)
+        assert ours.model_.gamma == pytest.approx(svc._gamma, rel=1e-12)
+    assert (PegasosClassifier(kernel="rbf", gamma="auto").fit(X, y).model_.to_text()
+            == PegasosClassifier(kernel="rbf").fit(X, y).model_.to_text())
+    with pytest.raises(ParameterError, match="gamma"):
+        PegasosClassifier(kernel="rbf", gamma="wide").fit(X, y)
