@@ -52,6 +52,7 @@ cdef enum:
     E_VALUE_FLOAT32  # finite value that overflows float32 (float32 mode)
     E_BOM            # a UTF-8 byte-order mark at the start of a line after the first
     E_QID_TWICE      # a second qid: token on a line
+    E_QID_LATE       # a qid: token after a feature (it must follow the label)
 
 DEF MAX_LABELS = 64
 DEF TOKEN_LEN = 48
@@ -452,6 +453,9 @@ cdef class Parser:
                     if qid != -1:
                         self._set_error(E_QID_TWICE, tok, 0)
                         return -1
+                    if self.nnz > row_start:     # (zeros are dropped at the row's end: every feature counts)
+                        self._set_error(E_QID_LATE, tok, 0)
+                        return -1
                     p += 4
                     qid = 0
                     k = 0
@@ -712,6 +716,7 @@ cdef class Parser:
             E_LABEL_UNKNOWN: f"label {tok!r} is not one of the model's labels{self.allowed_text}",
             E_VALUE_FLOAT32: f"value in {tok!r} is too large for float32 (read the file as float64)",
             E_QID_TWICE: f"a second qid: token ({tok!r}) on the line; an example belongs to one query",
+            E_QID_LATE: f"{tok!r} comes after a feature: qid: must follow the label (label qid:N index:value ...)",
             E_BOM: (f"the line starts with a UTF-8 byte-order mark (EF BB BF) in {tok!r}; it is allowed only "
                     "at the start of the file"),
         }

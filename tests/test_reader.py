@@ -241,7 +241,6 @@ GOOD = [
     # --- qid (ignored, never a number that can overflow)
     Good("qid", b"1 qid:7 2:1\n", [1], [{2: 1.0}]),
     Good("qid-huge", b"1 qid:72048431380967004 2:1\n", [1], [{2: 1.0}]),
-    Good("qid-after-features", b"1 2:1 qid:3 4:1\n", [1], [{2: 1.0, 4: 1.0}]),
     # --- comments
     Good("comment-tail-space", b"1 1:1 # note 5:5\n", [1], [{1: 1.0}]),
     Good("comment-tail-nospace", b"1 1:1#note 5:5\n", [1], [{1: 1.0}]),
@@ -381,6 +380,10 @@ BAD = [
     ("duplicate-zero-based", b"1 0:1 0:2\n", 1, ["index 0", "more than once"], {"zero_based": True}),
     ("qid-twice", b"1 qid:1 1:1\n0 qid:1 qid:2 1:2\n", 2, ["second qid:", "qid:2"], {}),
     ("qid-twice-bad", b"0 qid:x qid:3 1:2\n", 1, ["second qid:", "qid:3"], {}),
+    # SVMlight's and scikit-learn's loaders refuse it too; read as before it put the row in a query silently
+    ("qid-after-features", b"1 qid:1 1:1\n1 2:1 qid:3 4:1\n", 2, ["qid:3", "after a feature"], {}),
+    ("qid-after-zero-feature", b"1 2:0 qid:3\n", 1, ["qid:3", "after a feature"], {}),
+    ("qid-after-feature-twice", b"1 2:1 qid:3 qid:4\n", 1, ["qid:3", "after a feature"], {}),
     ("value-nan", b"1 1:1\n-1 1:nan\n", 2, ["'1:nan'", "not finite"], {}),
     ("value-NaN", b"1 1:NaN\n", 1, ["'1:NaN'", "not finite"], {}),
     ("value-inf", b"1 1:inf\n", 1, ["'1:inf'", "not finite"], {}),
