@@ -31,7 +31,7 @@ evaluates the final dual value exactly.
 
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from cython cimport floating
@@ -617,3 +617,252 @@ def dual_sums(const double[::1] alpha, const double[::1] v, const double[::1] di
         for i in range(v.shape[0]):
             _add(&b, &b_lost, v[i] * v[i])
     return a + a_lost, b + b_lost, d + d_lost
+
+
+# ------------------------------------------------------- Crammer-Singer --
+#
+# Keerthi, Sundararajan, Chang, Hsieh and Lin, "A sequential dual method for large scale multi-class
+# linear SVMs", KDD 2008 (LIBLINEAR -s 4): coordinate ascent on the dual of Crammer and Singer's
+# multiclass SVM, one example's K variables at a time.  With C_i = c_i / (lambda m) and the costs
+# e_i^r = delta(y_i, r) (0 for r = y_i), the primal (paper Eq. (20), times 1/lambda)
+#
+#     min_W  1/2 sum_r ||w_r||^2 + sum_i C_i max_r (e_i^r + <w_r, x_i> - <w_{y_i}, x_i>)
+#
+# has the dual
+#
+#     max_alpha  D(alpha) = -1/2 sum_r ||w_r(alpha)||^2 - sum_i sum_r e_i^r alpha_i^r,
+#                w_r(alpha) = sum_i alpha_i^r x_i,
+#                alpha_i^r <= C_i [r = y_i],   sum_r alpha_i^r = 0   (each i).
+#
+# For example i, with A = ||x_i||^2 and B_r = <w_r, x_i> + e_i^r - A alpha_i^r (W with the current
+# alpha_i), the best alpha_i is alpha_i^r = min(C_i [r = y_i], (beta - B_r) / A), beta the root of
+# sum_r alpha_i^r = 0: with D_r = B_r + A C_i [r = y_i] sorted decreasing, beta = (D_(1) + ... +
+# D_(k) - A C_i) / k for the first k with beta >= D_(k+1) (or k = K).
+
+
+cdef int _descending(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*> a)[0]
+    cdef double y = (<const double*> b)[0]
+    return -1 if x > y else (1 if x < y else 0)
+
+
+def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+              const int32_t[::1] yc, const double[::1] cost, const double[::1] upper, const double[::1] qii,
+              double bias_value, double[:, ::1] alpha, double[:, ::1] W, int64_t[::1] order, uint64_t[::1] state,
+              Py_ssize_t passes, double[::1] values, double stop_at=INFINITY, bint checked=False):
+    """Passes of the sequential dual method for Crammer-Singer (see above), in place.
+
+    Parameters
+    ----------
+    indptr : int64 (m + 1,); indices : int32 (nnz,), each in [0, n_cols); data : float64 or float32 (nnz,)
+        The examples x_i as CSR rows.
+    yc : int32 (m,)
+        Class index y_i in [0, K).
+    cost : float64 (K * K,)
+        e^r for true class y at [y * K + r]: finite, >= 0, 0 on the diagonal.
+    upper : float64 (m,)
+        C_i >= 0 (an example of C_i = 0 keeps alpha_i = 0).
+    qii : float64 (m,)
+        ||x_i||^2 + bias_value^2.
+    bias_value : float
+        Value of the constant feature appended to each row (0: none); its weights are W's last row.
+    alpha : float64 (m, K), in/out
+        A feasible point; on return the last iterate.
+    W : float64 (n_cols + 1, K), in/out
+        sum_i alpha_i^r x_i for each class r (column r), kept up to date.
+    order : int64 (m,), in/out
+        A permutation of 0..m-1, shuffled again before each pass.
+    state : uint64 (1,), in/out
+        The generator of the orders (splitmix64): two calls of p passes give the iterates of one of 2p.
+    passes : int >= 0
+    values : float64 (>= passes,), out
+        D(alpha) after each pass, from the maintained W (the caller recomputes the final value exactly).
+    stop_at : float
+        Stop after the first pass whose dual value is >= this.
+    checked : bool
+        The column indices were already found in [0, n_cols) (:func:`check_columns`).
+
+    Returns
+    -------
+    int : the passes run.
+
+    Raises
+    ------
+    ValueError
+        Arrays of mismatched shapes, a class index outside [0, K), a column index outside [0, n_cols).
+    MemoryError
+    """
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t K = W.shape[1]
+    cdef Py_ssize_t n_cols = W.shape[0] - 1
+    cdef Py_ssize_t i, j, p, r, s, k, yi, col, done = 0, n_moved
+    cdef double A, Ci, beta, total, x, a_new, sq, lin, worst
+    cdef double* B
+    cdef double* Dsorted
+    cdef double* step
+    cdef Py_ssize_t* moved
+    cdef double* wrow
+    cdef const double* e
+    if n_cols < 0 or K < 2:
+        raise ValueError("W needs at least one row (the constant feature's) and two classes")
+    if (yc.shape[0] != m or upper.shape[0] != m or qii.shape[0] != m or alpha.shape[0] != m
+            or alpha.shape[1] != K or cost.shape[0] != K * K or order.shape[0] != m or state.shape[0] != 1
+            or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]):
+        raise ValueError("array lengths do not match")
+    if values.shape[0] < passes:
+        raise ValueError("values is shorter than passes")
+    for i in range(m):
+        if order[i] < 0 or order[i] >= m:
+            raise ValueError("order is not a permutation")
+        if yc[i] < 0 or yc[i] >= K:
+            raise ValueError("a class index is outside [0, K)")
+    if not checked:
+        _check_columns(indices, indptr[m], n_cols)
+    if m == 0 or passes <= 0:
+        return 0
+    B = <double*> malloc(sizeof(double) * K)
+    Dsorted = <double*> malloc(sizeof(double) * K)
+    step = <double*> malloc(sizeof(double) * K)
+    moved = <Py_ssize_t*> malloc(sizeof(Py_ssize_t) * K)
+    if B == NULL or Dsorted == NULL or step == NULL or moved == NULL:
+        free(B); free(Dsorted); free(step); free(moved)
+        raise MemoryError()
+    with nogil:
+        for p in range(passes):
+            for r in range(m - 1, 0, -1):
+                s = <Py_ssize_t> below(&state[0], <uint64_t>(r + 1))
+                i = order[r]
+                order[r] = order[s]
+                order[s] = i
+            for s in range(m):
+                i = order[s]
+                yi = yc[i]
+                Ci = upper[i]
+                e = &cost[yi * K]
+                A = qii[i]
+                if Ci <= 0.0:
+                    continue
+                if A <= 0.0:
+                    # an all-zero row: W does not depend on alpha_i, and D gains most with all of C_i on
+                    # the class of the largest cost
+                    k = -1
+                    worst = 0.0
+                    for r in range(K):
+                        alpha[i, r] = 0.0
+                        if r != yi and e[r] > worst:
+                            worst = e[r]
+                            k = r
+                    if k >= 0:
+                        alpha[i, yi] = Ci
+                        alpha[i, k] = -Ci
+                    continue
+                for r in range(K):
+                    B[r] = bias_value * W[n_cols, r]
+                for j in range(indptr[i], indptr[i + 1]):
+                    x = data[j]
+                    wrow = &W[indices[j], 0]
+                    for r in range(K):
+                        B[r] += x * wrow[r]
+                for r in range(K):
+                    B[r] = B[r] + e[r] - A * alpha[i, r]
+                    Dsorted[r] = B[r]
+                Dsorted[yi] += A * Ci
+                qsort(Dsorted, K, sizeof(double), _descending)
+                total = Dsorted[0] - A * Ci
+                k = 1
+                while k < K and total < k * Dsorted[k]:
+                    total = total + Dsorted[k]
+                    k += 1
+                beta = total / k
+                n_moved = 0
+                for r in range(K):
+                    a_new = (beta - B[r]) / A
+                    if r == yi:
+                        if a_new > Ci:
+                            a_new = Ci
+                    elif a_new > 0.0:
+                        a_new = 0.0
+                    if a_new != alpha[i, r]:
+                        step[n_moved] = a_new - alpha[i, r]
+                        moved[n_moved] = r
+                        n_moved += 1
+                        alpha[i, r] = a_new
+                if n_moved:
+                    for j in range(indptr[i], indptr[i + 1]):
+                        x = data[j]
+                        wrow = &W[indices[j], 0]
+                        for k in range(n_moved):
+                            wrow[moved[k]] += step[k] * x
+                    if bias_value != 0.0:
+                        for k in range(n_moved):
+                            W[n_cols, moved[k]] += step[k] * bias_value
+            sq = 0.0
+            for col in range(n_cols + 1):
+                for r in range(K):
+                    sq = sq + W[col, r] * W[col, r]
+            lin = 0.0
+            for i in range(m):
+                e = &cost[yc[i] * K]
+                for r in range(K):
+                    lin = lin + e[r] * alpha[i, r]
+            values[p] = -0.5 * sq - lin
+            done = p + 1
+            if values[p] >= stop_at:
+                break
+    free(B); free(Dsorted); free(step); free(moved)
+    return done
+
+
+def cs_primal(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+              const int32_t[::1] yc, const double[::1] cost, const double[::1] c, const double[:, ::1] W,
+              double bias_value, bint checked=False):
+    """(sum_i c_i xi_i, ||W||^2) for the Crammer-Singer loss xi_i = max_r (e^r + <w_r, x_i> - <w_{y_i}, x_i>)
+    (paper Eq. (20); e^r = cost[y_i * K + r], 0 for r = y_i) of the weights W, float64 (n_cols + 1, K)
+    (column r is class r's; the last row the constant feature's, of value ``bias_value``: its
+    square counts only when ``bias_value`` is not 0).  Without the GIL; plain float64 sums.
+
+    Raises ValueError for arrays of mismatched shapes or a column index outside [0, n_cols)."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    cdef Py_ssize_t K = W.shape[1]
+    cdef Py_ssize_t n_cols = W.shape[0] - 1
+    cdef Py_ssize_t i, j, r, col
+    cdef double loss = 0.0, sq = 0.0, x, top, own, z
+    cdef double* s
+    cdef const double* wrow
+    cdef const double* e
+    if (n_cols < 0 or K < 1 or yc.shape[0] != m or c.shape[0] != m or cost.shape[0] != K * K
+            or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]):
+        raise ValueError("array lengths do not match")
+    for i in range(m):
+        if yc[i] < 0 or yc[i] >= K:
+            raise ValueError("a class index is outside [0, K)")
+    if not checked:
+        _check_columns(indices, indptr[m], n_cols)
+    s = <double*> malloc(sizeof(double) * K)
+    if s == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(m):
+            for r in range(K):
+                s[r] = bias_value * W[n_cols, r]
+            for j in range(indptr[i], indptr[i + 1]):
+                x = data[j]
+                wrow = &W[indices[j], 0]
+                for r in range(K):
+                    s[r] += x * wrow[r]
+            e = &cost[yc[i] * K]
+            own = s[yc[i]]
+            top = 0.0
+            for r in range(K):
+                z = e[r] + s[r] - own
+                if z > top:
+                    top = z
+            loss = loss + c[i] * top
+        for col in range(n_cols):
+            for r in range(K):
+                sq = sq + W[col, r] * W[col, r]
+        if bias_value != 0.0:
+            for r in range(K):
+                sq = sq + W[n_cols, r] * W[n_cols, r]
+    free(s)
+    return loss, sq

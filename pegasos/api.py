@@ -290,10 +290,16 @@ def finish_given_length(model, ex, options):
     if why is not None:
         raise ParameterError(f"{name}: the dual finish does not apply here: {why}")
     multiclass = model.task == "multiclass"
+    crammer_singer = multiclass and model.method == "crammer-singer"
     passes = None
     if options.finish_passes is not None:
-        passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass else 1, name)
+        passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass and not crammer_singer
+                                     else 1, name)
     tol = None if passes else options.tol
+    if crammer_singer:          # one problem of K classes, from W = 0 (options.finish_unavailable)
+        from .finish import finish_crammer_singer
+
+        return finish_crammer_singer(model, ex, passes=None if passes is None else passes[0], tol=tol)
     if model.task == "ranking":
         # the pair differences are the problem (pegasos.examples.pair_differences): its examples and work
         from .examples import pair_differences

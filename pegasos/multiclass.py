@@ -174,6 +174,15 @@ def read_cost_matrix(path, n_classes):
     return cost.ravel()
 
 
+def crammer_singer_costs(cost, K):
+    """The costs delta(y, r) of Crammer-Singer as K * K float64 values, row-major [y * K + r]: ``cost``
+    (a model's or the options') or, for None, 1[r != y].  ParameterError for a wrong size."""
+    out = (1.0 - np.eye(K)).ravel() if cost is None else np.ascontiguousarray(cost, dtype=np.float64).ravel()
+    if out.shape != (K * K,):
+        raise ParameterError(f"the cost matrix must be {K} x {K}")
+    return out
+
+
 def _classes(y, options):
     """The distinct labels (sorted float64), checked: at least two, and a loss that classifies."""
     classes = np.unique(y)
@@ -303,9 +312,7 @@ def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None
         W = np.vstack([w for w, _ in fits])
         biases = np.array([b for _, b in fits])
     else:
-        cost_used = (1.0 - np.eye(K)).ravel() if cost is None else np.ascontiguousarray(cost, dtype=np.float64)
-        if cost_used.shape != (K * K,):
-            raise ParameterError(f"the cost matrix must be {K} x {K}")
+        cost_used = crammer_singer_costs(cost, K)
         worst = cost_used.reshape(K, K).max(axis=1)[yc]
         f0 = float(np.mean(worst if sample_weight is None else worst * sample_weight))
         state = new_state(n_features, options, plan, max(2.0 * f0 / options.lam, 1e-300), n_classes=K)

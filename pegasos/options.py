@@ -589,8 +589,9 @@ class TrainOptions:
             return f"the dual is known for the hinge, the squared hinge and the rank loss, not the {self.loss} loss"
         if self.bias == "unregularized":
             return "an unregularized bias adds an equality constraint to the dual"
-        if self.multiclass == "crammer-singer":
-            return "it is for binary and one-vs-rest models"
+        if self.multiclass == "crammer-singer" and not (self.iterations == 0 or self.length_is_automatic):
+            return (f"Crammer-Singer's dual passes start from W = 0: give {self.name('iterations')} 0, or no "
+                    "length (the default)")
         if self.schedule != "pegasos":
             return "it finishes a run of the Pegasos step"
         if self.shuffle_buffer is not None:

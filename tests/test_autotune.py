@@ -336,8 +336,13 @@ def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
     again = pegasos.fit(d, pegasos.TrainOptions.from_header(model.info))
     assert np.array_equal(again.W, model.W)
 
+    # Crammer-Singer: its dual passes from W = 0 (pegasos.finish.finish_crammer_singer), no calibration;
+    # with finish none, the calibrated Pegasos run of before
     cs = pegasos.fit(d, lam=1e-4, multiclass="crammer-singer")
-    assert cs.info["step_offset_rule"] == "calibrated" and "stopping" in cs.info
+    assert cs.info["stopping"].endswith(autotune.FROM_ZERO) and "step_offset_rule" not in cs.info
+    assert float(cs.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    cs_plain = pegasos.fit(d, lam=1e-4, multiclass="crammer-singer", finish="none")
+    assert cs_plain.info["step_offset_rule"] == "calibrated" and "stopping" in cs_plain.info
     cs_old = pegasos.fit(d, lam=1e-4, multiclass="crammer-singer", epochs=10, step_offset=0.0)
     assert pegasos.objective(cs, d.X, d.y)["objective"] < 0.1 * pegasos.objective(cs_old, d.X, d.y)["objective"]
 

@@ -156,7 +156,7 @@ def test_a_given_length_is_finished_by_default(length):
 
 @pytest.mark.parametrize("settings, words", [
     (dict(finish="dual", loss="log"), "the dual finish does not apply here"),
-    (dict(finish="dual", multiclass="crammer-singer"), "the dual finish does not apply here"),
+    (dict(finish="dual", multiclass="crammer-singer", epochs=2), "start from W = 0"),
     (dict(finish="bogus"), "finish must be one of"),
     (dict(finish_passes=5), "finishes a run of a given length"),
     (dict(finish_passes=-1, epochs=2), "whole numbers between 0"),

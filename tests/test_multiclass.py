@@ -599,3 +599,181 @@ def test_multiclass_with_a_non_classification_loss_is_refused(tmp_path, loss):
     r = run_pegasos("train", "-q", "--loss", loss, "--multiclass", "ovr", data, tmp_path / "m.model")
     one_line_error(r, "--multiclass", loss)
     assert not (tmp_path / "m.model").exists()
+
+
+# ------------------------------------------------------------------ 5. Crammer-Singer's dual passes (the default)
+
+def _cs_reference(X, yc, K, lam, cost=None, weights=None, bias=False):
+    """f* of Crammer-Singer (paper Eq. (20)) by SciPy's SLSQP on the primal QP, independent of pegasos:
+    min 1/2 ||W||^2 + sum_i C_i xi_i s.t. xi_i >= delta(y_i, r) + <w_r - w_{y_i}, x_i> for every r, C_i =
+    weight_i / (lambda m); returned in Eq. (20)'s scaling (times lambda).  Small problems only."""
+    from scipy.optimize import LinearConstraint, minimize
+
+    X = np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
+    if bias:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    m, n = X.shape
+    cost = (1.0 - np.eye(K)) if cost is None else np.asarray(cost, dtype=np.float64).reshape(K, K)
+    C = (np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)) / (lam * m)
+    rows, rhs = [], []
+    for i in range(m):
+        for r in range(K):
+            a = np.zeros(K * n + m)          # a . z >= b:  xi_i + <w_{y_i} - w_r, x_i> >= delta
+            a[K * n + i] = 1.0
+            if r != yc[i]:
+                a[yc[i] * n:(yc[i] + 1) * n] += X[i]
+                a[r * n:(r + 1) * n] -= X[i]
+            rows.append(a)
+            rhs.append(cost[yc[i], r])
+    A, b = np.array(rows), np.array(rhs)
+    fun = lambda z: 0.5 * z[:K * n] @ z[:K * n] + C @ z[K * n:]                    # noqa: E731
+    jac = lambda z: np.concatenate([z[:K * n], C])                               # noqa: E731
+    hess = np.diag(np.concatenate([np.ones(K * n), np.zeros(m)]))
+    res = minimize(fun, np.concatenate([np.zeros(K * n), cost.max(axis=1)[yc]]), jac=jac, hess=lambda z: hess,
+                   method="trust-constr", constraints=[LinearConstraint(A, b, np.inf)],
+                   options={"maxiter": 20000, "gtol": 1e-11, "xtol": 1e-13})
+    assert res.status in (1, 2), res.message
+    return lam * res.fun
+
+
+def _small_multiclass(seed, m=30, n=3, K=3, empty_rows=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(K, n)) * 1.5
+    yc = rng.integers(0, K, size=m)
+    X = centers[yc] + rng.normal(size=(m, n))
+    X[:empty_rows] = 0.0
+    return sp.csr_matrix(X), (yc + 1).astype(np.float64), yc
+
+
+def _liblinear_cs(X, y, lam, bias, class_weight):
+    """f* of Crammer-Singer from LIBLINEAR -s 4 -e 1e-8 (-B 1: its constant feature, regularised, is ours
+    "feature"; -wi: class weights), in Eq. (20)'s scaling."""
+    from liblinear.liblinearutil import parameter, problem, train
+
+    classes = np.unique(y)
+    m = X.shape[0]
+    weights = "".join(f" -w{int(c)} {w!r}" for c, w in (class_weight or {}).items())
+    model = train(problem(y, X), parameter(f"-s 4 -c {1.0 / (lam * m)!r} -B {1 if bias else -1} -e 1e-8 -q"
+                                           + weights))
+    W, b = np.zeros((classes.size, X.shape[1])), np.zeros(classes.size)
+    for li, label in enumerate(model.get_labels()):
+        w, bias_weight = model.get_decfun(li)
+        c = int(np.searchsorted(classes, label))
+        W[c], b[c] = w, bias_weight
+    yc = np.searchsorted(classes, y)
+    c_i = np.ones(m) if not class_weight else np.array([class_weight.get(v, 1.0) for v in y])
+    return ref.cs_objective(X, yc, W, b, lam, weights=c_i, bias_regularized=bias)
+
+
+@pytest.mark.parametrize("seed, lam, bias, costs, weighted, empty", [
+    (1, 1e-2, "none", False, False, 0),
+    (2, 1e-3, "feature", False, False, 0),
+    (4, 1e-2, "feature", False, True, 0),
+    (6, 1e-4, "none", False, False, 2),        # rows of zeros: their loss is 1 whatever W is
+    (3, 1e-2, "none", True, False, 0),          # costs: the QP of SciPy
+    (5, 1e-3, "none", True, True, 3),
+])
+def test_crammer_singer_default_is_certified_against_an_independent_optimum(seed, lam, bias, costs, weighted,
+                                                                             empty):
+    X, y, yc = _small_multiclass(seed, empty_rows=empty)
+    m, K = X.shape[0], 3
+    cost = np.array([[0, 1, 2], [1, 0, 1], [3, 1, 0]], dtype=np.float64) if costs else None
+    class_weight = {1.0: 2.0, 3.0: 0.5} if weighted else None
+    weights = None if not weighted else np.where(yc == 0, 2.0, np.where(yc == 2, 0.5, 1.0))
+    if costs:       # LIBLINEAR has no costs; the QP solver is good to about 1e-6 of f*
+        f_star, slack = _cs_reference(X, yc, K, lam, cost, weights, bias == "feature"), 2e-6
+    else:
+        f_star, slack = _liblinear_cs(X, y, lam, bias == "feature", class_weight), 1e-7
+    kw = dict(lam=lam, multiclass="crammer-singer", bias=bias, class_weight=class_weight,
+              cost=None if cost is None else tuple(cost.ravel()))
+    model = pegasos.fit((X, y), **kw)
+    info = model.info
+    assert info["iterations"] == "0" and info["finish"] == "dual" and "certified by the dual passes" in info["stopping"]
+    f = ref.cs_objective(X, yc, model.W, model.biases, lam, cost, weights, bias_regularized=bias == "feature")
+    assert f == pytest.approx(pegasos.objective(model, X, y)["objective"], rel=1e-12)
+    gap = float(info["certified_gap"])
+    assert gap <= 0.002
+    assert f >= f_star * (1 - slack)                         # nothing beats the optimum
+    assert (f - f_star) / f <= gap + slack                   # the certificate holds
+    # the header retrains it: T = 0 and finish_passes, W to the bit
+    again = pegasos.fit((X, y), pegasos.TrainOptions.from_header(info), multiclass="crammer-singer", bias=bias,
+                        class_weight=class_weight, cost=kw["cost"])
+    np.testing.assert_array_equal(again.W, model.W)
+    np.testing.assert_array_equal(again.biases, model.biases)
+
+
+def test_crammer_singer_default_on_dna_matches_liblinear_s4(dna):
+    X, y = dna
+    m = X.shape[0]
+    yc = np.searchsorted(np.unique(y), y)
+    for lam in (1e-3, 1e-4):
+        W = _liblinear_weights(X, y, 4, 1.0 / (lam * m))
+        f_star = ref.cs_objective(X, yc, W, np.zeros(3), lam)       # LIBLINEAR converged at -e 1e-6
+        model = pegasos.fit((X, y), lam=lam, multiclass="crammer-singer", bias="none")
+        f = pegasos.objective(model, X, y)["objective"]
+        gap = float(model.info["certified_gap"])
+        assert gap <= 0.002 and f >= f_star * (1 - 1e-6)
+        assert (f - f_star) / f <= gap + 1e-6
+    # the Pegasos run alone (finish none, as before): 10 doublings left lambda = 1e-4 about 11% above
+    plain = pegasos.fit((X, y), lam=1e-4, multiclass="crammer-singer", bias="none", finish="none")
+    assert "finish" not in plain.info and pegasos.objective(plain, X, y)["objective"] > f
+
+
+def test_crammer_singer_passes_start_from_zero_only():
+    X, y, _ = _small_multiclass(7)
+    with pytest.raises(pegasos.ParameterError, match="start from W = 0"):
+        pegasos.fit((X, y), lam=1e-2, multiclass="crammer-singer", epochs=2, finish="dual")
+    with pytest.raises(pegasos.ParameterError, match="start from W = 0"):
+        pegasos.fit((X, y), lam=1e-2, multiclass="crammer-singer", epochs=2, finish_passes=3)
+    # a given length with the defaults: Pegasos alone, as before (the passes cannot start from its W)
+    model = pegasos.fit((X, y), lam=1e-2, multiclass="crammer-singer", epochs=2)
+    assert "finish" not in model.info and int(model.info["iterations"]) > 0
+
+
+def test_cs_passes_keep_the_constraints_and_w_of_alpha():
+    """Each example's K variables sum to 0 and stay in their box, and the maintained W is sum alpha x."""
+    from pegasos import _dual
+
+    X, y, yc = _small_multiclass(8, m=60, n=5, K=4)
+    m, n, K = X.shape[0], X.shape[1], 4
+    yc = yc.astype(np.int32) % K
+    C = np.full(m, 0.7)
+    qii = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
+    alpha, W = np.zeros((m, K)), np.zeros((n + 1, K))
+    values = np.empty(50)
+    got = _dual.cs_passes(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, yc, (1 - np.eye(K)).ravel(),
+                          C, qii, 1.0, alpha, W, np.arange(m, dtype=np.int64), np.array([3], dtype=np.uint64), 50,
+                          values)
+    assert got == 50 and np.all(np.diff(values) >= -1e-12)        # each block step raises D
+    np.testing.assert_allclose(alpha.sum(axis=1), 0.0, atol=1e-12)
+    own = alpha[np.arange(m), yc]
+    assert np.all(own >= -1e-15) and np.all(own <= 0.7 + 1e-15)
+    others = alpha.copy()
+    others[np.arange(m), yc] = 0.0
+    assert np.all(others <= 1e-15)
+    np.testing.assert_allclose(W[:n], X.T @ alpha, atol=1e-10)
+    np.testing.assert_allclose(W[n], alpha.sum(axis=0), atol=1e-10)
+    with pytest.raises(ValueError, match="class index"):
+        _dual.cs_passes(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, yc + 1,
+                        (1 - np.eye(K)).ravel(), C, qii, 1.0, alpha, W, np.arange(m, dtype=np.int64),
+                        np.array([3], dtype=np.uint64), 1, values)
+
+
+def test_crammer_singer_passes_that_do_not_certify_hand_over_to_pegasos(dna, monkeypatch):
+    """At their bound of work, uncertified, the passes give way to the Pegasos run of before, and the lower
+    objective is written, with the certificate the passes' dual bound proves for it."""
+    from pegasos import finish
+
+    X, y = dna
+    yc = np.searchsorted(np.unique(y), y)
+    lam = 1e-4
+    W = _liblinear_weights(X, y, 4, 1.0 / (lam * X.shape[0]))
+    f_star = ref.cs_objective(X, yc, W, np.zeros(3), lam)
+    monkeypatch.setattr(finish, "CS_UPDATES", 1)          # one pass, then the check: far from certified
+    model = pegasos.fit((X, y), lam=lam, multiclass="crammer-singer", bias="none")
+    f = pegasos.objective(model, X, y)["objective"]
+    gap = float(model.info["certified_gap"])
+    assert "certified by the dual passes" not in model.info["stopping"]
+    assert gap > 0.002 and (f - f_star) / f <= gap + 1e-7
+    plain = pegasos.fit((X, y), lam=lam, multiclass="crammer-singer", bias="none", finish="none")
+    assert f <= pegasos.objective(plain, X, y)["objective"] * (1 + 1e-12)
