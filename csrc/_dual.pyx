@@ -638,6 +638,12 @@ def dual_sums(const double[::1] alpha, const double[::1] v, const double[::1] di
 # alpha_i), the best alpha_i is alpha_i^r = min(C_i [r = y_i], (beta - B_r) / A), beta the root of
 # sum_r alpha_i^r = 0: with D_r = B_r + A C_i [r = y_i] sorted decreasing, beta = (D_(1) + ... +
 # D_(k) - A C_i) / k for the first k with beta >= D_(k+1) (or k = K).
+#
+# Shrinking (as Hsieh et al. 2008, Sec. 3.2, do for the binary dual): alpha_i = 0 is optimal for its
+# example when the margin is met, v_i = max_{r != y_i} (<w_r, x_i> + e_i^r) - <w_{y_i}, x_i> <= 0; an
+# example at 0 whose v_i is below -M, M the largest move A max_r |change of alpha_i^r| of the previous
+# pass, leaves the passes until the moves of the active examples fall below a threshold (then all
+# return, and the threshold shrinks tenfold once all were active).
 
 
 cdef int _descending(const void* a, const void* b) noexcept nogil:
@@ -648,9 +654,10 @@ cdef int _descending(const void* a, const void* b) noexcept nogil:
 
 def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
               const int32_t[::1] yc, const double[::1] cost, const double[::1] upper, const double[::1] qii,
-              double bias_value, double[:, ::1] alpha, double[:, ::1] W, int64_t[::1] order, uint64_t[::1] state,
-              Py_ssize_t passes, double[::1] values, double stop_at=INFINITY, bint checked=False):
-    """Passes of the sequential dual method for Crammer-Singer (see above), in place.
+              double bias_value, double[:, ::1] alpha, double[:, ::1] W, int64_t[::1] active, int64_t[::1] counts,
+              double[::1] bounds, uint64_t[::1] state, Py_ssize_t passes, double[::1] values,
+              double stop_at=INFINITY, bint checked=False):
+    """Passes of the sequential dual method for Crammer-Singer, with shrinking (see above), in place.
 
     Parameters
     ----------
@@ -670,10 +677,18 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
         A feasible point; on return the last iterate.
     W : float64 (n_cols + 1, K), in/out
         sum_i alpha_i^r x_i for each class r (column r), kept up to date.
-    order : int64 (m,), in/out
-        A permutation of 0..m-1, shuffled again before each pass.
+    active : int64 (m,), in/out
+        A permutation of 0..m-1 whose first ``counts[0]`` entries are the active examples (a pass visits
+        them in a new random order).
+    counts : int64 (2,), in/out
+        The number of active examples (m on the first call), and a running count of the work: K (1 +
+        nnz(x_i)) for each visit of example i.
+    bounds : float64 (2,), in/out
+        The largest move of the last pass (inf on the first call: no example is shrunk), and the
+        threshold below which the shrunk examples return (e.g. 0.1).
     state : uint64 (1,), in/out
-        The generator of the orders (splitmix64): two calls of p passes give the iterates of one of 2p.
+        The generator of the orders (splitmix64).  The state (alpha, W, active, counts, bounds, state)
+        is all the iteration depends on: two calls of p passes give the iterates of one of 2p.
     passes : int >= 0
     values : float64 (>= passes,), out
         D(alpha) after each pass, from the maintained W (the caller recomputes the final value exactly).
@@ -695,8 +710,9 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
     cdef Py_ssize_t m = indptr.shape[0] - 1
     cdef Py_ssize_t K = W.shape[1]
     cdef Py_ssize_t n_cols = W.shape[0] - 1
-    cdef Py_ssize_t i, j, p, r, s, k, yi, col, done = 0, n_moved
-    cdef double A, Ci, beta, total, x, a_new, sq, lin, worst
+    cdef Py_ssize_t i, j, p, r, s, k, yi, col, done = 0, n_moved, n_act
+    cdef double A, Ci, beta, total, x, a_new, sq, lin, worst, viol, move, largest, last_move, tight
+    cdef int64_t work = 0
     cdef double* B
     cdef double* Dsorted
     cdef double* step
@@ -706,14 +722,17 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
     if n_cols < 0 or K < 2:
         raise ValueError("W needs at least one row (the constant feature's) and two classes")
     if (yc.shape[0] != m or upper.shape[0] != m or qii.shape[0] != m or alpha.shape[0] != m
-            or alpha.shape[1] != K or cost.shape[0] != K * K or order.shape[0] != m or state.shape[0] != 1
-            or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]):
+            or alpha.shape[1] != K or cost.shape[0] != K * K or active.shape[0] != m or state.shape[0] != 1
+            or counts.shape[0] != 2 or bounds.shape[0] != 2 or indices.shape[0] < indptr[m]
+            or data.shape[0] < indptr[m]):
         raise ValueError("array lengths do not match")
     if values.shape[0] < passes:
         raise ValueError("values is shorter than passes")
+    if counts[0] < 0 or counts[0] > m:
+        raise ValueError("counts[0] must be in [0, m]")
     for i in range(m):
-        if order[i] < 0 or order[i] >= m:
-            raise ValueError("order is not a permutation")
+        if active[i] < 0 or active[i] >= m:
+            raise ValueError("active is not a permutation")
         if yc[i] < 0 or yc[i] >= K:
             raise ValueError("a class index is outside [0, K)")
     if not checked:
@@ -727,15 +746,22 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
     if B == NULL or Dsorted == NULL or step == NULL or moved == NULL:
         free(B); free(Dsorted); free(step); free(moved)
         raise MemoryError()
+    n_act = counts[0]
+    last_move = bounds[0]
+    tight = bounds[1]
     with nogil:
         for p in range(passes):
-            for r in range(m - 1, 0, -1):
+            for r in range(n_act - 1, 0, -1):
                 s = <Py_ssize_t> below(&state[0], <uint64_t>(r + 1))
-                i = order[r]
-                order[r] = order[s]
-                order[s] = i
-            for s in range(m):
-                i = order[s]
+                i = active[r]
+                active[r] = active[s]
+                active[s] = i
+            largest = 0.0
+            s = 0
+            while s < n_act:
+                i = active[s]
+                s = s + 1
+                work = work + K * (1 + indptr[i + 1] - indptr[i])
                 yi = yc[i]
                 Ci = upper[i]
                 e = &cost[yi * K]
@@ -763,6 +789,19 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
                     wrow = &W[indices[j], 0]
                     for r in range(K):
                         B[r] += x * wrow[r]
+                if alpha[i, yi] == 0.0:
+                    # at 0 (every alpha_i^r then is): optimal while the margin is met; well met, shrunk
+                    viol = -INFINITY
+                    for r in range(K):
+                        if r != yi and B[r] + e[r] > viol:
+                            viol = B[r] + e[r]
+                    viol = viol - B[yi]
+                    if viol < -last_move:
+                        s = s - 1
+                        n_act = n_act - 1
+                        active[s] = active[n_act]
+                        active[n_act] = i
+                        continue
                 for r in range(K):
                     B[r] = B[r] + e[r] - A * alpha[i, r]
                     Dsorted[r] = B[r]
@@ -775,6 +814,7 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
                     k += 1
                 beta = total / k
                 n_moved = 0
+                move = 0.0
                 for r in range(K):
                     a_new = (beta - B[r]) / A
                     if r == yi:
@@ -784,6 +824,8 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
                         a_new = 0.0
                     if a_new != alpha[i, r]:
                         step[n_moved] = a_new - alpha[i, r]
+                        if A * (step[n_moved] if step[n_moved] > 0.0 else -step[n_moved]) > move:
+                            move = A * (step[n_moved] if step[n_moved] > 0.0 else -step[n_moved])
                         moved[n_moved] = r
                         n_moved += 1
                         alpha[i, r] = a_new
@@ -796,6 +838,17 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
                     if bias_value != 0.0:
                         for k in range(n_moved):
                             W[n_cols, moved[k]] += step[k] * bias_value
+                if move > largest:
+                    largest = move
+            if n_act == 0 or largest <= tight:
+                # the active examples have settled: all return (and, if all were active, the bar is raised)
+                if n_act == m:
+                    tight = tight * 0.1
+                n_act = m
+                last_move = INFINITY
+            else:
+                last_move = largest
+            work = work + (n_cols + 1) * K + m * K       # the dual value below
             sq = 0.0
             for col in range(n_cols + 1):
                 for r in range(K):
@@ -810,6 +863,10 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
             if values[p] >= stop_at:
                 break
     free(B); free(Dsorted); free(step); free(moved)
+    counts[0] = n_act
+    counts[1] += work
+    bounds[0] = last_move
+    bounds[1] = tight
     return done
 
 

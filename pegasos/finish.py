@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .certificate import ShrinkingPasses, dual_bound, dual_vector, problem_terms, scaled_start
+from .certificate import SHRINK_SPREAD, ShrinkingPasses, dual_bound, dual_vector, problem_terms, scaled_start
 from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
@@ -509,7 +509,8 @@ def finish_crammer_singer(model, ex, *, tol=None, passes=None, seed=None, max_wo
 
     Solves paper Eq. (20) with the model's lambda, costs, class weights, example weights and bias
     ("feature": a constant feature 1, regularised; or "none") through its dual, one example's K
-    variables at a time (:func:`pegasos._dual.cs_passes`); every dual point alpha gives W(alpha) and a
+    variables at a time, with shrinking (:func:`pegasos._dual.cs_passes`); every dual point alpha gives
+    W(alpha) and a
     lower bound lambda D(alpha) <= f*.  The passes stop at the first check (after 1, 2, 4, ... passes, or
     as soon as a pass's D certifies the last primal checked) where (P - lambda D) / P <= ``tol`` for P the
     lower of the two models' objectives, or once they have done ``max_work`` units of work (K (1 +
@@ -563,9 +564,10 @@ def finish_crammer_singer(model, ex, *, tol=None, passes=None, seed=None, max_wo
     qii += bias_value * bias_value
     alpha = np.zeros((m, K))
     W = np.zeros((n_cols + 1, K))
-    order = np.arange(m, dtype=np.int64)
+    active = np.arange(m, dtype=np.int64)
+    counts = np.array([m, 0], dtype=np.int64)
+    bounds = np.array([math.inf, SHRINK_SPREAD])
     state = np.array([seed], dtype=np.uint64)
-    per_pass = K * (m + int(indptr[m]))
 
     def primal(weights):
         loss, sq = _dual.cs_primal(indptr, indices, data, yc, cost, c, weights, bias_value, True)
@@ -585,8 +587,8 @@ def finish_crammer_singer(model, ex, *, tol=None, passes=None, seed=None, max_wo
         stop_at = best * (1.0 - tol) / lam if tol is not None and passes is None and best > 0 else math.inf
         while want > 0:
             chunk = min(want, values.shape[0])
-            got = _dual.cs_passes(indptr, indices, data, yc, cost, upper, qii, bias_value, alpha, W, order, state,
-                                  chunk, values, stop_at, True)
+            got = _dual.cs_passes(indptr, indices, data, yc, cost, upper, qii, bias_value, alpha, W, active, counts,
+                                  bounds, state, chunk, values, stop_at, True)
             run += got
             want -= got
             if got < chunk:
@@ -598,7 +600,7 @@ def finish_crammer_singer(model, ex, *, tol=None, passes=None, seed=None, max_wo
         gap = (best - lam * values[got - 1]) / best if best > 0 else 0.0
         if tol is not None and gap <= tol:
             break
-        if run * per_pass >= max_work:
+        if counts[1] >= max_work:
             break
         # the next check: at the next doubling, or sooner where the gap's rate so far reaches tol
         aim = _aim(seen, (run, gap), tol)
