@@ -58,8 +58,8 @@ def check_gap_model(model):
     """Raise ParameterError unless the duality gap is available for ``model``.
 
     Available: linear models with the hinge or the squared hinge loss and
-    bias mode "none" or "feature" (class weights allowed), binary or
-    one-vs-rest multiclass; ranking models of the rank loss (the hinge of
+    bias mode "none" or "feature" (class weights allowed), binary,
+    one-vs-rest or Crammer-Singer multiclass; ranking models of the rank loss (the hinge of
     the pair differences); kernel models of a positive semi-definite kernel
     without a bias (:func:`kernel_duality_gap`).
     """
@@ -76,9 +76,8 @@ def check_gap_model(model):
             raise ParameterError(f"the duality gap is not available with bias mode {model.bias_mode}")
         return
     if isinstance(model, MulticlassModel):
-        if model.method != "ovr":
-            raise ParameterError(f"the duality gap is not available for {model.method} multiclass models "
-                                 "(only one-vs-rest)")
+        if model.method not in ("ovr", "crammer-singer"):
+            raise ParameterError(f"the duality gap is not available for {model.method} multiclass models")
     elif not isinstance(model, LinearModel):
         kind = "kernel" if hasattr(model, "support_matrix") else type(model).__name__
         raise ParameterError(f"the duality gap is not available for {kind} models "
@@ -363,6 +362,127 @@ class ShrinkingPasses:
         return done
 
 
+class CrammerSingerPasses:
+    """Passes of the sequential dual method for Crammer-Singer from W = 0 (Keerthi, Sundararajan, Chang,
+    Hsieh and Lin, KDD 2008; :func:`pegasos._dual.cs_passes`, with shrinking), resumed from call to call.
+
+    The problem is paper Eq. (20) with lambda, costs delta(y, r), example weights c_i and an optional
+    regularised constant feature; C_i = c_i / (lambda m).  Every dual point alpha (m, K) gives W(alpha)
+    and a lower bound lambda D(alpha) <= f*.  The dual finish
+    (:func:`pegasos.finish.finish_crammer_singer`) and the duality gap of a Crammer-Singer model
+    (:func:`duality_gap`) both run their passes here.
+
+    Parameters
+    ----------
+    indptr, indices, data : CSR arrays (int64, int32, float32/64) of the m examples
+    n_cols : int, every column index is below it
+    yc : int array (m,), class indices in [0, K)
+    cost : float64 (K * K,), delta(y, r) at [y * K + r]
+    c : float64 (m,), the example weights c_i >= 0
+    lam : float > 0
+    bias_value : 1.0 for a regularised constant feature, else 0.0
+    seed : int, the seed of the orders
+
+    Raises
+    ------
+    ValueError
+        A column index outside [0, n_cols).
+    """
+
+    def __init__(self, indptr, indices, data, n_cols, yc, cost, c, lam, bias_value, *, seed):
+        from . import _dual
+
+        m = indptr.shape[0] - 1
+        K = int(round(math.sqrt(cost.shape[0])))
+        _dual.check_columns(indptr, indices, n_cols)
+        self.m, self.K, self.n_cols, self.lam, self.bias_value = m, K, int(n_cols), float(lam), float(bias_value)
+        self._data = (indptr, indices, data, np.ascontiguousarray(yc, dtype=np.int32),
+                      np.ascontiguousarray(cost, dtype=np.float64))
+        self.c = np.ascontiguousarray(c, dtype=np.float64)
+        qii = np.empty(m)
+        _dual.row_norms(indptr, data, qii)
+        qii += self.bias_value ** 2
+        self._terms = (self.c / (self.lam * m), qii, self.bias_value)
+        self.alpha = np.zeros((m, K))
+        self.W = np.zeros((self.n_cols + 1, K))
+        self._state = (np.arange(m, dtype=np.int64), np.array([m, 0], dtype=np.int64),
+                       np.array([math.inf, SHRINK_SPREAD]), np.array([seed], dtype=np.uint64))
+        self._values = np.empty(0)
+        self.value = math.nan
+        self.passes = 0
+
+    @property
+    def work(self):
+        """Work so far: K (1 + nnz(x_i)) for each visit of example i (shrunk ones cost nothing)."""
+        return int(self._state[1][1])
+
+    def run(self, passes, stop_at=math.inf):
+        """Up to ``passes`` passes; stop after the first whose D(alpha) (from the maintained W, the
+        solver's scaling: lambda D is the bound) is >= ``stop_at``.  Returns the passes run; ``value`` is
+        D after the last."""
+        from . import _dual
+
+        done = 0
+        while done < passes:
+            want = min(passes - done, 1 << 16)
+            if self._values.shape[0] < want:
+                self._values = np.empty(want)
+            got = _dual.cs_passes(*self._data, *self._terms, self.alpha, self.W, *self._state, want, self._values,
+                                  stop_at, True)
+            done += got
+            self.value = float(self._values[got - 1])
+            if got < want:
+                break
+        self.passes += done
+        return done
+
+    def primal(self, weights):
+        """Eq. (20)'s objective of weights (n_cols + 1, K) (column r class r's; the last row the constant
+        feature's)."""
+        from . import _dual
+
+        loss, sq = _dual.cs_primal(*self._data[:4], self._data[4], self.c, weights, self.bias_value, True)
+        return 0.5 * self.lam * sq + loss / self.m
+
+    def exact(self):
+        """(W(alpha), its objective, lambda D(alpha)) computed afresh from alpha: the certificate."""
+        from scipy import sparse
+
+        indptr, indices, data, yc, cost = self._data
+        X = sparse.csr_matrix((data, indices, indptr), shape=(self.m, self.n_cols))
+        W = np.zeros((self.n_cols + 1, self.K))
+        W[:self.n_cols] = np.asarray(X.T @ self.alpha)
+        W[self.n_cols] = self.bias_value * self.alpha.sum(axis=0)
+        p = self.primal(W)
+        lin = float(np.sum(cost.reshape(self.K, self.K)[yc] * self.alpha))
+        dual = self.lam * (-0.5 * float(np.sum(W * W)) - lin)       # (the last row is 0 without the feature)
+        return W, p, dual
+
+
+def crammer_singer_problem(model, arrays, raw, c, *, lam=None, seed=None):
+    """The :class:`CrammerSingerPasses` of a Crammer-Singer ``model``'s problem on the examples ``arrays``
+    (indptr, indices, data, n_cols) with labels ``raw`` and weights ``c``; lambda and the seed default
+    to the model's."""
+    from .multiclass import crammer_singer_costs
+
+    indptr, indices, data, n_cols = arrays
+    return CrammerSingerPasses(indptr, indices, data, n_cols, model.class_index(raw),
+                               crammer_singer_costs(model.cost, model.n_classes), c,
+                               float(model.lam if lam is None else lam),
+                               1.0 if model.bias_mode == "feature" else 0.0,
+                               seed=int(model.info.get("seed", 1)) if seed is None else int(seed))
+
+
+def model_weights(model, n_cols):
+    """A multiclass model's W and biases as the (n_cols + 1, K) weights of :class:`CrammerSingerPasses`."""
+    out = np.zeros((n_cols + 1, model.n_classes))
+    cols = min(n_cols, model.n_features)
+    out[:cols] = model.W[:, :cols].T
+    if model.bias_mode == "feature":
+        out[n_cols] = model.biases
+    return out
+
+
 def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, bias_value, passes,
                 stop_at=math.inf, seed=1, primal=None, max_work=math.inf, helper=False):
     """Dual lower bound of one binary problem from its margins: start, then coordinate ascent
@@ -451,6 +571,43 @@ def binary_dual(indptr, indices, data, n_cols, y_pm, c, margins, *, lam, loss, b
             "alpha": alpha, "w_dual": v, "stalled": ended}
 
 
+CS_GAP_UPDATES = 1 << 34        # bound of the Crammer-Singer passes' work in the gap: K (1 + nnz(x_i)) a visit
+
+
+def _crammer_singer_gap(model, arrays, raw, c, primal, *, lam, passes, tol, seed, until_stalled):
+    """The duality gap of a Crammer-Singer model: its primal against the dual bound of the passes from
+    alpha = 0 (:class:`CrammerSingerPasses`; the model's W gives no dual point), in rounds that double
+    the passes (with ``until_stalled``: ending as :func:`binary_dual`'s do, and at ``CS_GAP_UPDATES``)."""
+    cs = crammer_singer_problem(model, arrays, raw, c, lam=lam, seed=seed)
+    stop = primal * (1.0 - tol) / lam if tol is not None else math.inf
+    run, round_end, before, last_cut, stalled_before, ended = 0, 1, 0.0, math.inf, False, False
+    while run < passes:
+        want = (min(passes, round_end) if until_stalled else passes) - run
+        got = cs.run(want, stop)
+        run += got
+        if not math.isfinite(cs.value) or cs.value >= stop or not until_stalled:
+            ended = math.isfinite(cs.value) and cs.value >= stop
+            break
+        now = lam * cs.value
+        cut = (now - before) / (primal - before) if primal > before else 0.0
+        stalled = run >= STALL_FROM and cut < STALL and cut <= last_cut
+        if cs.work >= CS_GAP_UPDATES:
+            break
+        if stalled and stalled_before:
+            ended = True
+            break
+        before, last_cut, round_end, stalled_before = now, cut, 2 * run, stalled
+    W, _, dual = cs.exact() if run else (cs.W, primal, 0.0)
+    dual = dual if math.isfinite(dual) and dual > 0 else 0.0
+    gap = primal - dual
+    out = {"primal": primal, "dual": dual, "dual_start": 0.0, "gap": gap,
+           "rel_gap": gap / primal if primal > 0 else math.inf, "passes": run, "lambda": lam,
+           "alpha": cs.alpha, "w_dual": W}
+    if until_stalled:
+        out["stalled"] = ended
+    return out
+
+
 def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_alpha=False,
                 until_stalled=False, sample_weight=None, helper=False, qid=None):
     """Certified duality gap of a linear model on (X, y).
@@ -462,7 +619,11 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
         bias is then the weight of a constant feature 1), with or without
         class weights; binary, or one-vs-rest multiclass (then the primal is
         the sum of the K binary objectives, as :func:`pegasos.objective`
-        reports it, and the dual the sum of the K dual bounds); or a ranking
+        reports it, and the dual the sum of the K dual bounds); Crammer-Singer
+        (paper Eq. (20); the dual bound of the passes of
+        :class:`CrammerSingerPasses` from alpha = 0, as the model's W gives
+        no dual point; ``alpha`` (m, K) and ``w_dual`` (d + 1, K) with
+        ``return_alpha``); or a ranking
         model of the rank loss, whose problem is the binary hinge problem of
         the pair differences x_a - x_b, y_a > y_b in one query
         (:func:`pegasos.examples.pair_differences`: the dual's coordinates
@@ -534,7 +695,7 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
     ------
     ParameterError
         A model kind without this dual (unregularized bias, log and
-        eps-insensitive losses, sigmoid kernels, Crammer-Singer models),
+        eps-insensitive losses, sigmoid kernels),
         or a bad ``passes``, ``tol``, ``lam``, ``seed`` or ``sample_weight``.
     ExampleError
         A label that is not one of the model's, X and y of different
@@ -581,6 +742,14 @@ def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_
     primal = prim["objective"]
     if not math.isfinite(primal):
         raise ParameterError(f"the model's primal objective is not finite ({primal})")
+    if multiclass and model.method == "crammer-singer":
+        out = _crammer_singer_gap(model, (indptr, indices, data, n_cols), raw, c, primal, lam=lam, passes=passes,
+                                  tol=tol, seed=int(seed), until_stalled=until_stalled)
+        out.update(seconds=time.perf_counter() - started, examples=m, loss=model.loss, bias_mode=model.bias_mode)
+        if not return_alpha:
+            out.pop("alpha")
+            out.pop("w_dual")
+        return out
     f = model.decision_function(X)
     if ranking:     # the problem of the pair differences: their margins, labels +1 and weights 1
         pairs, a, b = pair_differences(Examples(indptr, indices, data, raw, n_cols, qid))

@@ -28,7 +28,8 @@ import math
 
 import numpy as np
 
-from .certificate import SHRINK_SPREAD, ShrinkingPasses, dual_bound, dual_vector, problem_terms, scaled_start
+from .certificate import (ShrinkingPasses, crammer_singer_problem, dual_bound, dual_vector, model_weights,
+                          problem_terms, scaled_start)
 from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
@@ -542,65 +543,27 @@ def finish_crammer_singer(model, ex, *, tol=None, passes=None, seed=None, max_wo
     ParameterError
         Non-finite values (the data's scale).
     """
-    from scipy import sparse
-
-    from . import _dual
-    from .multiclass import crammer_singer_costs
-
     max_work = CS_UPDATES if max_work is None else max_work
-
     lam = float(model.lam)
-    m, n_cols, K = ex.m, int(ex.n_features), model.n_classes
-    yc = model.class_index(ex.y).astype(np.int32)
-    c = _loss_weights(model, ex, np.asarray(ex.y, dtype=np.float64))
-    cost = crammer_singer_costs(model.cost, K)
-    bias_value = 1.0 if model.bias_mode == "feature" else 0.0
-    seed = int(model.info.get("seed", 1)) if seed is None else int(seed)
-    indptr, indices, data = ex.indptr, ex.indices, ex.data
-    _dual.check_columns(indptr, indices, n_cols)
-    upper = c / (lam * m)
-    qii = np.empty(m)
-    _dual.row_norms(indptr, data, qii)
-    qii += bias_value * bias_value
-    alpha = np.zeros((m, K))
-    W = np.zeros((n_cols + 1, K))
-    active = np.arange(m, dtype=np.int64)
-    counts = np.array([m, 0], dtype=np.int64)
-    bounds = np.array([math.inf, SHRINK_SPREAD])
-    state = np.array([seed], dtype=np.uint64)
-
-    def primal(weights):
-        loss, sq = _dual.cs_primal(indptr, indices, data, yc, cost, c, weights, bias_value, True)
-        return 0.5 * lam * sq + loss / m
-
-    given = np.zeros((n_cols + 1, K))
-    cols = min(n_cols, model.n_features)
-    given[:cols] = model.W[:, :cols].T
-    given[n_cols] = model.biases if bias_value else 0.0
-    p_given = primal(given)
+    n_cols = int(ex.n_features)
+    raw = np.asarray(ex.y, dtype=np.float64)
+    cs = crammer_singer_problem(model, (ex.indptr, ex.indices, ex.data, n_cols), raw, _loss_weights(model, ex, raw),
+                                seed=seed)
+    p_given = cs.primal(model_weights(model, n_cols))
     bound = MAX_FINISH_PASSES if passes is None else int(passes)
-    values = np.empty(max(1, min(bound, 1 << 16)))
     run, doubling, best, aim, seen = 0, 1, p_given, None, None
     while run < bound:
         to = doubling if aim is None else min(aim, doubling)
         want = bound - run if passes is not None else min(to - run, bound - run)
         stop_at = best * (1.0 - tol) / lam if tol is not None and passes is None and best > 0 else math.inf
-        while want > 0:
-            chunk = min(want, values.shape[0])
-            got = _dual.cs_passes(indptr, indices, data, yc, cost, upper, qii, bias_value, alpha, W, active, counts,
-                                  bounds, state, chunk, values, stop_at, True)
-            run += got
-            want -= got
-            if got < chunk:
-                break
-        if passes is not None or not math.isfinite(values[max(0, got - 1)]):
+        run += cs.run(want, stop_at)
+        if passes is not None or not math.isfinite(cs.value):
             break
-        p_alpha = primal(W)
-        best = min(p_given, p_alpha)
-        gap = (best - lam * values[got - 1]) / best if best > 0 else 0.0
+        best = min(p_given, cs.primal(cs.W))
+        gap = (best - lam * cs.value) / best if best > 0 else 0.0
         if tol is not None and gap <= tol:
             break
-        if counts[1] >= max_work:
+        if cs.work >= max_work:
             break
         # the next check: at the next doubling, or sooner where the gap's rate so far reaches tol
         aim = _aim(seen, (run, gap), tol)
@@ -608,17 +571,13 @@ def finish_crammer_singer(model, ex, *, tol=None, passes=None, seed=None, max_wo
         if run >= doubling:
             doubling *= 2
     # the certificate from alpha itself: W(alpha) and D(alpha) computed afresh
-    X = sparse.csr_matrix((data, indices, indptr), shape=(m, n_cols))
-    exact = np.zeros((n_cols + 1, K))
-    exact[:n_cols] = np.asarray(X.T @ alpha)
-    exact[n_cols] = bias_value * alpha.sum(axis=0)
-    loss, sq = _dual.cs_primal(indptr, indices, data, yc, cost, c, exact, bias_value, True)
-    p_alpha = 0.5 * lam * sq + loss / m
-    dual = lam * (-0.5 * sq - float(np.sum(cost.reshape(K, K)[yc] * alpha))) if run else 0.0
+    exact, p_alpha, dual = cs.exact()
     if not (math.isfinite(p_alpha) and math.isfinite(dual)):
         raise ParameterError("the Crammer-Singer passes overflowed to non-finite values (check the scale of the "
                              "data and lambda)")
-    dual = max(0.0, dual)
+    dual = max(0.0, dual) if run else 0.0
+    K = model.n_classes
+    bias_value = 1.0 if model.bias_mode == "feature" else 0.0
     info = dict(model.info, finish="dual", finish_passes=str(run))
     if p_alpha < p_given:
         out = dataclasses.replace(model, W=np.ascontiguousarray(exact[:n_cols].T),

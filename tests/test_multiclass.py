@@ -804,3 +804,34 @@ def test_cs_passes_shrink_and_resume_exactly(dna):
         np.testing.assert_array_equal(a, b)
     assert one[3][1] < 0.6 * 600 * 3 * (m + X.nnz)   # shrunk examples cost nothing (0.46 measured)
     np.testing.assert_allclose(one[1][:n], X.T @ one[0], atol=1e-9)
+
+
+@pytest.mark.parametrize("seed, bias, costs, weighted", [(11, "none", False, False), (12, "feature", True, True)])
+def test_crammer_singer_duality_gap_bounds_the_optimum(seed, bias, costs, weighted, tmp_path):
+    """objective --gap of a Crammer-Singer model: the passes' dual bound is below f* (the independent
+    optimum), the gap holds for the model, and a loose model's gap is larger than a certified one's."""
+    X, y, yc = _small_multiclass(seed)
+    lam, K = 1e-2, 3
+    cost = np.array([[0, 2, 1], [1, 0, 1], [1, 3, 0]], dtype=np.float64) if costs else None
+    class_weight = {2.0: 3.0} if weighted else None
+    weights = None if not weighted else np.where(yc == 1, 3.0, 1.0)
+    f_star = (_cs_reference(X, yc, K, lam, cost, weights, bias == "feature") if costs
+              else _liblinear_cs(X, y, lam, bias == "feature", class_weight))
+    kw = dict(lam=lam, multiclass="crammer-singer", bias=bias, class_weight=class_weight,
+              cost=None if cost is None else tuple(cost.ravel()))
+    loose = pegasos.fit((X, y), epochs=1, **kw)
+    tight = pegasos.fit((X, y), **kw)
+    for model in (loose, tight):
+        g = pegasos.duality_gap(model, X, y)
+        assert g["primal"] == pytest.approx(pegasos.objective(model, X, y)["objective"], rel=1e-12)
+        assert g["dual"] <= f_star * (1 + 2e-6) and g["primal"] >= f_star * (1 - 2e-6)
+        assert g["rel_gap"] >= (g["primal"] - f_star) / g["primal"] - 2e-6
+    assert pegasos.duality_gap(tight, X, y)["rel_gap"] <= 0.002 < pegasos.duality_gap(loose, X, y)["rel_gap"]
+    # the command prints it for a model file
+    data, path = tmp_path / "d.svm", tmp_path / "m.model"
+    from sklearn.datasets import dump_svmlight_file
+
+    dump_svmlight_file(X, y, str(data), zero_based=False)
+    pegasos.save_model(tight, path)
+    out = ok(run_pegasos("objective", "--gap", data, path)).stdout
+    assert "dual bound" in out and "relative gap" in out
