@@ -1016,6 +1016,7 @@ def _lower_cs(model, dual_cs, ex, tol, max_epochs):
         kept.info["stopping"] = (model.info["stopping"] + " (the uncertified dual passes from w = 0 kept: Pegasos' "
                                  "model had a higher objective)")
         return kept
+    model.info["finish_discarded_gap"] = dual_cs.info["certified_gap"]      # (the notes of a discarded finish)
     model.info["certified_gap"] = repr(max(0.0, (f_model - lower) / f_model) if f_model > 0 else 0.0)
     return model
 

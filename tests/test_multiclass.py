@@ -775,6 +775,7 @@ def test_crammer_singer_passes_that_do_not_certify_hand_over_to_pegasos(dna, mon
     gap = float(model.info["certified_gap"])
     assert "certified by the dual passes" not in model.info["stopping"]
     assert gap > 0.002 and (f - f_star) / f <= gap + 1e-7
+    assert float(model.info["finish_discarded_gap"]) > 0.002      # what the passes left
     plain = pegasos.fit((X, y), lam=lam, multiclass="crammer-singer", bias="none", finish="none")
     assert f <= pegasos.objective(plain, X, y)["objective"] * (1 + 1e-12)
 
