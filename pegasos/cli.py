@@ -24,7 +24,7 @@ os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 import click
 
 from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED,
-                       DEFAULT_SHUFFLE_BUFFER, SAMPLINGS, SCHEDULES)
+                       DEFAULT_SHUFFLE_BUFFER, DEFAULT_TOL, SAMPLINGS, SCHEDULES)
 
 
 DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
@@ -243,9 +243,10 @@ _solver_options = _options(
                                           "--kernel rbf or poly (the kernel dual solver); else until "
                                           "doubling the epochs improves the objective by less than --tol "
                                           f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
-    (("--tol",), dict(type=float, default=0.002, show_default=True,
-                      help="Stopping rule of the default epochs: relative objective improvement per doubling; "
-                           "the relative duality gap the dual finish and the kernel dual solver certify.")),
+    (("--tol",), dict(type=float, default=DEFAULT_TOL, show_default=True,
+                      help="A fraction in (0, 1): the relative duality gap the dual passes, the dual finish and "
+                           "the kernel dual solver certify; the relative objective improvement per doubling at "
+                           "which the default epochs stop.")),
     (("--finish",), dict(type=click.Choice(["dual", "none"]), default=None,
                          help="First in the automatic length (from w = 0, kept where it certifies), when it "
                               "finds Pegasos converging slowly (small lambda m), and "
