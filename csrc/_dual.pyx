@@ -449,6 +449,12 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
                     alpha[i] = upper[i]
                     s = s + 1
                     continue
+                if upper[i] <= 0.0:
+                    # a weight of 0: alpha_i is held at 0 = U_i, its projected gradient is 0 (counted as the
+                    # lower bound's, a g < 0 kept the spread of the others from closing, so that shrunk
+                    # coordinates never returned: 50 zero-weight rows of 100 stalled 21% above the optimum)
+                    s = s + 1
+                    continue
                 g = y[i] * _product(indptr, indices, data, v, n_cols, bias_value, i) - 1.0 + diag[i] * a_old
                 pg = 0.0
                 if a_old == 0.0:

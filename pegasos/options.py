@@ -503,8 +503,9 @@ class TrainOptions:
             self._fail("average_from", f"average-from must be in [0, 1), got {self.average_from!r}")
         if self.bias not in BIAS_MODES:
             self._fail("bias", f"bias must be one of {', '.join(BIAS_MODES)}, got {self.bias!r}")
-        if not _is_int(self.seed) or self.seed < 0:
-            self._fail("seed", f"the seed must be a non-negative integer, got {self.seed!r}")
+        if not _is_int(self.seed) or not 0 <= self.seed < 2 ** 64:
+            # (the generators of the dual passes keep it in 64 bits; 2^64 crashed them with an OverflowError)
+            self._fail("seed", f"the seed must be a whole number from 0 to 2^64 - 1, got {self.seed!r}")
         if not _is_int(self.n_threads) or self.n_threads < 1:
             self._fail("n_threads", f"the number of threads must be a positive integer, got {self.n_threads!r}")
         if self.loss not in LOSSES:
@@ -761,7 +762,7 @@ class TrainOptions:
             self._fail("budget", f"the budget must be a positive integer number of support vectors, "
                                  f"got {self.budget!r}")
         if not (_is_real(self.cache_mb) and math.isfinite(self.cache_mb) and self.cache_mb >= 0):
-            self._fail("cache_mb", f"the cache size must be a non-negative number of MB, got {self.cache_mb!r}")
+            self._fail("cache_mb", f"the cache size must be a number of MiB >= 0, got {self.cache_mb!r}")
 
     def _validate_streaming(self):
         if self.shuffle_buffer is None:

@@ -233,8 +233,8 @@ def _as_csr(X):
 def _seed(random_state):
     """pegasos' integer seed for a scikit-learn random_state."""
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ParameterError(f"random_state must be a non-negative integer seed, got {random_state}")
+        if not 0 <= random_state < 2 ** 64:
+            raise ParameterError(f"random_state must be an integer seed from 0 to 2^64 - 1, got {random_state}")
         return int(random_state)
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**31 - 1))
@@ -634,6 +634,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
         if self.multiclass not in ("ovr", "crammer-singer"):
             raise ParameterError(f"multiclass must be ovr or crammer-singer, got {self.multiclass!r}")
+        self._check_cache_size()
         # finish: checked by the options of each run (TrainOptions.check_finish), for a kernel and an engine too
         if self.engine is not None:
             if self._kernel() is not None or (K > 2 and self.multiclass != "ovr"):
@@ -779,7 +780,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
     def _gamma(self, X):
         """The kernel's gamma for X (CSR, m x n): a number as given; None or "auto" 1/n (LIBSVM's and
         ``pegasos train``'s default); "scale" 1/(n Var(X)), the variance over all m n entries of X
-        (zeros included; 1/n where it is 0), as scikit-learn's SVC takes it."""
+        (zeros included; 1 where it is 0), as scikit-learn's SVC takes it."""
         gamma = self.gamma
         if not isinstance(gamma, str):
             return gamma
@@ -789,9 +790,19 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         if gamma != "scale":
             raise ParameterError(f"gamma must be a number > 0, 'scale', 'auto' or None, got {gamma!r}")
         size = float(X.shape[0]) * n
-        mean = float(X.sum()) / size if size else 0.0
-        var = float(X.multiply(X).sum()) / size - mean * mean if size else 0.0
-        return 1.0 / (n * var) if var > 0 else 1.0 / n
+        if not size:
+            return 1.0
+        # two passes (the mean, then the squares about it, the zeros' included): E[x^2] - mean^2 cancelled,
+        # features near 1e8 gave half SVC's gamma
+        mean = float(X.sum()) / size
+        stored = np.asarray(X.data, dtype=np.float64) - mean
+        var = (float(stored @ stored) + (size - X.nnz) * mean * mean) / size
+        return 1.0 / (n * var) if var > 0 else 1.0          # (SVC's 1 for constant X)
+
+    def _check_cache_size(self):
+        c = self.cache_size
+        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (math.isfinite(c) and c >= 0):
+            raise ParameterError(f"cache_size must be a number of MiB >= 0, got {c!r}")
 
     def _fit_kernel(self, X, y_num, y_index, values, sw, class_weight):
         from .trainers import train_kernel

@@ -732,3 +732,22 @@ def test_the_note_offers_the_asked_bound_unless_it_was_given():
     for iterations in (3000, 32000, 10 ** 9):
         assert note(iterations, 2000, 40000).startswith("; --finish dual lets its passes run to their full bound")
     assert note(32000, 2000, 40000, finish="dual") == "; --epochs 16 --finish-passes 131072 runs four times its passes"
+
+
+@pytest.mark.parametrize("loss, bias", [("hinge", "none"), ("squared-hinge", "none"), ("hinge", "feature")])
+def test_examples_of_weight_zero_are_left_out_not_stuck(loss, bias):
+    """A weight of 0 holds alpha_i at 0 = C_i.  Its projected gradient was counted as the lower bound's, so
+    that the spread of the others never closed and shrunk coordinates never returned: 50 zero-weight rows
+    of 100 stalled the passes 21% above the optimum, then ran Pegasos to its cap.  Now the model is the
+    one of the 50 weighted rows alone at lambda x 2 (the same problem: the mean loss has half the rows)."""
+    X, y = binary(m=100, n=5, seed=3)
+    sw = np.r_[np.zeros(50), np.ones(50)]
+    lam = 1e-4
+    weighted = pegasos.fit((X, y, None, sw), lam=lam, loss=loss, bias=bias)
+    alone = pegasos.fit((X[50:], y[50:]), lam=2 * lam, loss=loss, bias=bias)
+    assert weighted.info["iterations"] == "0" and float(weighted.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    f_weighted = pegasos.objective(weighted, X, y, sample_weight=sw)["objective"]
+    f_alone = pegasos.objective(alone, X[50:], y[50:], lam=2 * lam)["objective"] / 2
+    gap = duality_gap(alone, X[50:], y[50:], lam=2 * lam, passes=20000, tol=1e-7)
+    f_star = gap["dual"] / 2
+    assert f_star <= f_weighted <= f_star / (1 - autotune.DEFAULT_TOL) and f_alone >= f_star

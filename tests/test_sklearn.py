@@ -585,8 +585,9 @@ def test_cache_size_changes_no_kernel_model():
     X, y = _blobs(m=200)
     models = [PegasosClassifier(kernel="rbf", lam=1e-4, cache_size=c).fit(X, y).model_.to_text() for c in (0, 0.01, 100)]
     assert models[0] == models[1] == models[2]
-    with pytest.raises(ParameterError, match="cache"):
-        PegasosClassifier(kernel="rbf", cache_size=-1).fit(X, y)
+    for kernel in ("rbf", None):          # named as the estimator spells it, with a linear model too
+        with pytest.raises(ParameterError, match="cache_size must be a number of MiB"):
+            PegasosClassifier(kernel=kernel, cache_size=-1).fit(X, y)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -604,3 +605,34 @@ def test_gamma_scale_and_auto_are_those_of_svc(sparse):
             == PegasosClassifier(kernel="rbf").fit(X, y).model_.to_text())
     with pytest.raises(ParameterError, match="gamma"):
         PegasosClassifier(kernel="rbf", gamma="wide").fit(X, y)
+
+
+def test_gamma_scale_is_svcs_on_offset_and_constant_features():
+    """E[x^2] - mean^2 cancelled for features near 1e8 (half SVC's gamma); constant X is SVC's 1."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(0)
+    for offset in (1e6, 1e8, 1.7e9):
+        X = offset + rng.normal(size=(200, 3))
+        y = (X[:, 0] > offset).astype(int)
+        ours = PegasosClassifier(kernel="rbf", gamma="scale", lam=1e-2)._gamma(sp.csr_matrix(X))
+        assert ours == pytest.approx(1.0 / (3 * X.var()), rel=1e-6)       # SVC's formula for dense X
+        if offset < 1e9:                                                  # (SVC's own fit fails beyond)
+            assert ours == pytest.approx(SVC(gamma="scale").fit(X, y)._gamma, rel=1e-6)
+    X = np.full((20, 4), 3.0)
+    assert PegasosClassifier(gamma="scale")._gamma(sp.csr_matrix(X)) == 1.0 == SVC(gamma="scale").fit(
+        X, np.r_[np.zeros(10), np.ones(10)])._gamma
+
+
+@pytest.mark.parametrize("seed", [2 ** 64, 10 ** 20])
+def test_a_seed_beyond_64_bits_is_one_line_error(seed, tmp_path):
+    """2^64 crashed the dual passes' generator with an OverflowError traceback."""
+    X, y = _blobs()
+    with pytest.raises(ParameterError, match="2\\^64"):
+        PegasosClassifier(random_state=seed).fit(X, y)
+    with pytest.raises(ParameterError, match="2\\^64"):
+        pegasos.fit((X, y), seed=seed)
+    for command in (["train", "-q"], ["cv"]):
+        r = run_pegasos(*command, "--seed", seed, "tests/data/binary.svm", *([tmp_path / "m"] if command[0] == "train" else []))
+        assert r.returncode == 1 and "Traceback" not in r.stderr and "2^64" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
