@@ -868,7 +868,7 @@ def kernel_duality_gap(model, X, y, *, lam=None, started=None):
         if pick is None:
             raise ParameterError(f"the duality gap of a kernel model needs its support vectors among DATA's "
                                  f"examples with their labels (the training data): support vector {s_ + 1} "
-                                 "is not")
+                                 "is not one of them")
         found.pop(pick)
     alpha = np.abs(coef)
     total = float(np.sum(alpha))

@@ -252,7 +252,8 @@ _solver_options = _options(
                               "finds Pegasos converging slowly (small lambda m), and "
                               "after the given -T/--epochs unless --t0 or --eta0 is given, finish with passes of "
                               "dual coordinate ascent until the model is certified within --tol of the optimum "
-                              "(default where it applies: linear, hinge or squared hinge, binary or one-vs-rest; "
+                              "(default where it applies: linear, hinge, squared hinge or rank loss, binary or "
+                              "one-vs-rest; Crammer-Singer's passes run from W = 0 by default; "
                               "dual: finish every run; none: plain Pegasos; --paper implies none). With --kernel "
                               "rbf or poly (coef0 >= 0) and no -T/--epochs/--budget, the default is the kernel "
                               "dual solver alone, from alpha = 0 (-T 0 --finish dual asks for it).")),
@@ -680,12 +681,27 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     elif not quiet and stopping.endswith("epoch cap"):
         click.echo(f"pegasos: note: the automatic length stopped at its cap of {_epoch_cap(result)} epochs "
                    "before the objective settled (--tol); give --epochs or -T to train longer"
-                   + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
+                   + _gap_hint(result, report_gap), err=True)
     elif not quiet and stopping.endswith("work cap"):
         click.echo(f"pegasos: note: the automatic length stopped at {result.info.get('epochs')} epochs, where the "
                    "last doubling improved the objective by at most 1% and the next would train more than 2^24 "
                    "iterations (--tol not reached); give --epochs or -T to train longer"
-                   + ("" if report_gap else ", --report-gap to see how far from the optimum the model is"), err=True)
+                   + _gap_hint(result, report_gap), err=True)
+
+
+def _gap_hint(model, report_gap):
+    """", --report-gap to see ..." where --report-gap was not given and can certify ``model`` (not for the log
+    or eps-insensitive loss, nor an unregularized bias: the hint sent users to a "no certified gap")."""
+    from .certificate import check_gap_model
+    from .errors import PegasosError
+
+    if report_gap:
+        return ""
+    try:
+        check_gap_model(model)
+    except PegasosError:
+        return ""
+    return ", --report-gap to see how far from the optimum the model is"
 
 
 def _scale_finding(d):
@@ -1585,8 +1601,9 @@ def _other_eval_text(r):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--gap", is_flag=True,
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
-                   "(linear hinge / squared hinge models, binary or one-vs-rest, and kernel models of a "
-                   "positive semi-definite kernel trained on DATA; DATA is loaded into memory).")
+                   "(linear hinge / squared hinge models, binary, one-vs-rest or Crammer-Singer, rank-loss models, "
+                   "and kernel models of a positive semi-definite kernel trained on DATA; DATA is loaded into "
+                   "memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
               help="Passes of dual coordinate ascent for --gap (each costs at most one pass over DATA) "
                    "[default: doubling the passes until a doubling closes less than a tenth of the gap (and less "
@@ -1682,7 +1699,7 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
         f"objective    {r['primal']:.10g}   (primal, the model's)\n" +
         f"dual bound   {r['dual']:.10g}   (f* >= this, "
         + (f"from the model's coefficients scaled by {r['scale']:.6g})\n" if "scale" in r
-           else f"after {r['passes']} passes{_still_shrinking(r)})\n") +
+           else f"after {r['passes']} pass{'' if r['passes'] == 1 else 'es'}{_still_shrinking(r)})\n") +
         f"gap          {_not_below_zero(r['gap']):.4g}   (objective - f* <= gap)\n"
         f"relative gap {_not_below_zero(r['rel_gap']):.4g}\n"
         f"seconds      {r['seconds']:.3f}" + _header_gap_line(mdl, r, lam)

@@ -1235,3 +1235,19 @@ def test_messages_that_said_the_wrong_thing(tmp_path):
     assert _apart(1.0 + 1e-9, 1.0) == ("1.000000001", "1")
     one_error(run_pegasos("search", "--kernel", "rbf", "-l", "1e-2", "--gamma", "0.1:1", "--points", "2", data),
               "those of --gamma LO:HI are --gamma-points")
+
+
+def test_the_epoch_cap_note_offers_report_gap_only_where_it_certifies():
+    """The note of a capped run sent eps-insensitive and log-loss users to --report-gap, which then said
+    'no certified gap'."""
+    import pegasos
+    from pegasos.cli import _gap_hint
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.5]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    for loss, offered in (("hinge", True), ("squared-hinge", True), ("log", False)):
+        model = pegasos.train(X, y, loss=loss, lam=1e-2, epochs=1)
+        assert ("--report-gap" in _gap_hint(model, False)) is offered
+        assert _gap_hint(model, True) == ""
+    regression = pegasos.train(X, y, loss="eps-insensitive", lam=1e-2, epochs=1)
+    assert _gap_hint(regression, False) == ""
