@@ -6,6 +6,7 @@ MIN_LAMBDA = 1e-300       # below it 1/lambda, the bound on ||w||^2 (Sec. 2), an
 DEFAULT_EPOCHS = 10       # passes over the data when neither T nor epochs is given
 DEFAULT_SEED = 1          # runs are reproducible unless a seed is chosen
 DEFAULT_SHUFFLE_BUFFER = 100_000   # examples held by `train --stream` without --cache
+MAX_WEIGHT = 1e150        # class and example weights above it overflow the weighted losses and the dual's box
 DEFAULT_TOL = 0.002       # the automatic runs' tolerance: a certified relative gap, or a doubling's relative gain
 DEFAULT_CACHE_MB = 100.0  # MiB of kernel rows cached (pegasos train --cache-mb)
 DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (and of the stream's first pass)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .defaults import MAX_WEIGHT
 from .data import csr_arrays
 from .errors import ExampleError, ParameterError
 from .labels import label_values
@@ -127,7 +128,7 @@ def check_sample_weight(sw, m):
     ParameterError
         Not numbers, or not one weight per example.
     ExampleError
-        A weight that is not a finite number >= 0 (the example named).
+        A weight that is not a number in [0, MAX_WEIGHT] (the example named; larger ones overflow).
     """
     try:
         sw = np.asarray(sw, dtype=np.float64)
@@ -136,10 +137,10 @@ def check_sample_weight(sw, m):
     if sw.shape != (m,):
         raise ParameterError(f"sample_weight has {sw.size} weights for {m} examples (shape {sw.shape}; it needs "
                              "one weight per example)")
-    bad = np.flatnonzero(~(np.isfinite(sw) & (sw >= 0)))
+    bad = np.flatnonzero(~((sw >= 0) & (sw <= MAX_WEIGHT)))
     if bad.size:
         i = int(bad[0])
-        detail = f"sample weight {sw[i]!r} is not a finite number >= 0"
+        detail = f"sample weight {sw[i]!r} is not a finite number in [0, {MAX_WEIGHT:g}]"
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)
     return np.ascontiguousarray(sw)
 

@@ -24,7 +24,7 @@ import numbers
 from dataclasses import dataclass, fields, replace
 
 from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
-                       SAMPLINGS, SCHEDULES, lambda_problem)
+                       MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
 
 #: the losses and the task each one trains (paper Sec. 5)
@@ -701,9 +701,10 @@ class TrainOptions:
             for label, weight in self.class_weight.items():
                 if not _is_real(label) or not math.isfinite(float(label)):
                     self._fail("class_weight", f"class labels must be numbers, got {label!r}")
-                if not (_is_real(weight) and math.isfinite(weight) and weight > 0):
-                    self._fail("class_weight", f"the weight of class {fmt_label(float(label))} must be "
-                                               f"positive, got {weight!r}")
+                if not (_is_real(weight) and 0 < weight <= MAX_WEIGHT):
+                    # (1e300 overflowed the objective: a RuntimeWarning, then "the calibration diverged")
+                    self._fail("class_weight", f"the weight of class {fmt_label(float(label))} must be a "
+                                               f"finite number in (0, {MAX_WEIGHT:g}], got {weight!r}")
         if self.multiclass is not None:
             if self.multiclass not in MULTICLASS_METHODS:
                 self._fail("multiclass", f"multiclass must be one of {', '.join(MULTICLASS_METHODS)}, "

@@ -156,7 +156,7 @@ except ImportError as exc:           # scikit-learn missing or older than 1.6 (n
     raise ImportError("pegasos.sklearn needs scikit-learn >= 1.6; install it with "
                       "pip install 'pegasos[sklearn]'") from exc
 
-from .defaults import DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_TOL, lambda_problem
+from .defaults import DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_TOL, MAX_WEIGHT, lambda_problem
 from .errors import ParameterError
 
 __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
@@ -257,8 +257,8 @@ def _sample_weight(sample_weight, m):
         raise ParameterError("sample_weight must hold numbers, one per example") from None
     if sw.shape != (m,):
         raise ParameterError(f"sample_weight has shape {sw.shape}; it needs one weight per example, ({m},)")
-    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-        raise ParameterError("sample_weight must be finite and >= 0")
+    if not np.all((sw >= 0) & (sw <= MAX_WEIGHT)):
+        raise ParameterError(f"sample_weight must be finite numbers in [0, {MAX_WEIGHT:g}]")
     if not np.any(sw > 0):
         raise ParameterError("sample_weight is zero for every example: at least one weight must be non-zero")
     return sw

@@ -1251,3 +1251,12 @@ def test_the_epoch_cap_note_offers_report_gap_only_where_it_certifies():
         assert _gap_hint(model, True) == ""
     regression = pegasos.train(X, y, loss="eps-insensitive", lam=1e-2, epochs=1)
     assert _gap_hint(regression, False) == ""
+
+
+@pytest.mark.parametrize("weight", ["1e300", "inf", "nan", "0"])
+def test_a_class_weight_that_overflows_is_one_line_error(weight, tmp_path):
+    """-w 1:1e300 printed numpy's overflow RuntimeWarning, then blamed the data's scale."""
+    r = run_pegasos("train", "-q", "-w", f"1:{weight}", "tests/data/binary.svm", tmp_path / "m")
+    assert r.returncode == 1 and "Warning" not in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "-w" in r.stderr and "weight of class 1" in r.stderr
+    assert not (tmp_path / "m").exists()
