@@ -134,6 +134,47 @@ cdef inline uint64_t below(uint64_t *state, uint64_t n) noexcept nogil:
     return r % n
 
 
+cdef inline void _shuffle(int64_t[::1] a, Py_ssize_t n, uint64_t *state) noexcept nogil:
+    """Fisher-Yates: a new uniform random order of a[:n] (the generator advanced n - 1 times)."""
+    cdef Py_ssize_t r, s
+    cdef int64_t t
+    for r in range(n - 1, 0, -1):
+        s = <Py_ssize_t> below(state, <uint64_t>(r + 1))
+        t = a[r]
+        a[r] = a[s]
+        a[s] = t
+
+
+cdef _check_active(const int64_t[::1] active, const int64_t[::1] counts, Py_ssize_t m, Py_ssize_t passes,
+                   const double[::1] values):
+    """ValueError unless ``active`` is a permutation of 0..m-1 with counts[0] in [0, m] and ``values`` holds
+    ``passes`` entries: the state the shrinking passes resume from."""
+    cdef Py_ssize_t i
+    if values.shape[0] < passes:
+        raise ValueError("values is shorter than passes")
+    if counts[0] < 0 or counts[0] > m:
+        raise ValueError("counts[0] must be in [0, m]")
+    for i in range(m):
+        if active[i] < 0 or active[i] >= m:
+            raise ValueError("active is not a permutation")
+
+
+cdef inline void _class_scores(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                               const double[:, ::1] W, Py_ssize_t K, Py_ssize_t n_cols, double bias_value,
+                               Py_ssize_t i, double* out) noexcept nogil:
+    """out[r] = <w_r, x_i> + bias_value W[n_cols, r] for the K classes (W: one row a feature)."""
+    cdef Py_ssize_t j, r
+    cdef double x
+    cdef const double* wrow
+    for r in range(K):
+        out[r] = bias_value * W[n_cols, r]
+    for j in range(indptr[i], indptr[i + 1]):
+        x = data[j]
+        wrow = &W[indices[j], 0]
+        for r in range(K):
+            out[r] += x * wrow[r]
+
+
 cdef Py_ssize_t _first_bad_column(const int32_t[::1] indices, int64_t nnz, Py_ssize_t n_cols) noexcept nogil:
     """The position of the first column index outside [0, n_cols) among indices[:nnz], or -1.
 
@@ -287,12 +328,7 @@ def coordinate_ascent(const int64_t[::1] indptr, const int32_t[::1] indices,
         return 0
     with nogil:
         for p in range(passes):
-            # Fisher-Yates shuffle: a new random order of the coordinates every pass
-            for r in range(m - 1, 0, -1):
-                s = <Py_ssize_t> below(&state[0], <uint64_t>(r + 1))
-                i = order[r]
-                order[r] = order[s]
-                order[s] = i
+            _shuffle(order, m, &state[0])        # a new random order of the coordinates every pass
             for r in range(m):
                 i = order[r]
                 a_old = alpha[i]
@@ -391,13 +427,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
             or qii.shape[0] != m or active.shape[0] != m or state.shape[0] != 1 or counts.shape[0] != 2
             or bounds.shape[0] != 3 or indices.shape[0] < indptr[m] or data.shape[0] < indptr[m]):
         raise ValueError("array lengths do not match")
-    if values.shape[0] < passes:
-        raise ValueError("values is shorter than passes")
-    if counts[0] < 0 or counts[0] > m:
-        raise ValueError("counts[0] must be in [0, m]")
-    for i in range(m):
-        if active[i] < 0 or active[i] >= m:
-            raise ValueError("active is not a permutation")
+    _check_active(active, counts, m, passes, values)
     if not checked:
         _check_columns(indices, indptr[m], n_cols)
     if m == 0 or passes <= 0:
@@ -421,11 +451,7 @@ def coordinate_ascent_shrinking(const int64_t[::1] indptr, const int32_t[::1] in
         warm_on = snapshot != NULL
     with nogil:
         for p in range(passes):
-            for r in range(n_act - 1, 0, -1):
-                s = <Py_ssize_t> below(&state[0], <uint64_t>(r + 1))
-                t = active[r]
-                active[r] = active[s]
-                active[s] = t
+            _shuffle(active, n_act, &state[0])
             timed = warm_on and n_act >= min_entries
             if timed:
                 use = pg_warm_choose(timing, probe) if adapt else True
@@ -732,13 +758,8 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
             or counts.shape[0] != 2 or bounds.shape[0] != 2 or indices.shape[0] < indptr[m]
             or data.shape[0] < indptr[m]):
         raise ValueError("array lengths do not match")
-    if values.shape[0] < passes:
-        raise ValueError("values is shorter than passes")
-    if counts[0] < 0 or counts[0] > m:
-        raise ValueError("counts[0] must be in [0, m]")
+    _check_active(active, counts, m, passes, values)
     for i in range(m):
-        if active[i] < 0 or active[i] >= m:
-            raise ValueError("active is not a permutation")
         if yc[i] < 0 or yc[i] >= K:
             raise ValueError("a class index is outside [0, K)")
     if not checked:
@@ -757,11 +778,7 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
     tight = bounds[1]
     with nogil:
         for p in range(passes):
-            for r in range(n_act - 1, 0, -1):
-                s = <Py_ssize_t> below(&state[0], <uint64_t>(r + 1))
-                i = active[r]
-                active[r] = active[s]
-                active[s] = i
+            _shuffle(active, n_act, &state[0])
             largest = 0.0
             s = 0
             while s < n_act:
@@ -788,13 +805,7 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
                         alpha[i, yi] = Ci
                         alpha[i, k] = -Ci
                     continue
-                for r in range(K):
-                    B[r] = bias_value * W[n_cols, r]
-                for j in range(indptr[i], indptr[i + 1]):
-                    x = data[j]
-                    wrow = &W[indices[j], 0]
-                    for r in range(K):
-                        B[r] += x * wrow[r]
+                _class_scores(indptr, indices, data, W, K, n_cols, bias_value, i, B)
                 if alpha[i, yi] == 0.0:
                     # at 0 (every alpha_i^r then is): optimal while the margin is met; well met, shrunk
                     viol = -INFINITY
@@ -906,13 +917,7 @@ def cs_primal(const int64_t[::1] indptr, const int32_t[::1] indices, const float
         raise MemoryError()
     with nogil:
         for i in range(m):
-            for r in range(K):
-                s[r] = bias_value * W[n_cols, r]
-            for j in range(indptr[i], indptr[i + 1]):
-                x = data[j]
-                wrow = &W[indices[j], 0]
-                for r in range(K):
-                    s[r] += x * wrow[r]
+            _class_scores(indptr, indices, data, W, K, n_cols, bias_value, i, s)
             e = &cost[yc[i] * K]
             own = s[yc[i]]
             top = 0.0
