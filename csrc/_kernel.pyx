@@ -677,16 +677,20 @@ cdef class KernelDual:
     alpha_i = C with G_i < lo, leave A: the
     choice, the rows and the gradient updates then run over A only; cached
     rows are cut to the new A (the same doubles).  G_i of a coordinate out of
-    A is left as it was when it left.  When the gap estimated with those old
-    values reaches ``tol``, or no step over A raises D, G is rebuilt for
-    every coordinate out of A, G_i = y_i sum_{j: alpha_j > 0} alpha_j y_j
-    K(x_j, x_i) - 1 (|S| kernel values each; "unshrinking"), A becomes every
-    coordinate, the cache is emptied, and the test is made again on all m
-    coordinates: a run stops on "gap" or "optimal" only with A = all, so the
-    certificate is exact.  (LIBSVM also keeps C sum_{alpha_j = C} Q_ij to
-    rebuild faster; here that sum would need a full row of m values each time
-    an alpha reaches or leaves C, most updates at moderate lambda, so it is
-    not kept.)
+    A is left as it was when it left, and the updates made while A is not
+    everything are logged (coordinate, change; at most max(4 m, 65536)
+    entries, then the log starts again).  When the gap estimated with those
+    old values reaches ``tol``, or no step over A raises D, G is rebuilt for
+    every coordinate out of A ("unshrinking"): G_i(now) = G_i(when it left) +
+    y_i sum_j Delta_j y_j K(x_j, x_i) over the coordinates j changed since
+    (Delta_j their change, from the log), or anew as y_i sum_{j: alpha_j > 0}
+    alpha_j y_j K(x_j, x_i) - 1 where that takes fewer kernel values (or the
+    log started again since); A becomes every coordinate, the cache is
+    emptied, and the test is made again on all m coordinates: a run stops on
+    "gap" or "optimal" only with A = all, so the certificate is exact.
+    (LIBSVM keeps C sum_{alpha_j = C} Q_ij instead; here that sum would need
+    a row of all m values each time an alpha reaches or leaves C, which most
+    updates do at moderate lambda, so the log is used.)
 
     Since y_i <w(alpha), phi(x_i)> = (Q alpha)_i = G_i + 1 and
     alpha^T Q alpha = sum_i alpha_i (G_i + 1), the scan that picks the
@@ -865,10 +869,11 @@ cdef class KernelDual:
         cdef int64_t* act = self.act
         cdef double yi = y[i], sq = sqn[i], dot
         cdef int64_t p, j, q, na = self.n_active
+        cdef bint full = na == self.m
         for p in range(ip[i], ip[i + 1]):
             dense[ind[p]] = dat[p]
         for q in range(na):
-            j = act[q]
+            j = q if full else act[q]
             dot = 0.0
             for p in range(ip[j], ip[j + 1]):
                 dot = dot + dense[ind[p]] * dat[p]
@@ -1089,15 +1094,20 @@ cdef class KernelDual:
         cdef Py_ssize_t p, j, best = -1
         cdef double g, a, q, d, gain, best_gain = 0.0, C = self.C
         cdef double s_a = 0.0, s_aqa = 0.0, s_h = 0.0
+        cdef double* G = self.G
+        cdef double* alpha = self.alpha
+        cdef double* qd = self.qd
+        cdef int64_t* act = self.act
+        cdef bint full = self.n_active == self.m
         for p in range(self.n_active):
-            j = self.act[p]
-            g = self.G[j]
-            a = self.alpha[j]
+            j = p if full else act[p]
+            g = G[j]
+            a = alpha[j]
             s_a += a
             s_aqa += a * (g + 1.0)
             if g < 0.0:
                 s_h -= g
-            q = self.qd[j]
+            q = qd[j]
             if q > 0.0:
                 d = a - g / q
                 d = (0.0 if d < 0.0 else (C if d > C else d)) - a
@@ -1139,6 +1149,8 @@ cdef class KernelDual:
         cdef double* spare = <double*> malloc(sizeof(double) * (self.m + 1))
         cdef int64_t done = 0, i, p, every = min(<int64_t> SHRINK_EVERY, <int64_t> self.m)
         cdef double* row
+        cdef double* G
+        cdef int64_t* act
         cdef double a, d, q, g, na, C = self.C
         cdef int why = 2
         if spare == NULL:
@@ -1175,8 +1187,14 @@ cdef class KernelDual:
                 d = na - a
                 self.alpha[i] = na          # exactly 0 or C at a bound, as shrinking tests
                 row = self._row(i, spare)
-                for p in range(self.n_active):
-                    self.G[self.act[p]] += d * row[p]
+                G = self.G
+                if self.n_active == self.m:
+                    for p in range(self.m):
+                        G[p] += d * row[p]
+                else:
+                    act = self.act
+                    for p in range(self.n_active):
+                        G[act[p]] += d * row[p]
                 if self.n_active < self.m:
                     if self.log_n == self.log_cap:       # full: those out of A will be summed anew
                         for p in range(self.m):
