@@ -48,7 +48,7 @@ slots are dead; then the slots are compacted and the cache is cleared.
 (:mod:`pegasos.kernel` does not combine a budget with projection or averaging.)
 """
 
-from libc.math cimport exp, sqrt, tanh, INFINITY
+from libc.math cimport exp, sqrt, tanh
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memset
@@ -644,11 +644,8 @@ def kernel_decision(const int64_t[::1] sv_indptr, const int32_t[::1] sv_indices,
 
 # ------------------------------------------------------- the dual solver --
 
-DEF SHRINK_EVERY = 1000      # updates between two looks for coordinates to leave the active set
-DEF LOG_MIN = 65536          # the log of updates holds max(4 m, LOG_MIN) entries
-
 cdef class KernelDual:
-    """Greedy dual coordinate ascent for the kernel SVM without a bias (box constraints only), with shrinking.
+    """Greedy dual coordinate ascent for the kernel SVM without a bias (box constraints only).
 
     The primal is paper Eq. (1) in feature space, min_w lambda/2 ||w||^2 +
     1/m sum_i max(0, 1 - y_i <w, phi(x_i)>).  Multiplied by 1/lambda it is
@@ -661,36 +658,9 @@ cdef class KernelDual:
     alpha and the gradient G = Q alpha - 1 of -D.  An update picks the
     coordinate whose exact one-variable step, alpha_i <- clip(alpha_i - G_i /
     Q_ii, 0, C), raises D the most (the step's gain -(G_i d + Q_ii d^2 / 2) for
-    d the change; ties to the smallest index), and adds d Q_iA to G_A: the
-    row of Q restricted to the active set A, from a cache of such rows (least
-    recently used rows dropped past ``cache_bytes``; a cached row and a
-    recomputed one are the same doubles).
-
-    Shrinking (the heuristic of Joachims 1999, Sec. 11.4, in the form of
-    Chang and Lin's LIBSVM paper, ACM TIST 2011, Sec. 5.1, and of Hsieh et
-    al., ICML 2008, Sec. 3.2, for a dual with bounds only): every
-    SHRINK_EVERY (1000, or m if smaller) updates, counted from the start of
-    the run, the extreme projected gradients over A are taken, hi = max PG_i
-    > 0 and lo = min PG_i < 0 (PG_i = min(G_i, 0) at alpha_i = 0, max(G_i,
-    0) at alpha_i = C, G_i between; +inf or -inf when there is none), and the
-    coordinates stuck at a bound beyond them, alpha_i = 0 with G_i > hi or
-    alpha_i = C with G_i < lo, leave A: the
-    choice, the rows and the gradient updates then run over A only; cached
-    rows are cut to the new A (the same doubles).  G_i of a coordinate out of
-    A is left as it was when it left, and the updates made while A is not
-    everything are logged (coordinate, change; at most max(4 m, 65536)
-    entries, then the log starts again).  When the gap estimated with those
-    old values reaches ``tol``, or no step over A raises D, G is rebuilt for
-    every coordinate out of A ("unshrinking"): G_i(now) = G_i(when it left) +
-    y_i sum_j Delta_j y_j K(x_j, x_i) over the coordinates j changed since
-    (Delta_j their change, from the log), or anew as y_i sum_{j: alpha_j > 0}
-    alpha_j y_j K(x_j, x_i) - 1 where that takes fewer kernel values (or the
-    log started again since); A becomes every coordinate, the cache is
-    emptied, and the test is made again on all m coordinates: a run stops on
-    "gap" or "optimal" only with A = all, so the certificate is exact.
-    (LIBSVM keeps C sum_{alpha_j = C} Q_ij instead; here that sum would need
-    a row of all m values each time an alpha reaches or leaves C, which most
-    updates do at moderate lambda, so the log is used.)
+    d the change; ties to the smallest index), and adds d Q_i. to G: one row
+    of Q, from a cache of whole rows (least recently used rows dropped past
+    ``cache_bytes``; a cached row and a recomputed one are the same doubles).
 
     Since y_i <w(alpha), phi(x_i)> = (Q alpha)_i = G_i + 1 and
     alpha^T Q alpha = sum_i alpha_i (G_i + 1), the scan that picks the
@@ -698,11 +668,6 @@ cdef class KernelDual:
 
         P = lambda (1/2 alpha^T Q alpha + C sum_i max(0, -G_i))   (the primal of w(alpha))
         D = lambda (sum_i alpha_i - 1/2 alpha^T Q alpha)           (a lower bound of min P)
-
-    :meth:`values`, :attr:`gap` and :meth:`margins` are always those of the
-    current alpha over all m coordinates: while some coordinates are out of
-    A they are computed from a rebuilt copy of G (the solver's own state is
-    not touched, so asking never changes the iterates).
 
     Everything is deterministic: the iterates depend neither on the cache
     size nor on how the updates are split into calls of :meth:`run`.  The
@@ -717,15 +682,6 @@ cdef class KernelDual:
     code, gamma, coef0, degree : the kernel (see the module docstring)
     C : float > 0, the box, 1/(lambda m)
     cache_bytes : int, bound on the row cache (0: every row is recomputed)
-    shrinking : bool, default True; False keeps every coordinate active
-
-    Attributes (read-only)
-    ----------------------
-    updates, rows_computed, rows_cached : int, updates made, rows of Q computed, rows taken from the cache
-    kernel_values : int, kernel values computed (rows and rebuilds of G)
-    n_active : int, |A|
-    shrink_events, shrunk, unshrinks : int, looks that removed coordinates from A, coordinates removed,
-        rebuilds of G with A = all
 
     Raises
     ------
@@ -741,48 +697,23 @@ cdef class KernelDual:
     cdef readonly int code, degree
     cdef readonly double gamma, coef0, C
     cdef readonly int64_t cache_limit
-    cdef readonly bint shrinking
     cdef double* alpha
     cdef double* G
     cdef double* qd
     cdef double* dense
-    cdef double* Grep          # G over all m for the reports while A is not everything
-    cdef int64_t* act          # the active set A, ascending, its first n_active entries
-    cdef char* is_act
-    cdef int64_t* tmp          # work: the support set of a rebuild, the new positions of a shrink
-    cdef int64_t* touched      # work of a rebuild: the coordinates changed since a look
-    cdef double* delta         # work of a rebuild: their change (0 elsewhere)
-    cdef char* mark            # work of a rebuild: 1 on the touched coordinates
-    # the updates made while some coordinate is out of A (coordinate, change), and the looks that removed some
-    cdef int64_t* log_i
-    cdef double* log_d
-    cdef int64_t log_n, log_cap
-    cdef int64_t* left_at      # for a coordinate out of A: the log length when it left, -1 if the log was reset since
-    cdef int64_t* look_at      # the log lengths of the looks that removed coordinates, oldest first
-    cdef int64_t n_looks
     cdef double** c_row
-    cdef int64_t* c_len        # the length of each cached row (= n_active while cached)
     cdef int64_t* lru_prev
     cdef int64_t* lru_next
     cdef int64_t lru_head, lru_tail
     cdef readonly int64_t cache_used
-    cdef readonly Py_ssize_t n_active
-    # after the last scan: its sums (with the old values of the coordinates out of A), the best gain seen
-    cdef double s_alpha, s_aqa, s_hinge
-    cdef readonly double best_gain
-    # sums over the coordinates out of A, from when they left it
-    cdef double out_alpha, out_aqa, out_hinge
-    # exact sums of the current alpha over all m (valid while rep_valid)
-    cdef double r_alpha, r_aqa, r_hinge
-    cdef bint rep_valid
-    cdef int64_t checked_at
-    cdef readonly int64_t updates, rows_computed, rows_cached, kernel_values
-    cdef readonly int64_t shrink_events, shrunk, unshrinks, rebuild_values
+    # after the last scan: the sums of P and D, the best gain seen
+    cdef readonly double sum_alpha, aqa, sum_hinge, best_gain
+    cdef readonly int64_t updates, rows_computed, rows_cached
 
     def __cinit__(self, const int64_t[::1] indptr, const int32_t[::1] indices,
                   const double[::1] data, const double[::1] y, Py_ssize_t n_features,
                   int code, double gamma, double coef0, int degree, double C,
-                  int64_t cache_bytes=0, bint shrinking=True):
+                  int64_t cache_bytes=0):
         cdef Py_ssize_t i
         self.lru_head = self.lru_tail = -1
         self.m = indptr.shape[0] - 1
@@ -791,46 +722,21 @@ cdef class KernelDual:
         self.sqn_mv = row_sqnorms(indptr, data)
         self.code, self.gamma, self.coef0, self.degree, self.C = code, gamma, coef0, degree, C
         self.cache_limit = cache_bytes
-        self.shrinking = shrinking
         self.cache_used = 0
-        self.updates = self.rows_computed = self.rows_cached = self.kernel_values = 0
-        self.shrink_events = self.shrunk = self.unshrinks = self.rebuild_values = 0
-        self.checked_at = 0
-        self.out_alpha = self.out_aqa = self.out_hinge = 0.0
-        self.rep_valid = False
-        self.Grep = NULL
+        self.updates = self.rows_computed = self.rows_cached = 0
         self.alpha = <double*> calloc(self.m + 1, sizeof(double))
         self.G = <double*> malloc(sizeof(double) * (self.m + 1))
         self.qd = <double*> malloc(sizeof(double) * (self.m + 1))
         self.dense = <double*> calloc(n_features + 1, sizeof(double))
-        self.act = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
-        self.is_act = <char*> malloc(sizeof(char) * (self.m + 1))
-        self.tmp = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
-        self.touched = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
-        self.delta = <double*> calloc(self.m + 1, sizeof(double))
-        self.mark = <char*> calloc(self.m + 1, sizeof(char))
-        self.left_at = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
-        self.log_cap = max(4 * <int64_t> self.m, <int64_t> LOG_MIN)
-        self.log_i = <int64_t*> malloc(sizeof(int64_t) * self.log_cap)
-        self.log_d = <double*> malloc(sizeof(double) * self.log_cap)
-        self.look_at = <int64_t*> malloc(sizeof(int64_t) * (self.log_cap + 1))
-        self.log_n = self.n_looks = 0
         self.c_row = <double**> calloc(self.m + 1, sizeof(double*))
-        self.c_len = <int64_t*> calloc(self.m + 1, sizeof(int64_t))
         self.lru_prev = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
         self.lru_next = <int64_t*> malloc(sizeof(int64_t) * (self.m + 1))
         if (self.alpha == NULL or self.G == NULL or self.qd == NULL or self.dense == NULL
-                or self.act == NULL or self.is_act == NULL or self.tmp == NULL or self.touched == NULL
-                or self.delta == NULL or self.mark == NULL or self.left_at == NULL or self.log_i == NULL
-                or self.log_d == NULL or self.look_at == NULL
-                or self.c_row == NULL or self.c_len == NULL or self.lru_prev == NULL or self.lru_next == NULL):
+                or self.c_row == NULL or self.lru_prev == NULL or self.lru_next == NULL):
             raise MemoryError()
         for i in range(self.m):
             self.G[i] = -1.0
             self.qd[i] = _kfun(code, self.sqn_mv[i], self.sqn_mv[i], self.sqn_mv[i], gamma, coef0, degree)
-            self.act[i] = i
-            self.is_act[i] = 1
-        self.n_active = self.m
         self._scan()
 
     def __dealloc__(self):
@@ -838,11 +744,8 @@ cdef class KernelDual:
         if self.c_row != NULL:
             for i in range(self.m):
                 free(self.c_row[i])
-        free(self.alpha); free(self.G); free(self.qd); free(self.dense); free(self.Grep)
-        free(self.act); free(self.is_act); free(self.tmp)
-        free(self.touched); free(self.delta); free(self.mark); free(self.left_at)
-        free(self.log_i); free(self.log_d); free(self.look_at)
-        free(self.c_row); free(self.c_len); free(self.lru_prev); free(self.lru_next)
+        free(self.alpha); free(self.G); free(self.qd); free(self.dense)
+        free(self.c_row); free(self.lru_prev); free(self.lru_next)
 
     # ------------------------------------------------------------ rows --
     cdef void _unlink(self, int64_t i) noexcept nogil:
@@ -851,263 +754,69 @@ cdef class KernelDual:
     cdef void _front(self, int64_t i) noexcept nogil:
         lru_front(self.lru_prev, self.lru_next, &self.lru_head, &self.lru_tail, i)
 
-    cdef void _drop(self, int64_t i) noexcept nogil:
-        self._unlink(i)
-        free(self.c_row[i])
-        self.c_row[i] = NULL
-        self.cache_used -= self.c_len[i] * <int64_t> sizeof(double)
-        self.c_len[i] = 0
-
     cdef void _fill(self, int64_t i, double* row) noexcept nogil:
-        """row[p] = Q_ij = y_i y_j K(x_i, x_j) for j = act[p], p < n_active."""
+        """row[j] = Q_ij = y_i y_j K(x_i, x_j) for every j."""
         cdef const int64_t* ip = &self.indptr_mv[0]
         cdef const int32_t* ind = &self.indices_mv[0] if self.indices_mv.shape[0] else NULL
         cdef const double* dat = &self.data_mv[0] if self.data_mv.shape[0] else NULL
         cdef const double* y = &self.y_mv[0]
         cdef double* sqn = &self.sqn_mv[0]
         cdef double* dense = self.dense
-        cdef int64_t* act = self.act
         cdef double yi = y[i], sq = sqn[i], dot
-        cdef int64_t p, j, q, na = self.n_active
-        cdef bint full = na == self.m
+        cdef int64_t p, j
         for p in range(ip[i], ip[i + 1]):
             dense[ind[p]] = dat[p]
-        for q in range(na):
-            j = q if full else act[q]
+        for j in range(self.m):
             dot = 0.0
             for p in range(ip[j], ip[j + 1]):
                 dot = dot + dense[ind[p]] * dat[p]
-            row[q] = yi * y[j] * _kfun(self.code, dot, sq, sqn[j], self.gamma, self.coef0, self.degree)
+            row[j] = yi * y[j] * _kfun(self.code, dot, sq, sqn[j], self.gamma, self.coef0, self.degree)
         for p in range(ip[i], ip[i + 1]):
             dense[ind[p]] = 0.0
         self.rows_computed += 1
-        self.kernel_values += na
 
     cdef double* _row(self, int64_t i, double* spare) noexcept nogil:
-        """Row i of Q over A: the cached one, else computed into a new cache entry, else into ``spare``."""
-        cdef int64_t size = self.n_active * <int64_t> sizeof(double)
+        """Row i of Q: the cached one, else computed into a new cache entry, else into ``spare``."""
+        cdef int64_t size = self.m * <int64_t> sizeof(double), p
         cdef double* row = self.c_row[i]
         if row != NULL:
             self._unlink(i)
             self._front(i)
             self.rows_cached += 1
             return row
-        if size > self.cache_limit or size == 0:
+        if size > self.cache_limit:
             self._fill(i, spare)
             return spare
         while self.cache_used + size > self.cache_limit and self.lru_tail >= 0:
-            self._drop(self.lru_tail)
+            p = self.lru_tail
+            self._unlink(p)
+            free(self.c_row[p])
+            self.c_row[p] = NULL
+            self.cache_used -= size
         row = <double*> malloc(size)
         if row == NULL:
             self._fill(i, spare)
             return spare
         self._fill(i, row)
         self.c_row[i] = row
-        self.c_len[i] = self.n_active
         self.cache_used += size
         self._front(i)
         return row
 
-    # ------------------------------------------------------------ shrinking --
-    cdef void _shrink(self) noexcept nogil:
-        """Take out of A the coordinates stuck at a bound beyond the extreme projected gradients (see the class)."""
-        cdef Py_ssize_t p, q, na = self.n_active
-        cdef int64_t j, e, L
-        cdef double g, a, pg, C = self.C
-        cdef double hi = 0.0, lo = 0.0     # the largest PG_i > 0 and the smallest PG_i < 0 over A
-        cdef double* row
-        cdef double* r2
-        cdef int64_t* newpos = self.tmp
-        for p in range(na):
-            j = self.act[p]
-            g = self.G[j]
-            a = self.alpha[j]
-            if a <= 0.0:
-                pg = g if g < 0.0 else 0.0
-            elif a >= C:
-                pg = g if g > 0.0 else 0.0
-            else:
-                pg = g
-            if pg > hi:
-                hi = pg
-            elif pg < lo:
-                lo = pg
-        if not hi > 0.0:
-            hi = INFINITY             # no coordinate of A wants to go down: none at 0 is judged stuck
-        if not lo < 0.0:
-            lo = -INFINITY            # none wants to go up: none at C is judged stuck
-        q = 0
-        for p in range(na):
-            j = self.act[p]
-            g = self.G[j]
-            a = self.alpha[j]
-            if (a <= 0.0 and g > hi) or (a >= C and g < lo):
-                newpos[p] = -1
-                self.is_act[j] = 0
-                self.left_at[j] = self.log_n
-                self.out_alpha += a
-                self.out_aqa += a * (g + 1.0)
-                if g < 0.0:
-                    self.out_hinge -= g
-                continue
-            newpos[p] = q
-            self.act[q] = j
-            q += 1
-        if q == na:
-            return
-        self.shrink_events += 1
-        self.shrunk += na - q
-        if self.n_looks == 0 or self.look_at[self.n_looks - 1] != self.log_n:
-            self.look_at[self.n_looks] = self.log_n
-            self.n_looks += 1
-        self.n_active = q
-        # cut every cached row to the new A: the same doubles a new row would have
-        e = self.lru_head
-        while e >= 0:
-            row = self.c_row[e]
-            L = 0
-            for p in range(na):
-                if newpos[p] >= 0:
-                    row[L] = row[p]
-                    L += 1
-            if L > 0:
-                r2 = <double*> realloc(row, sizeof(double) * L)
-                if r2 != NULL:
-                    self.c_row[e] = r2
-            self.cache_used -= (self.c_len[e] - L) * <int64_t> sizeof(double)
-            self.c_len[e] = L
-            e = self.lru_next[e]
-        if q == 0:
-            while self.lru_head >= 0:
-                self._drop(self.lru_head)
-
-    cdef void _rebuild(self, double* out) noexcept nogil:
-        """out[i] = G_i for every i out of A, from alpha.
-
-        A coordinate that left A at log length L had the exact G_i then, and only the coordinates updated
-        since (the log's entries from L on, aggregated: Delta) have moved, so G_i(now) = G_i(then) +
-        y_i sum_j Delta_j y_j K(x_j, x_i): |Delta| kernel values.  Where |Delta| >= |S| (or the log was reset
-        since it left), G_i is summed anew over S = {j: alpha_j > 0}: |S| kernel values.  The looks are taken
-        from the newest, walking the log backwards once.
-        """
-        cdef const double* y = &self.y_mv[0]
-        cdef int64_t* sv = self.tmp
-        cdef int64_t i, j, k, e, pos, nt = 0, ns = 0, walk = self.log_n
-        for j in range(self.m):
-            if self.alpha[j] > 0.0:
-                sv[ns] = j
-                ns += 1
-        e = self.n_looks - 1
-        while e >= -1:
-            pos = self.look_at[e] if e >= 0 else -1        # e = -1: those whose log was reset (left_at -1)
-            while walk > pos and walk > 0:
-                walk -= 1
-                j = self.log_i[walk]
-                if not self.mark[j]:
-                    self.mark[j] = 1
-                    self.touched[nt] = j
-                    nt += 1
-                self.delta[j] += self.log_d[walk]
-            for i in range(self.m):
-                if self.is_act[i] or self.left_at[i] != pos:
-                    continue
-                if pos >= 0 and nt < ns:
-                    out[i] = self.G[i] + y[i] * self._ksum(i, self.touched, nt, self.delta)
-                else:
-                    out[i] = y[i] * self._ksum(i, sv, ns, self.alpha) - 1.0
-            e -= 1
-        for k in range(nt):
-            j = self.touched[k]
-            self.mark[j] = 0
-            self.delta[j] = 0.0
-
-    cdef double _ksum(self, int64_t i, int64_t* js, int64_t n, double* w) noexcept nogil:
-        """sum_k w[j] y_j K(x_j, x_i) over j = js[k], k < n."""
-        cdef const int64_t* ip = &self.indptr_mv[0]
-        cdef const int32_t* ind = &self.indices_mv[0] if self.indices_mv.shape[0] else NULL
-        cdef const double* dat = &self.data_mv[0] if self.data_mv.shape[0] else NULL
-        cdef const double* y = &self.y_mv[0]
-        cdef double* sqn = &self.sqn_mv[0]
-        cdef double* dense = self.dense
-        cdef int64_t j, p, q
-        cdef double s = 0.0, dot
-        for p in range(ip[i], ip[i + 1]):
-            dense[ind[p]] = dat[p]
-        for q in range(n):
-            j = js[q]
-            dot = 0.0
-            for p in range(ip[j], ip[j + 1]):
-                dot = dot + dense[ind[p]] * dat[p]
-            s = s + w[j] * y[j] * _kfun(self.code, dot, sqn[i], sqn[j], self.gamma, self.coef0, self.degree)
-        for p in range(ip[i], ip[i + 1]):
-            dense[ind[p]] = 0.0
-        self.kernel_values += n
-        self.rebuild_values += n
-        return s
-
-    cdef void _unshrink(self) noexcept nogil:
-        """Rebuild G out of A and make A every coordinate (the cache is emptied: its rows are over the old A)."""
-        cdef Py_ssize_t i
-        self._rebuild(self.G)
-        for i in range(self.m):
-            self.act[i] = i
-            self.is_act[i] = 1
-        self.n_active = self.m
-        self.out_alpha = self.out_aqa = self.out_hinge = 0.0
-        self.log_n = self.n_looks = 0
-        while self.lru_head >= 0:
-            self._drop(self.lru_head)
-        self.unshrinks += 1
-
-    cdef int _report(self) except -1:
-        """The exact sums of P and D over all m coordinates for the current alpha (r_alpha, r_aqa, r_hinge)."""
-        cdef Py_ssize_t i
-        cdef double s_a = 0.0, s_aqa = 0.0, s_h = 0.0, g, a
-        if self.n_active == self.m:
-            self.r_alpha, self.r_aqa, self.r_hinge = self.s_alpha, self.s_aqa, self.s_hinge
-            return 0
-        if self.rep_valid:
-            return 0
-        if self.Grep == NULL:
-            self.Grep = <double*> malloc(sizeof(double) * (self.m + 1))
-            if self.Grep == NULL:
-                raise MemoryError()
-        with nogil:
-            for i in range(self.m):
-                self.Grep[i] = self.G[i]
-            self._rebuild(self.Grep)
-            for i in range(self.m):
-                g = self.Grep[i]
-                a = self.alpha[i]
-                s_a += a
-                s_aqa += a * (g + 1.0)
-                if g < 0.0:
-                    s_h -= g
-        self.r_alpha, self.r_aqa, self.r_hinge = s_a, s_aqa, s_h
-        self.rep_valid = True
-        return 0
-
     # ------------------------------------------------------------ ascent --
     cdef int64_t _scan(self) noexcept nogil:
-        """The coordinate of A of the largest gain (-1 when no step raises D), and the sums of P and D
-        (exact when A is every coordinate, else with the old G of those out of A)."""
-        cdef Py_ssize_t p, j, best = -1
+        """The coordinate of the largest gain (-1 when no step raises D), and the sums of P and D."""
+        cdef Py_ssize_t j, best = -1
         cdef double g, a, q, d, gain, best_gain = 0.0, C = self.C
         cdef double s_a = 0.0, s_aqa = 0.0, s_h = 0.0
-        cdef double* G = self.G
-        cdef double* alpha = self.alpha
-        cdef double* qd = self.qd
-        cdef int64_t* act = self.act
-        cdef bint full = self.n_active == self.m
-        for p in range(self.n_active):
-            j = p if full else act[p]
-            g = G[j]
-            a = alpha[j]
+        for j in range(self.m):
+            g = self.G[j]
+            a = self.alpha[j]
             s_a += a
             s_aqa += a * (g + 1.0)
             if g < 0.0:
                 s_h -= g
-            q = qd[j]
+            q = self.qd[j]
             if q > 0.0:
                 d = a - g / q
                 d = (0.0 if d < 0.0 else (C if d > C else d)) - a
@@ -1118,23 +827,19 @@ cdef class KernelDual:
             if gain > best_gain:
                 best_gain = gain
                 best = j
-        self.s_alpha = s_a + self.out_alpha
-        self.s_aqa = s_aqa + self.out_aqa
-        self.s_hinge = s_h + self.out_hinge
-        self.best_gain = best_gain
+        self.sum_alpha, self.aqa, self.sum_hinge, self.best_gain = s_a, s_aqa, s_h, best_gain
         return best
 
-    cdef double _gap_of(self, double s_a, double s_aqa, double s_h) noexcept nogil:
-        cdef double p = 0.5 * s_aqa + self.C * s_h
-        cdef double d = s_a - 0.5 * s_aqa
+    cdef double _gap(self) noexcept nogil:
+        cdef double p = 0.5 * self.aqa + self.C * self.sum_hinge
+        cdef double d = self.sum_alpha - 0.5 * self.aqa
         if not p > 0.0:
             return 0.0 if p == 0.0 else 1.0 / 0.0
         return (p - d) / p
 
     def run(self, int64_t max_updates, double tol=-1.0):
         """At most ``max_updates`` updates; stop before an update where the relative gap
-        (P - D) / P <= ``tol`` (a negative tol: never) or where no step raises D, both judged over all
-        m coordinates (the gradient out of the active set is rebuilt first).
+        (P - D) / P <= ``tol`` (a negative tol: never) or where no step raises D.
 
         Returns
         -------
@@ -1147,28 +852,16 @@ cdef class KernelDual:
             No memory for even one row.
         """
         cdef double* spare = <double*> malloc(sizeof(double) * (self.m + 1))
-        cdef int64_t done = 0, i, p, every = min(<int64_t> SHRINK_EVERY, <int64_t> self.m)
+        cdef int64_t done = 0, i, j
         cdef double* row
-        cdef double* G
-        cdef int64_t* act
-        cdef double a, d, q, g, na, C = self.C
+        cdef double a, d, q, g, C = self.C
         cdef int why = 2
         if spare == NULL:
             raise MemoryError()
-        if every < 1:
-            every = 1
         with nogil:
             while True:
-                if self.shrinking and self.updates % every == 0 and self.updates != self.checked_at:
-                    self.checked_at = self.updates
-                    self._shrink()
-                    self.rep_valid = False
                 i = self._scan()
-                if self.n_active < self.m and (
-                        i < 0 or (tol >= 0.0 and self._gap_of(self.s_alpha, self.s_aqa, self.s_hinge) <= tol)):
-                    self._unshrink()
-                    i = self._scan()
-                if tol >= 0.0 and self._gap_of(self.s_alpha, self.s_aqa, self.s_hinge) <= tol:
+                if tol >= 0.0 and self._gap() <= tol:
                     why = 0
                     break
                 if i < 0:
@@ -1180,65 +873,28 @@ cdef class KernelDual:
                 g = self.G[i]
                 q = self.qd[i]
                 if q > 0.0:
-                    na = a - g / q
-                    na = 0.0 if na < 0.0 else (C if na > C else na)
+                    d = a - g / q
+                    d = (0.0 if d < 0.0 else (C if d > C else d)) - a
                 else:
-                    na = C if g < 0.0 else 0.0
-                d = na - a
-                self.alpha[i] = na          # exactly 0 or C at a bound, as shrinking tests
+                    d = (C - a) if g < 0.0 else -a
+                self.alpha[i] = a + d
                 row = self._row(i, spare)
-                G = self.G
-                if self.n_active == self.m:
-                    for p in range(self.m):
-                        G[p] += d * row[p]
-                else:
-                    act = self.act
-                    for p in range(self.n_active):
-                        G[act[p]] += d * row[p]
-                if self.n_active < self.m:
-                    if self.log_n == self.log_cap:       # full: those out of A will be summed anew
-                        for p in range(self.m):
-                            if not self.is_act[p]:
-                                self.left_at[p] = -1
-                        self.log_n = self.n_looks = 0
-                    self.log_i[self.log_n] = i
-                    self.log_d[self.log_n] = d
-                    self.log_n += 1
+                for j in range(self.m):
+                    self.G[j] += d * row[j]
                 done += 1
                 self.updates += 1
-                self.rep_valid = False
         free(spare)
         return done, ("gap", "optimal", "updates")[why]
 
     def values(self):
         """(P, D) of the current alpha in the 1/lambda scaling: 1/2 a'Qa + C sum max(0, -G_i)
-        and sum alpha - 1/2 a'Qa (multiply both by lambda for Eq. (1)'s), over all m coordinates."""
-        self._report()
-        return 0.5 * self.r_aqa + self.C * self.r_hinge, self.r_alpha - 0.5 * self.r_aqa
+        and sum alpha - 1/2 a'Qa (multiply both by lambda for Eq. (1)'s)."""
+        return 0.5 * self.aqa + self.C * self.sum_hinge, self.sum_alpha - 0.5 * self.aqa
 
     @property
     def gap(self):
-        """The relative gap (P - D) / P of the current alpha, over all m coordinates."""
-        self._report()
-        return self._gap_of(self.r_alpha, self.r_aqa, self.r_hinge)
-
-    @property
-    def sum_alpha(self):
-        """sum_i alpha_i."""
-        self._report()
-        return self.r_alpha
-
-    @property
-    def aqa(self):
-        """alpha^T Q alpha, as sum_i alpha_i (G_i + 1)."""
-        self._report()
-        return self.r_aqa
-
-    @property
-    def sum_hinge(self):
-        """sum_i max(0, -G_i)."""
-        self._report()
-        return self.r_hinge
+        """The relative gap (P - D) / P of the current alpha."""
+        return self._gap()
 
     def alphas(self):
         """alpha, float64 of shape (m,) (a copy)."""
@@ -1250,14 +906,10 @@ cdef class KernelDual:
         return out
 
     def margins(self):
-        """y_i f(x_i) = G_i + 1 for the current alpha, float64 of shape (m,) (every coordinate's exact)."""
+        """y_i f(x_i) = G_i + 1 for the current alpha, float64 of shape (m,)."""
         out = np.empty(self.m, dtype=np.float64)
         cdef double[::1] o = out
         cdef Py_ssize_t j
-        cdef double* g = self.G
-        if self.n_active < self.m:
-            self._report()
-            g = self.Grep
         for j in range(self.m):
-            o[j] = g[j] + 1.0
+            o[j] = self.G[j] + 1.0
         return out

@@ -280,8 +280,6 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     min_w lambda/2 ||w||^2 + 1/m sum_i max(0, 1 - y_i <w, phi(x_i)>), through its dual
     max_alpha sum_i alpha_i - 1/2 alpha^T Q alpha, 0 <= alpha_i <= C = 1/(lambda m),
     Q_ij = y_i y_j K(x_i, x_j) (:class:`pegasos._kernel.KernelDual`), from alpha = 0.
-    The solver shrinks (coordinates stuck at a bound leave its active set; their gradient is
-    rebuilt before any certificate, so the gap is that of all m examples).
     The model is w(alpha) = sum_i alpha_i y_i phi(x_i): its support vectors are the
     examples with alpha_i > 0 in file order, coef_i = alpha_i y_i.  The updates stop
     before the first one where (P - D) / P <= ``options.tol`` (P the primal value of
@@ -297,7 +295,7 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     options : pegasos.options.TrainOptions
         ``kernel`` (positive semi-definite: :func:`psd_kernel`), ``gamma``, ``degree``,
         ``coef0``, ``lam``, ``tol``, ``cache_mb`` (the bound of the row cache, MiB: a
-        row holds one float64 per coordinate of the solver's active set, at most m).
+        row holds m float64).
     labels, progress, on_plan, return_state :
         As :func:`fit_kernel` (``progress`` gets the updates made; ``on_plan`` None:
         their number is not known in advance).
