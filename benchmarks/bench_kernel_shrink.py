@@ -105,5 +105,6 @@ def main():
             print(f"| {where} | {lam:g} | {tool} | {statistics.median(secs):.2f} ({times}) | {loads} | {gap} | "
                   f"{last.get('updates', '-')} | {last.get('rows_computed', '-')} | {stop} |")
 
+
 if __name__ == "__main__":
     main()
