@@ -687,8 +687,8 @@ cdef int _descending(const void* a, const void* b) noexcept nogil:
 def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
               const int32_t[::1] yc, const double[::1] cost, const double[::1] upper, const double[::1] qii,
               double bias_value, double[:, ::1] alpha, double[:, ::1] W, int64_t[::1] active, int64_t[::1] counts,
-              double[::1] bounds, uint64_t[::1] state, Py_ssize_t passes, double[::1] values,
-              double stop_at=INFINITY, bint checked=False):
+              double[::1] bounds, int32_t[:, ::1] classes, int32_t[::1] n_classes, uint64_t[::1] state,
+              Py_ssize_t passes, double[::1] values, double stop_at=INFINITY, bint checked=False):
     """Passes of the sequential dual method for Crammer-Singer, with shrinking (see above), in place.
 
     Parameters
@@ -718,6 +718,11 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
     bounds : float64 (2,), in/out
         The largest move of the last pass (inf on the first call: no example is shrunk), and the
         threshold below which the shrunk examples return (e.g. 0.1).
+    classes, n_classes : int32 (m, K) and (m,), in/out
+        Per example, a permutation of 0..K-1 whose first ``n_classes[i]`` entries are its active
+        classes (K on the first call).  A class r != y_i at alpha_i^r = 0 whose gradient <w_r, x_i> +
+        e_i^r is below that of every class inside its bound leaves the example's subproblem (as
+        LIBLINEAR's -s 4 shrinks); all return with the shrunk examples.
     state : uint64 (1,), in/out
         The generator of the orders (splitmix64).  The state (alpha, W, active, counts, bounds, state)
         is all the iteration depends on: two calls of p passes give the iterates of one of 2p.
@@ -742,8 +747,10 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
     cdef Py_ssize_t m = indptr.shape[0] - 1
     cdef Py_ssize_t K = W.shape[1]
     cdef Py_ssize_t n_cols = W.shape[0] - 1
-    cdef Py_ssize_t i, j, p, r, s, k, yi, col, done = 0, n_moved, n_act
-    cdef double A, Ci, beta, total, x, a_new, sq, lin, worst, viol, move, largest, last_move, tight
+    cdef Py_ssize_t i, j, p, r, s, k, t, kk, yi, col, done = 0, n_moved, n_act
+    cdef double A, Ci, beta, total, x, a_new, sq, lin, worst, viol, move, largest, last_move, tight, least
+    cdef int32_t* cls
+    cdef int32_t swap
     cdef int64_t work = 0
     cdef double* B
     cdef double* Dsorted
@@ -756,12 +763,18 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
     if (yc.shape[0] != m or upper.shape[0] != m or qii.shape[0] != m or alpha.shape[0] != m
             or alpha.shape[1] != K or cost.shape[0] != K * K or active.shape[0] != m or state.shape[0] != 1
             or counts.shape[0] != 2 or bounds.shape[0] != 2 or indices.shape[0] < indptr[m]
-            or data.shape[0] < indptr[m]):
+            or data.shape[0] < indptr[m] or classes.shape[0] != m or classes.shape[1] != K
+            or n_classes.shape[0] != m):
         raise ValueError("array lengths do not match")
     _check_active(active, counts, m, passes, values)
     for i in range(m):
         if yc[i] < 0 or yc[i] >= K:
             raise ValueError("a class index is outside [0, K)")
+        if n_classes[i] < 1 or n_classes[i] > K:
+            raise ValueError("n_classes must be in [1, K]")
+        for r in range(K):
+            if classes[i, r] < 0 or classes[i, r] >= K:
+                raise ValueError("classes is not a permutation")
     if not checked:
         _check_columns(indices, indptr[m], n_cols)
     if m == 0 or passes <= 0:
@@ -784,7 +797,9 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
             while s < n_act:
                 i = active[s]
                 s = s + 1
-                work = work + K * (1 + indptr[i + 1] - indptr[i])
+                kk = n_classes[i]
+                cls = &classes[i, 0]
+                work = work + kk * (1 + indptr[i + 1] - indptr[i])
                 yi = yc[i]
                 Ci = upper[i]
                 e = &cost[yi * K]
@@ -805,35 +820,67 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
                         alpha[i, yi] = Ci
                         alpha[i, k] = -Ci
                     continue
-                _class_scores(indptr, indices, data, W, K, n_cols, bias_value, i, B)
+                # the scores of the active classes: B[t] for class cls[t]
+                for t in range(kk):
+                    B[t] = bias_value * W[n_cols, cls[t]]
+                for j in range(indptr[i], indptr[i + 1]):
+                    x = data[j]
+                    wrow = &W[indices[j], 0]
+                    for t in range(kk):
+                        B[t] += x * wrow[cls[t]]
                 if alpha[i, yi] == 0.0:
                     # at 0 (every alpha_i^r then is): optimal while the margin is met; well met, shrunk
                     viol = -INFINITY
-                    for r in range(K):
-                        if r != yi and B[r] + e[r] > viol:
-                            viol = B[r] + e[r]
-                    viol = viol - B[yi]
+                    for t in range(kk):
+                        if cls[t] != yi and B[t] + e[cls[t]] > viol:
+                            viol = B[t] + e[cls[t]]
+                    for t in range(kk):
+                        if cls[t] == yi:
+                            viol = viol - B[t]
                     if viol < -last_move:
                         s = s - 1
                         n_act = n_act - 1
                         active[s] = active[n_act]
                         active[n_act] = i
                         continue
-                for r in range(K):
-                    B[r] = B[r] + e[r] - A * alpha[i, r]
-                    Dsorted[r] = B[r]
-                Dsorted[yi] += A * Ci
-                qsort(Dsorted, K, sizeof(double), _descending)
+                # gradients G = B + e; the classes at their bound (0, r != y_i) below every class inside
+                # its bound leave the example's subproblem
+                least = INFINITY
+                for t in range(kk):
+                    B[t] = B[t] + e[cls[t]]
+                    r = cls[t]
+                    if (alpha[i, r] < Ci if r == yi else alpha[i, r] < 0.0) and B[t] < least:
+                        least = B[t]
+                t = 0
+                while t < kk:
+                    r = cls[t]
+                    if r != yi and alpha[i, r] == 0.0 and B[t] < least:
+                        kk = kk - 1
+                        swap = cls[t]
+                        cls[t] = cls[kk]
+                        cls[kk] = swap
+                        B[t] = B[kk]
+                    else:
+                        t = t + 1
+                n_classes[i] = kk
+                if kk <= 1:
+                    continue            # y_i alone: alpha_i = 0 (the sum is 0) stays
+                for t in range(kk):
+                    r = cls[t]
+                    B[t] = B[t] - A * alpha[i, r]
+                    Dsorted[t] = B[t] + (A * Ci if r == yi else 0.0)
+                qsort(Dsorted, kk, sizeof(double), _descending)
                 total = Dsorted[0] - A * Ci
                 k = 1
-                while k < K and total < k * Dsorted[k]:
+                while k < kk and total < k * Dsorted[k]:
                     total = total + Dsorted[k]
                     k += 1
                 beta = total / k
                 n_moved = 0
                 move = 0.0
-                for r in range(K):
-                    a_new = (beta - B[r]) / A
+                for t in range(kk):
+                    r = cls[t]
+                    a_new = (beta - B[t]) / A
                     if r == yi:
                         if a_new > Ci:
                             a_new = Ci
@@ -858,11 +905,14 @@ def cs_passes(const int64_t[::1] indptr, const int32_t[::1] indices, const float
                 if move > largest:
                     largest = move
             if n_act == 0 or largest <= tight:
-                # the active examples have settled: all return (and, if all were active, the bar is raised)
+                # the active examples have settled: all return, with all their classes (and, if all were
+                # active, the bar is raised)
                 if n_act == m:
                     tight = tight * 0.1
                 n_act = m
                 last_move = INFINITY
+                for i in range(m):
+                    n_classes[i] = K
             else:
                 last_move = largest
             work = work + (n_cols + 1) * K + m * K       # the dual value below

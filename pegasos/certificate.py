@@ -406,7 +406,8 @@ class CrammerSingerPasses:
         self.alpha = np.zeros((m, K))
         self.W = np.zeros((self.n_cols + 1, K))
         self._state = (np.arange(m, dtype=np.int64), np.array([m, 0], dtype=np.int64),
-                       np.array([math.inf, SHRINK_SPREAD]), np.array([seed], dtype=np.uint64))
+                       np.array([math.inf, SHRINK_SPREAD]), np.tile(np.arange(K, dtype=np.int32), (m, 1)),
+                       np.full(m, K, dtype=np.int32), np.array([seed], dtype=np.uint64))
         self._values = np.empty(0)
         self.value = math.nan
         self.passes = 0
