@@ -666,8 +666,8 @@ def _certified_by_the_finish(ex, options, labels, progress, class_texts, max_epo
     eps = float(options.tol_gap)
     plain = options.replace(tol_gap=None, finish="dual")
     if multiclass:
-        model = fit_multiclass_auto(ex, plain.replace(multiclass="ovr"), class_texts=class_texts, progress=progress,
-                                    finish_tol=eps)
+        model = fit_multiclass_auto(ex, plain.replace(multiclass=options.multiclass or "ovr"), class_texts=class_texts,
+                                    progress=progress, finish_tol=eps)
     else:
         model = train_until_converged(ex, plain, labels=labels, progress=progress, max_epochs=max_epochs,
                                       finish_tol=eps)[0]

@@ -463,7 +463,8 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
               section="Solver (paper Fig. 1 and 2)",
               help="Instead of --tol: train until the certified relative duality gap (P - D)/P of the model "
                    "is <= EPS: the dual passes from w = 0, and where they do not certify, Pegasos epochs "
-                   "doubled and finished in the dual (hinge or squared hinge, binary or one-vs-rest).")
+                   "doubled and finished in the dual (hinge, squared hinge or rank loss, binary, one-vs-rest "
+                   "or Crammer-Singer).")
 @_errors_to_click
 def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,

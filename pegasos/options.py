@@ -561,12 +561,15 @@ class TrainOptions:
             raise ParameterError(f"{self.name('tol_gap')} chooses the length itself: drop {given}"
                                  + (f" and {self.name('preset')}" if self.preset != "auto" else ""))
         if self.loss not in ("hinge", "squared-hinge", "rank") or self.bias == "unregularized" \
-                or self.kernel != "linear" or self.multiclass == "crammer-singer" or self.shuffle_buffer is not None:
+                or self.kernel != "linear" or self.shuffle_buffer is not None:
             raise ParameterError(f"{self.name('tol_gap')} needs the certificate of the duality gap: linear models "
                                  "trained in memory with the hinge, squared hinge or rank loss, no bias or a "
-                                 "feature bias, binary or one-vs-rest")
+                                 "feature bias, binary, one-vs-rest or Crammer-Singer")
         if self.loss == "rank" and self.finish == "none":
             raise ParameterError(f"{self.name('tol_gap')} with the rank loss runs the dual passes on its pairs: "
+                                 f"drop {self.name('finish')} none")
+        if self.multiclass == "crammer-singer" and self.finish == "none":
+            raise ParameterError(f"{self.name('tol_gap')} with Crammer-Singer runs its dual passes from W = 0: "
                                  f"drop {self.name('finish')} none")
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")

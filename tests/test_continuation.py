@@ -239,7 +239,7 @@ def test_tol_gap_one_vs_rest_and_its_cap(heart):
     ({"tol_gap": 0.01, "epochs": 3}, "drop epochs="),
     ({"tol_gap": 0.01, "loss": "log"}, "hinge"),
     ({"tol_gap": 0.01, "bias": "unregularized"}, "bias"),
-    ({"tol_gap": 0.01, "multiclass": "crammer-singer"}, "one-vs-rest"),
+    ({"tol_gap": 0.01, "multiclass": "crammer-singer", "finish": "none"}, "dual passes from W = 0"),
 ])
 def test_tol_gap_refuses_what_it_cannot_certify(settings, word):
     with pytest.raises(ParameterError, match=word):

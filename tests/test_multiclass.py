@@ -859,3 +859,15 @@ def test_cs_passes_shrink_classes_within_an_example():
     f_star = _liblinear_cs(X, y, 1e-2, False, None)
     f = pegasos.objective(model, X, y)["objective"]
     assert (f - f_star) / f <= float(model.info["certified_gap"]) + 1e-7 <= 0.002 + 1e-7
+
+
+def test_crammer_singer_tol_gap_certifies_to_it():
+    """--tol-gap with Crammer-Singer: its dual passes from W = 0 until certified within it (it was refused)."""
+    X, y, yc = _small_multiclass(31)
+    f_star = _liblinear_cs(X, y, 1e-2, False, None)
+    for eps in (1e-2, 1e-5):
+        model = pegasos.fit((X, y), lam=1e-2, multiclass="crammer-singer", bias="none", tol_gap=eps)
+        gap = float(model.info["certified_gap"])
+        f = pegasos.objective(model, X, y)["objective"]
+        assert model.info["stopping"].startswith(f"tol_gap={eps!r} ") and model.info["stopping"].endswith("certified")
+        assert gap <= eps and (f - f_star) / f <= gap + 1e-7
