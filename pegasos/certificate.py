@@ -445,6 +445,11 @@ class CrammerSingerPasses:
         loss, sq = _dual.cs_primal(*self._data[:4], self._data[4], self.c, weights, self.bias_value, True)
         return 0.5 * self.lam * sq + loss / self.m
 
+    def primal_at_zero(self):
+        """Eq. (20)'s objective of W = 0 without a pass over the rows: the mean of c_i max_r e_i^r."""
+        yc, cost = self._data[3], self._data[4]
+        return float(np.dot(self.c, cost.reshape(self.K, self.K).max(axis=1)[yc])) / self.m
+
     def exact(self):
         """(W(alpha), its objective, lambda D(alpha)) computed afresh from alpha: the certificate."""
         from scipy import sparse

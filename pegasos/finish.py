@@ -549,7 +549,8 @@ def finish_crammer_singer(model, ex, *, tol=None, passes=None, seed=None, max_wo
     raw = np.asarray(ex.y, dtype=np.float64)
     cs = crammer_singer_problem(model, (ex.indptr, ex.indices, ex.data, n_cols), raw, _loss_weights(model, ex, raw),
                                 seed=seed)
-    p_given = cs.primal(model_weights(model, n_cols))
+    given = model_weights(model, n_cols)
+    p_given = cs.primal(given) if given.any() else cs.primal_at_zero()      # (the default's W = 0: no pass)
     bound = MAX_FINISH_PASSES if passes is None else int(passes)
     run, doubling, best, aim, seen = 0, 1, p_given, None, None
     while run < bound:
