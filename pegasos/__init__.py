@@ -47,6 +47,8 @@ _EXPORTS = {
     "DamagedCacheError": "errors",
     "ParameterError": "errors",
     "ExampleError": "errors",
+    "ConvergenceWarning": "errors",
+    "Outcome": "outcome",
 }
 
 __all__ = sorted(_EXPORTS)

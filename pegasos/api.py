@@ -20,6 +20,8 @@ from .examples import as_examples
 from .labels import BinaryLabels
 from .linear import fit_linear
 from .options import TrainOptions
+from .outcome import record_outcome, warn_diagnostics
+from .solver import Problem, plan, run_options
 
 
 def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=None, validation=None,
@@ -136,14 +138,15 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
     if engine is not None:
         from .engine_dask import fit_shards
 
+
         if not isinstance(data, (str, os.PathLike)):
             raise ParameterError("with an engine, data are shard files read on the workers (a file name, a glob, "
                                  "a directory or @list.txt), not arrays")
         if init is not None or trace is not None or validation is not None:
             raise ParameterError("training on shards takes no init, trace or validation")
         automatic = options.preset == "auto" and options.batch_size == 1 and "batch_size" not in settings
-        return fit_shards(os.fspath(data), options, progress=progress, on_plan=on_plan, cluster=engine,
-                          auto_batch=automatic)
+        return warn_diagnostics(fit_shards(os.fspath(data), options, progress=progress, on_plan=on_plan,
+                                           cluster=engine, auto_batch=automatic))
     checks = None
     if trace is not None or validation is not None or options.early_stop is not None:
         if options.early_stop is not None and validation is None:
@@ -153,27 +156,42 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
     if init is not None:
         if checks is not None:
             _refuse_checks(options, "a resumed run (init=)")
-        return _fit_resumed(data, options, init, set(settings), progress, on_plan)
+        chosen = plan(Problem(m=0, resumed=True), options)
+        return warn_diagnostics(record_outcome(_fit_resumed(data, run_options(chosen, options), init, set(settings),
+                                                            progress, on_plan), chosen, options))
     if options.shuffle_buffer is not None:
         if checks is not None:
             _refuse_checks(options, f"{options.name('shuffle_buffer')}")
-        return _fit_streaming(data, options, progress, on_plan)
+        chosen = plan(Problem(m=0, in_memory=False), options)
+        return warn_diagnostics(record_outcome(_fit_streaming(data, options, progress, on_plan), chosen, options))
     if isinstance(data, (str, os.PathLike)):
         from .io import read_svmlight
 
         data = read_svmlight(os.fspath(data))
     ex = as_examples(data)
+    chosen = plan(problem_of(ex, options), options)
     try:
-        model = _fit_examples(ex, options, progress, on_plan, checks)
+        model = record_outcome(_fit_examples(ex, run_options(chosen, options), progress, on_plan, checks), chosen,
+                               options)
         if trace is not None:
             trace.header = dict(model.info)
-        return _keep_state(model, options)
+        return warn_diagnostics(_keep_state(model, options))
     except ExampleError as error:
         if getattr(error, "memory_bound", False) and error.example is None and ex.indices.size:
             # name the example that holds the largest feature index
             row = int(np.searchsorted(ex.indptr, int(np.argmax(ex.indices)), side="right") - 1)
             raise ExampleError(f"example {row + 1}: {error.detail}", row, error.detail) from None
         raise
+
+
+def problem_of(ex, options):
+    """The :class:`pegasos.solver.Problem` of examples ``ex`` in memory, for ``options``."""
+    pairs_fit = True
+    if options.loss == "rank" and options.kernel == "linear":
+        from .examples import pairs_fit_in_memory
+
+        pairs_fit = pairs_fit_in_memory(ex)
+    return Problem(m=ex.m, pairs_fit=pairs_fit)
 
 
 def _refuse_checks(options, trainer):
@@ -473,7 +491,8 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
         if labels is None and options.task == "binary":
             labels = BinaryLabels.from_values(ex.y)
         arrays = None if validation is None else _validation_arrays(validation, options, labels)
-        if trace is not None or options.early_stop is not None:      # else nothing would use the checks
+        if (trace is not None or options.early_stop is not None) and options.iterations != 0:
+            # (else nothing would use the checks: no Pegasos iteration to check with T = 0)
             from .trace import Monitor
 
             monitor = Monitor(options, trace, arrays)
@@ -564,7 +583,7 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             t0 = float(model.info.get("step_offset", 0.0))
             watched = fit_linear(ex, options.replace(step_offset=t0, eta0=None, epochs=epochs), labels=labels,
                                  progress=progress, monitor=monitor)
-            for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping",
+            for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping", "stop",
                         "finish_discarded_gap", "certified_gap"):
                 if key in model.info:
                     watched.info[key] = model.info[key]

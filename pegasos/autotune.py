@@ -849,6 +849,8 @@ def _record(model, E, history, rule, lam, step_offset, tol, max_epochs, reason):
     if step_offset:
         model.info["eta0"] = repr(1.0 / (lam * step_offset))
     model.info["stopping"] = f"tol={tol!r} max_epochs={int(max_epochs)} {reason}"
+    if reason in ("converged", "epoch cap", "work cap"):
+        model.info["stop"] = reason
     return model
 
 

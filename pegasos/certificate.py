@@ -66,7 +66,7 @@ def check_gap_model(model):
     from .kernel import KernelModel
     from .linear import LinearModel
     from .multiclass import MulticlassModel
-    from .options import psd_kernel
+    from .solver import psd_kernel
 
     if isinstance(model, KernelModel):
         if not psd_kernel(model.kernel, model.coef0):
@@ -274,6 +274,11 @@ def problem_terms(indptr, indices, data, n_cols, c, lam, loss, bias_value, row_n
     if row_norms is None:
         row_norms = np.empty(m)
         _dual.row_norms(indptr, data, row_norms)
+    bad = np.flatnonzero(~np.isfinite(row_norms))
+    if bad.size:
+        i = int(bad[0])
+        detail = "its squared norm is not a finite number (its values overflow float64)"
+        raise ExampleError(f"example {i + 1}: {detail}", i, detail)
     qii = row_norms + bias_value ** 2 + diag
     return upper, diag, qii
 

@@ -12,6 +12,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 # NumPy's BLAS would start a pool of threads at import, which pegasos never uses (its loops are its own)
 # and which spin after a call on the processor --jobs gave the run; a user's own setting is kept
@@ -23,7 +24,7 @@ os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 import click
 
-from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED,
+from .defaults import (SOLVERS, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED,
                        DEFAULT_SHUFFLE_BUFFER, DEFAULT_TOL, SAMPLINGS, SCHEDULES)
 
 
@@ -174,6 +175,11 @@ def main():
     # removed; a SIGHUP ignored by the caller (nohup) stays ignored
     import signal
 
+    from .errors import ConvergenceWarning
+
+    # pegasos.fit's warnings are the commands' notes, said from the same outcome (train) or per fold
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+
     signal.signal(signal.SIGTERM, _terminate)
     if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
         signal.signal(signal.SIGHUP, _terminate)
@@ -236,31 +242,26 @@ _solver_options = _options(
     "Solver (paper Fig. 1 and 2)",
     (("-l", "--lambda", "lam"), dict(type=float, default=DEFAULT_LAMBDA, show_default=True,
                                      help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")),
-    (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples); 0: none, "
-                                                 "with --finish dual or --finish-passes (the dual passes from w = 0).")),
-    (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: none "
-                                          "where the dual finish from w = 0 certifies the model, and with "
-                                          "--kernel rbf or poly (the kernel dual solver); else until "
-                                          "doubling the epochs improves the objective by less than --tol "
-                                          f"(linear binary, regression and multiclass), else {DEFAULT_EPOCHS}].")),
+    (("--solver",), dict(type=click.Choice(SOLVERS), default="auto", show_default=True,
+                         help="pegasos: the paper's loop; dual: dual coordinate ascent from w = 0 until "
+                              "certified within --tol; auto: the dual where it can run, Pegasos where it "
+                              "cannot (-T/--epochs or another Pegasos setting given, --stream, --init, "
+                              "--loss log or eps-insensitive, --bias unregularized, --kernel sigmoid).")),
+    (("--explain",), dict(is_flag=True, help="Print which solver would run and why, and train nothing.")),
+    (("-T", "--iterations"), dict(type=int, help="Pegasos: number of iterations T (each uses k examples); the "
+                                                 "model written is that run.")),
+    (("--epochs",), dict(type=float, help="Pegasos: passes over the data instead of T (T = epochs*m/k) [default: "
+                                          "doubled until the objective improves by less than --tol]; "
+                                          "the model written is that run.")),
     (("--tol",), dict(type=float, default=DEFAULT_TOL, show_default=True,
-                      help="A fraction in (0, 1): the relative duality gap the dual passes, the dual finish and "
-                           "the kernel dual solver certify; the relative objective improvement per doubling at "
-                           "which the default epochs stop.")),
+                      help="A fraction in (0, 1): the relative duality gap the dual certifies; the relative "
+                           "objective improvement per doubling at which Pegasos' default epochs stop.")),
     (("--finish",), dict(type=click.Choice(["dual", "none"]), default=None,
-                         help="First in the automatic length (from w = 0, kept where it certifies), when it "
-                              "finds Pegasos converging slowly (small lambda m), and "
-                              "after the given -T/--epochs unless --t0 or --eta0 is given, finish with passes of "
-                              "dual coordinate ascent until the model is certified within --tol of the optimum "
-                              "(default where it applies: linear, hinge, squared hinge or rank loss, binary or "
-                              "one-vs-rest; Crammer-Singer's passes run from W = 0 by default; "
-                              "dual: finish every run; none: plain Pegasos; --paper implies none). With --kernel "
-                              "rbf or poly (coef0 >= 0) and no -T/--epochs/--budget, the default is the kernel "
-                              "dual solver alone, from alpha = 0 (-T 0 --finish dual asks for it).")),
+                         help="dual: after the Pegasos run, dual passes from its margins until certified within "
+                              "--tol (the better model is kept); none: never.")),
     (("--finish-passes",), dict(metavar="N[,N...]",
-                                help="Exactly N dual passes after a run of the given -T/--epochs (one per class for "
-                                     "one-vs-rest): what a finished model's header records, so that its settings "
-                                     "retrain it.")),
+                                help="Exactly N dual passes (one per class for one-vs-rest): what a model's header "
+                                     "records, so that its settings retrain it.")),
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True,
                                   help="Mini-batch size k (training on shards without -k: ceil(m/128), at most "
                                        "128 rounds an epoch).")),
@@ -362,12 +363,10 @@ _data_options = _options(
                                  help="With --verbose, seconds between two progress lines.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
     (("--init", "init_model"), dict(metavar="MODEL",
-                                    help="Resume: continue the run of the linear MODEL on DATA (t, the step "
-                                         "schedule, the average and the random order go on; -T/--epochs are the "
-                                         "iterations to add, default 1 epoch; unset options are MODEL's; a MODEL "
-                                         "of a calibrated step and no resume section is then finished in the dual, "
-                                         "as a first run of -T is, unless --finish none; one of -T 0 starts a new "
-                                         "schedule).")),
+                                    help="Resume: continue the Pegasos run of the linear MODEL on DATA (t, the "
+                                         "step schedule, the average and the random order go on; -T/--epochs are "
+                                         "the iterations to add, default 1 epoch; unset options are MODEL's; "
+                                         "--finish dual finishes the run in the dual).")),
     (("--restart-schedule",), dict(is_flag=True, help="With --init: start from MODEL's weights with t = 1 again "
                                                       "(lambda, k, averaging, t0 may then change).")),
     (("--resume-state/--no-resume-state", "resume_state"), dict(
@@ -437,7 +436,7 @@ _cluster_options = _options(
 
 
 #: train's command-line parameters that are TrainOptions fields of the same name
-_OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
+_OPTION_PARAMS = ("lam", "solver", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
                   "budget", "cache_mb", "eta0", "schedule", "eta", "tol", "sampling", "step_offset", "max_classes",
                   "trace_points",
@@ -480,6 +479,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     from .model import check_distinct_files, check_writable
     from .options import TrainOptions
 
+    explain = settings.pop("explain", False)
     if cv_folds is not None:
         if model is not None:
             raise ParameterError("-v cross-validates and writes no model: drop MODEL")
@@ -563,9 +563,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         if settings["sampling"] not in (None, "uniform"):
             raise ParameterError(f"--sampling {settings['sampling']}: training on shards draws i.i.d. batches "
                                  "(uniform) from all shards")
+        if explain:
+            return _explain(options, m=None, in_memory=False)
         _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
                       split, sync_every, checkpoint_every, checkpoint, resume)
         return
+    if explain and (shuffle_buffer is not None or init_model is not None):
+        return _explain(options, m=None, in_memory=shuffle_buffer is None, resumed=init_model is not None)
     if shuffle_buffer is not None:
         from .stream import check_rereadable
 
@@ -581,6 +585,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     t0 = time.perf_counter()
     d, cache_note = _read_training_data(data, options, progress, cache_file, zero_based, np.dtype(dtype))
     options = _options_of_data(options, d, class_weights, cost_factor, cost_matrix)
+    if explain:
+        return _explain(options, m=d.n_examples)
     checks = {}
     if trace_file is not None:
         from .trace import Trace
@@ -598,21 +604,19 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     finally:
         bar.close()
     t_train = time.perf_counter() - t1
-    # a model Pegasos trained on after an uncertified finish has a certificate from fit (that finish's dual
-    # bound, or its own: pegasos.api.certify_written): the note says how far the written model is
-    discarded = "finish_discarded_gap" in getattr(result, "info", {})
-    finish_gap = getattr(result, "info", {}).get("certified_gap")    # the finish's, before --report-gap's
+    from .outcome import Outcome
+    from .solver import Solver
+
+    outcome = Outcome.from_header(result.info)
+    finish_gap = result.info.get("certified_gap")    # the solver's, before --report-gap's
     seen = {}
     certificate = _record_gap(result, d, options.n_threads) if report_gap else None
-    if discarded and certificate is None:
-        certificate = _header_certificate(result)
     result.save(model)
     if trace_file is not None:
         checks["trace"].write(trace_file)
-        if getattr(result, "info", {}).get("iterations") == "0":
-            click.echo("pegasos: note: --trace: the dual passes from w = 0 made the model (T = 0, no Pegasos "
-                       "iteration), so the trace has no rows; --finish none traces the automatic length's "
-                       "Pegasos run", err=True)
+        if outcome.solver is Solver.DUAL:
+            click.echo("pegasos: note: --trace traces Pegasos' iterations, and the dual solver made the model, "
+                       "so the trace has no rows; --solver pegasos traces a Pegasos run", err=True)
     if as_json:
         record = _train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
         if certificate is not None:
@@ -621,7 +625,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     elif not quiet:
         summary = _train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model,
                                  finish_gap, seen)
-        if report_gap or discarded:
+        if report_gap:
             summary += " | " + _gap_summary(certificate)
         click.echo(summary, err=to_stdout)
     elif report_gap and "error" in certificate:
@@ -630,64 +634,46 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     _note_worse_than_start(result, options)
     if not quiet and options.shuffle_buffer is not None and options.length_is_automatic:
         _note_stream_fits(d, options)
-    stopping = getattr(result, "info", {}).get("stopping", "")
-    if (report_gap and getattr(result, "info", {}).get("finish") != "dual" and not discarded
+    _note_outcome(outcome, result, d, options, quiet, report_gap, certificate)
+
+
+def _note_outcome(outcome, result, d, options, quiet, report_gap, certificate):
+    """train's notes on how the run ended (:attr:`pegasos.outcome.Outcome.diagnostics`, the ones
+    :func:`pegasos.fit` warns with).  A model the dual solver did not certify is said with -q too (a cron
+    job's mail), with what may help: scaling the features, more passes."""
+    from .outcome import DUAL_STOPS
+    from .solver import Solver
+
+    uncertified_dual = outcome.stop in DUAL_STOPS and not outcome.certified
+    for line in outcome.diagnostics:
+        if uncertified_dual:
+            finding = _scale_finding(d)
+            more = "" if _uneven(finding) else _more_passes(outcome)
+            click.echo(f"pegasos: note: {line}{_classes_not_finished(result)}{more}", err=True)
+            _note_scale(d, finding)
+        elif not quiet:
+            click.echo(f"pegasos: note: {line}{_gap_hint(result, report_gap)}", err=True)
+    if (report_gap and outcome.solver is Solver.PEGASOS and outcome.stop not in DUAL_STOPS
             and not _within(certificate, options.tol) and "error" not in certificate):
-        # a model no finish ran on, proven above --tol by --report-gap: said with -q too (a cron job's mail)
-        how = ("without --finish none the dual finish would go on to --tol" if options.finish == "none"
-               else "--finish dual runs the dual finish after it")
+        # a Pegasos model proven above --tol by --report-gap: said with -q too
         click.echo(f"pegasos: note: the model is not certified within --tol {100 * options.tol:.3g}%: "
-                   f"{_written_gap(certificate)}; {how}", err=True)
-    # the notes of a model the dual finish did not certify are given with -q too (a cron job's mail)
-    if "dual_updates" in result.info:
-        if float(result.info["certified_gap"]) > options.tol:
-            why = ("where no update raised the dual (the kernel values may overflow)" if "no update raises" in stopping
-                   else "at its bound of updates")
-            kept = "; alpha = 0 was kept, of lower objective" if "alpha = 0 kept" in stopping else ""
-            click.echo(f"pegasos: note: the kernel dual solver stopped {why} with a certified relative gap of "
-                       f"{float(result.info['certified_gap']):.3g}, above --tol {options.tol!r} (the model is not "
-                       f"certified{kept})", err=True)
-            _note_scale(d, _scale_finding(d))
-    elif stopping.startswith("tol_gap=") and stopping.split(" (", 1)[0].endswith("finish stalled"):
-        click.echo(f"pegasos: note: the dual finish stopped (its gap stalled, or its bound of passes) at a "
-                   f"certified relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above "
-                   "--tol-gap", err=True)
-        _note_scale(d, _scale_finding(d))
-    elif (result.info.get("finish") == "dual" and not stopping.startswith("tol_gap=")
-          and float(result.info["certified_gap"]) > options.tol):
-        finding = _scale_finding(d)
-        how = ("'s passes of --finish-passes left" if options.finish_passes is not None
-               else " stopped (its gap stalled, or its bound of work) at")
-        click.echo(f"pegasos: note: the dual finish{how} a "
-                   f"certified relative gap of {float(result.info['certified_gap']):.3g}, above --tol "
-                   f"{options.tol!r}" + _classes_not_finished(result)
-                   + ("" if _uneven(finding) else _more_passes(options, result, d)), err=True)
-        _note_scale(d, finding)
-    elif result.info.get("finish") == "dual":
-        pass                            # finished within --tol: the caps of the Pegasos part do not matter
-    elif discarded and not _within(certificate, options.tol):
-        finding = _scale_finding(d)
-        cap = _epoch_cap(result) if "cap" in stopping.split(" (", 1)[0] else None
-        click.echo(f"pegasos: note: the dual finish did not certify the model within --tol (it stopped at a "
-                   f"certified relative gap of {float(result.info['finish_discarded_gap']):.3g}), so Pegasos went "
-                   "on" + (f" to its cap of {cap} epochs" if cap else "") + " and its model, of lower objective, was "
-                   f"written: {_written_gap(certificate)}" + ("" if _uneven(finding) else _more_passes(options, result, d)),
-                   err=True)
-        _note_scale(d, finding)
-    elif not quiet and stopping.startswith("tol_gap=") and stopping.endswith("epoch cap"):
-        click.echo(f"pegasos: note: the run reached its cap of {_epoch_cap(result)} epochs with a certified "
-                   f"relative gap of {float(result.info.get('certified_gap', 'nan')):.3g}, above --tol-gap"
-                   + ("; without --finish none the dual finish would go on to --tol-gap" if options.finish == "none"
-                      else ""), err=True)
-    elif not quiet and stopping.endswith("epoch cap"):
-        click.echo(f"pegasos: note: the automatic length stopped at its cap of {_epoch_cap(result)} epochs "
-                   "before the objective settled (--tol); give --epochs or -T to train longer"
-                   + _gap_hint(result, report_gap), err=True)
-    elif not quiet and stopping.endswith("work cap"):
-        click.echo(f"pegasos: note: the automatic length stopped at {result.info.get('epochs')} epochs, where the "
-                   "last doubling improved the objective by at most 1% and the next would train more than 2^24 "
-                   "iterations (--tol not reached); give --epochs or -T to train longer"
-                   + _gap_hint(result, report_gap), err=True)
+                   f"{_written_gap(certificate)}; --solver dual trains until it is", err=True)
+
+
+def _more_passes(outcome):
+    """How to give the dual solver more work, for a note: four times its passes, exactly."""
+    if not outcome.passes:
+        return ""
+    after = "-T 0 " if outcome.iterations == 0 else ""          # else after the same Pegasos run
+    return f"; {after}--finish-passes {4 * outcome.passes} runs four times its passes"
+
+
+def _explain(options, m, in_memory=True, resumed=False):
+    """train --explain: the solver plan (:func:`pegasos.solver.plan`) on one line of stdout, no training."""
+    from .solver import Problem, plan
+
+    chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, resumed=resumed), options)
+    click.echo(("" if m is None else f"m={m} lambda={options.lam!r} | ") + chosen.describe())
 
 
 def _gap_hint(model, report_gap):
@@ -742,15 +728,6 @@ def _note_scale(d, finding):
                "[-1, 1] (divide it by its largest |x|) and choose lambda for the scaled data", err=True)
 
 
-def _epoch_cap(result):
-    """The automatic length's epoch cap, from the header's ``stopping`` (``max_epochs=N``): its ``epochs`` is
-    that of the model kept, the lower objective of the last two lengths, which may be half the cap."""
-    for word in result.info.get("stopping", "").split():
-        if word.startswith("max_epochs="):
-            return word.split("=", 1)[1]
-    return result.info.get("epochs")
-
-
 def _note_no_examples(count, data, sample=None):
     """A note on stderr (with -q too) when DATA gave no example to score: every metric is then n/a and the
     exit status 0, which a script without a guard (--fail-under) would take for a result."""
@@ -770,17 +747,12 @@ def _apart(a, b, digits=4):
 
 def _note_worse_than_start(result, options):
     """A note (with -q too) when a resumed run that was not finished in the dual ended above its starting
-    model's objective on DATA (``resume_objectives``, from :func:`pegasos.fit`): a certified model
-    resumed with --finish none went from 0.0303 to 0.0557, with --t0 100 from 0.155 to 32.6."""
+    model's objective on DATA (``resume_objectives``, from :func:`pegasos.fit`): the early steps of a new
+    Pegasos run can undo a near-optimal model."""
     pair = getattr(result, "resume_objectives", None)
     if pair is None or not pair[1] > pair[0]:
         return
-    if options.finish == "none":
-        how = "without --finish none the run is finished in the dual from the lower of the two"
-    elif options.t0 or options.eta0:
-        how = "with the step left to the calibration the run is finished in the dual from the lower of the two"
-    else:
-        how = "--finish dual finishes it in the dual from the lower of the two"
+    how = "--finish dual finishes it in the dual from the lower of the two"
     above, below = _apart(pair[1], pair[0])
     click.echo(f"pegasos: note: the resumed model's objective {above} on DATA is above {below}, that of "
                f"the model it started from: its Pegasos steps were too large for how near that one was; {how}",
@@ -869,40 +841,6 @@ def _classes_not_finished(result):
     return (f" ({idle} of {len(passes)} classes were not finished, after the largest class's passes neither "
             "certified nor beat its Pegasos model: the gap of their Pegasos weights counts from the dual "
             "passes' start and says little about the model)")
-
-
-def _more_passes(options, result, d):
-    """How to give the dual finish more work, for a note: the full bound of --finish dual where the
-    run had at most a quarter of it (by default the bound weighs the Pegasos run's work,
-    finish.work_bound), else four times the passes it ran.  (A bound of 0.64 times the full one, 2000
-    noisy rows at lambda = 1e-7: the passes reach both within their last check, and --finish dual gave
-    the same model, byte for byte.)"""
-    import re
-
-    from .finish import ASKED_UPDATES, work_bound
-
-    chunk = getattr(d, "chunk", None)
-    stopping = result.info.get("stopping", "")
-    # the passes from w = 0 that came first, not kept: their bound was the one of the doubling's first hand-over
-    from_zero = re.search(r"finish from w = 0 was not kept: .* after (\d+) passes", stopping)
-    iterations = int(result.info.get("iterations", 0))
-    if from_zero and chunk is not None:
-        from .autotune import default_epoch_cap, first_handover
-
-        m = chunk.indptr.shape[0] - 1
-        k = min(int(options.batch_size), m)
-        iterations = first_handover(-(-m // k), default_epoch_cap(m, k))
-    if (options.finish != "dual" and options.tol_gap is None and options.finish_passes is None and chunk is not None
-            and 4 * work_bound(iterations, chunk.indptr.shape[0] - 1, chunk.indptr[-1]) <= ASKED_UPDATES):
-        return "; --finish dual lets its passes run to their full bound (2^32 updates a problem)"
-    if from_zero:
-        return f"; -T 0 --finish-passes {4 * int(from_zero.group(1))} runs four times its passes from w = 0"
-    passes = max(int(p) for p in str(result.info.get("finish_passes", "0")).split(","))
-    if not passes:
-        return ""
-    # --finish-passes finishes a given length: the automatic one's epochs, given
-    length = f"--epochs {result.info['epochs']} " if options.length_is_automatic and "epochs" in result.info else ""
-    return f"; {length}--finish-passes {4 * passes} runs four times its passes"
 
 
 def _not_below_zero(gap):
@@ -1027,18 +965,8 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
                    f"{'standard output' if to_stdout else model}", err=to_stdout)
 
 
-def _header_certificate(result):
-    """The written model's certificate as its header records it (``certified_gap``, which fit gives a
-    model kept after an uncertified finish): a dict of ``rel_gap`` alone, or {"error": ...}."""
-    gap = result.info.get("certified_gap")
-    if gap is None:
-        return {"error": "the certificate does not cover this model"}
-    return {"rel_gap": float(gap)}
-
-
 def _gap_summary(g):
-    """The summary's certified-gap part from :func:`_record_gap`'s dict (or :func:`_header_certificate`'s),
-    or why there is none."""
+    """The summary's certified-gap part from :func:`_record_gap`'s dict, or why there is none."""
     if "error" in g:
         return f"no certified gap ({g['error']})"
     if "gap" not in g:
@@ -1192,6 +1120,7 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
     with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
     objective computed is left in ``seen`` (a dict), for the notes."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
+             f"solver {result.info['solver']} ({result.info['solver_reason']})" if "solver" in result.info else "",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
     if options.shuffle_buffer is not None:
@@ -1237,13 +1166,13 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(f"dual finish: {most} pass{'' if most == 1 else 'es'}"
                      f"{' (the most of any class)' if len(passes) > 1 else ''}, {proof}")
     if "best_iteration" in result.info:
-        parts.append(f"{'stopped early' if result.info.get('stopping') == 'early-stop' else 'ran all T'}: best "
+        parts.append(f"{'stopped early' if result.info.get('stop') == 'early stop' else 'ran all T'}: best "
                      f"validation {result.info['early_stop_metric']} {float(result.info['best_validation']):.6g} "
                      f"at iteration {result.info['best_iteration']}")
     if cache_note:
         parts.append(cache_note)
     parts.append(f"model {model}")
-    return " | ".join(parts)
+    return " | ".join(p for p in parts if p)
 
 
 def _option_settings(settings):

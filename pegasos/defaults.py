@@ -14,6 +14,7 @@ DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (
 SAMPLINGS = ("uniform", "permutation", "shuffle-once", "sequential")
 SCHEDULES = ("pegasos", "norma", "constant")
 BIAS_MODES = ("none", "feature", "unregularized")
+SOLVERS = ("auto", "pegasos", "dual")    # pegasos train --solver (pegasos.solver.plan)
 
 
 def lambda_problem(lam):

@@ -60,6 +60,8 @@ from .model import atomic_write
 from .multiclass import MulticlassModel
 from .options import fmt_label
 from .sampling import ShardDraws
+from .outcome import record_outcome
+from .solver import Problem, plan
 
 ENGINES = ("local", "dask")
 CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
@@ -752,6 +754,7 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
         settings = EngineSettings(engine="dask")
     settings = (settings or EngineSettings()).validate(cluster=cluster is not None)
     options = _shard_options(options)
+    chosen = plan(Problem(m=0, in_memory=False), options)         # Pegasos: refuses solver="dual"
     shards = spec if isinstance(spec, list) else expand_shards(spec, split)
     own = None
     try:
@@ -765,7 +768,8 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
                 groups = wrapper.actors(shards)
         else:
             groups = [_LocalGroup(ShardWorker(shards, list(range(len(shards)))))]
-        return _train(groups, shards, spec, options, settings, progress, on_plan, auto_batch)
+        return record_outcome(_train(groups, shards, spec, options, settings, progress, on_plan, auto_batch),
+                              chosen, options)
     finally:
         if own is not None:
             own.close()

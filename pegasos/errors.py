@@ -99,3 +99,9 @@ class ExampleError(ParameterError):
         if line is None:
             return DataError(f"{path}, example {self.example + 1}", self.detail)
         return DataError(path, self.detail, line)
+
+
+class ConvergenceWarning(UserWarning):
+    """A run ended short of what was asked: a dual solver above ``tol`` (the model is not certified), or
+    Pegasos' automatic length at its cap (:attr:`pegasos.outcome.Outcome.diagnostics`).  The model is
+    still returned; ``pegasos train`` prints the same diagnostics as its notes."""

@@ -213,6 +213,29 @@ def rank_pairs(qid, y):
     return srt[a_pos], srt[b_pos]
 
 
+def _pair_memory(ex, a, b, limit=None):
+    """(stored values, bytes to build, bytes allowed or None) of the pair differences of pairs (a, b)."""
+    lengths = np.diff(ex.indptr)
+    total = int((lengths[a] + lengths[b]).sum())
+    if limit is None:
+        from .data import memory_limit
+
+        available = memory_limit()
+        limit = None if available is None else int(PAIR_MEMORY_SHARE * available)
+    return total, PAIR_BYTES_PER_VALUE * total + 16 * int(a.shape[0]), limit
+
+
+def pairs_fit_in_memory(ex) -> bool:
+    """Whether :func:`pair_differences` of ``ex`` (with usable qid) fits in the memory it may take: what
+    decides whether the rank loss's dual can run (:func:`pegasos.solver.plan`).  True where ``ex`` has no
+    usable qid or no pair (the dual then names the problem)."""
+    if ex.qid is None or not (np.asarray(ex.qid) >= 0).all():
+        return True
+    a, b = rank_pairs(ex.qid, ex.y)
+    _, need, limit = _pair_memory(ex, a, b)
+    return limit is None or need <= limit
+
+
 def pair_differences(ex, limit=None):
     """The rank loss's problem as a binary one: the examples x_a - x_b of every pair of :func:`rank_pairs`.
 
@@ -248,15 +271,7 @@ def pair_differences(ex, limit=None):
     P = int(a.shape[0])
     if P == 0:
         raise ExampleError("no pair of examples with the same qid and different labels")
-    lengths = np.diff(ex.indptr)
-    counts = lengths[a] + lengths[b]
-    total = int(counts.sum())
-    if limit is None:
-        from .data import memory_limit
-
-        available = memory_limit()
-        limit = None if available is None else int(PAIR_MEMORY_SHARE * available)
-    need = PAIR_BYTES_PER_VALUE * total + 16 * P
+    total, need, limit = _pair_memory(ex, a, b, limit)
     if limit is not None and need > limit:
         raise ParameterError(f"the {P} pairs of the rank loss hold {total} stored values, {need / 2**30:.3g} GiB "
                              f"to build, more than the {limit / 2**30:.3g} GiB allowed (a quarter of the "

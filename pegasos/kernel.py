@@ -33,7 +33,8 @@ from .data import csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency, header_float, read_header,
                     read_index_value, save_model)
-from .options import KERNELS, MAX_DEGREE, psd_kernel
+from .options import KERNELS, MAX_DEGREE
+from .solver import psd_kernel
 from .sampling import Orders
 
 DEFAULT_DEGREE = 3
@@ -45,7 +46,7 @@ _PARALLEL_MIN_WORK = 200_000        # (rows x support vectors) below which predi
 #: header keys of a kernel model file, in the order they are written
 KERNEL_KEYS = ("kernel", "gamma", "degree", "coef0", "budget", "support_vectors_removed")
 #: written after those when they apply: the dual solver's model (fit_kernel_dual)
-KERNEL_OPTIONAL_KEYS = ("epochs", "stopping", "finish", "dual_updates", "certified_gap")
+KERNEL_OPTIONAL_KEYS = ("solver", "solver_reason", "stop", "tol", "epochs", "stopping", "finish", "dual_updates", "certified_gap")
 #: the dual solver's bound of work: updates times (m + DUAL_UPDATE_COST) (each update adds a row of Q to
 #: the gradient, its scan reads m coordinates, and its choice and step cost about as much as 256 of
 #: those), 2^32: 131,900 updates on a9a's 32,561 rows (the default lambda certifies in 14,522, 11.5 s),
@@ -371,6 +372,8 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     if zero_kept:
         reason += "; alpha = 0 kept, of lower objective (scale the features)"
     info["stopping"] = f"tol={float(options.tol)!r} max_updates={bound} {reason} by the dual solver from alpha = 0"
+    if gap > options.tol and why == "optimal":
+        info["stop"] = "stuck"
     info["finish"] = "dual"
     info["dual_updates"] = str(int(state.updates))
     info["certified_gap"] = repr(min(1.0, max(0.0, float(gap))))

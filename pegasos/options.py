@@ -26,6 +26,7 @@ from dataclasses import dataclass, fields, replace
 from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
                        MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
+from .solver import Problem, Solver, check_solver, plan, psd_kernel
 
 #: the losses and the task each one trains (paper Sec. 5)
 LOSSES = ("hinge", "log", "squared-hinge", "eps-insensitive", "rank")
@@ -49,7 +50,7 @@ CLI_NAMES = {
     "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
     "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",
     "restart_schedule": "--restart-schedule", "resume_state": "--resume-state",
-    "finish": "--finish", "finish_passes": "--finish-passes",
+    "finish": "--finish", "finish_passes": "--finish-passes", "solver": "--solver",
 }
 EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
 MAX_TRACE_POINTS = 1000     # check points per decade of t
@@ -194,6 +195,9 @@ class TrainOptions:
         model is at most this (:func:`pegasos.autotune.train_until_certified`);
         the hinge or squared hinge, no bias or ``bias="feature"``, binary or
         one-vs-rest, neither T nor epochs given.
+    solver : {"auto", "pegasos", "dual"}
+        Which solver trains the run (:func:`pegasos.solver.plan`): Pegasos, dual coordinate ascent
+        from w = 0 until certified within ``tol``, or the rule of "auto" between them.
     finish : {None, "dual", "none"}
         The dual finish (:mod:`pegasos.finish`): when the automatic length
         shows averaged Pegasos converging slowly (a doubling of the epochs
@@ -309,6 +313,7 @@ class TrainOptions:
     eta: float = None
     tol: float = DEFAULT_TOL
     tol_gap: float = None
+    solver: str = "auto"
     finish: str = None
     finish_passes: object = None
     preset: str = "auto"
@@ -395,17 +400,18 @@ class TrainOptions:
     @property
     def kernel_dual(self):
         """Whether a kernel model is trained by the dual solver (:func:`pegasos.kernel.fit_kernel_dual`)
-        instead of Pegasos' Fig. 3: by default (the automatic length: neither T nor epochs, preset "auto",
-        ``finish`` not "none"), and with T = 0 and ``finish="dual"``, where no Pegasos setting asks for
-        Fig. 3 (no budget, no projection, k = 1) and the kernel is positive semi-definite (linear,
-        rbf, poly with coef0 >= 0; sigmoid is not)."""
-        if self.kernel == "linear" or self.budget is not None or self.projection or self.batch_size != 1:
-            return False
-        if not psd_kernel(self.kernel, self.coef0) or self.finish_passes is not None:
+        instead of Pegasos' Fig. 3: where :func:`pegasos.solver.plan` chooses the dual, and with T = 0
+        and ``finish="dual"`` where no Pegasos setting asks for Fig. 3 (no budget, no projection, k = 1)
+        and the kernel is positive semi-definite (rbf, poly with coef0 >= 0; sigmoid is not)."""
+        if self.kernel == "linear" or self.finish_passes is not None:
             return False
         if self.iterations == 0:
-            return self.finish == "dual"
-        return self.length_is_automatic and self.finish != "none"
+            return self.finish == "dual" and psd_kernel(self.kernel, self.coef0) and self.budget is None \
+                and not self.projection and self.batch_size == 1
+        try:
+            return plan(Problem(m=0), self).solver is Solver.DUAL
+        except ParameterError:
+            return False
 
     @property
     def finishes_given_length(self):
@@ -526,6 +532,7 @@ class TrainOptions:
                               f"got {self.tol!r}")
         if self.tol_gap is not None:
             self._validate_tol_gap()
+        check_solver(self.solver, self)
         self._validate_finish()
         if self.eta0 is not None:
             if self.step_offset:
@@ -912,19 +919,7 @@ class TrainOptions:
         if header.get("finish") == "dual" and "dual_updates" in header:
             # the kernel dual solver's model (pegasos.kernel.fit_kernel_dual): T = 0, the dual to its tol
             values["finish"] = "dual"
-        tol = header.get("stopping", "").partition(" ")[0]
-        if tol.startswith("tol="):          # an automatic run's tolerance (linear, ranking, the kernel dual)
-            try:
-                values["tol"] = float(tol[4:])
-            except ValueError:
-                raise ParameterError(f"model header stopping {header['stopping']!r} is not valid") from None
         return cls(preset="paper", **values)
-
-
-def psd_kernel(kernel, coef0):
-    """Whether the kernel is positive semi-definite (then the dual bounds the optimum): linear, rbf,
-    and poly with coef0 >= 0 (None: the default 0); not sigmoid."""
-    return kernel in ("linear", "rbf") or (kernel == "poly" and (coef0 or 0.0) >= 0.0)
 
 
 def _flatten(rows):
@@ -978,6 +973,7 @@ HEADER_FIELDS = (
     ("coef0", "coef0", float),
     ("budget", "budget", int),
     ("finish_passes", "finish_passes", _passes),
+    ("tol", "tol", float),                  # a run's tolerance (pegasos.outcome.Outcome.header)
 )
 
 OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name not in ("spelling", "given"))

@@ -137,7 +137,7 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
             keep.append(i)
         elif not rows and str((header or {}).get("iterations")) == "0":
             empty.append(f"{name}: the trace has no rows: its model ran no Pegasos iteration (the dual "
-                         "passes from w = 0 made it); train with --finish none, or -T N, to trace a Pegasos run")
+                         "solver made it); train with --solver pegasos, or -T N, to trace a Pegasos run")
         else:
             empty.append(f"{name}: the trace has no objective values")
         objectives += values

@@ -28,12 +28,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import autotune
-from .api import finish_given_length, fit
+from .api import finish_given_length, fit, problem_of
 from .errors import DataError, ExampleError, ParameterError, PegasosError
 from .examples import Examples, as_examples, rank_pairs
 from .labels import BinaryLabels
 from .linear import fit_linear
 from .scoring import evaluate, objective
+from .outcome import record_outcome
+from .solver import plan, run_options
 
 #: the metrics cross-validation reports for each task (keys of ``pegasos eval --json``)
 TASK_METRICS = {
@@ -248,6 +250,8 @@ def _fit_from(train, options, start):
     :func:`pegasos.autotune.train_until_converged`, its run from ``start``.
     """
     labels = BinaryLabels.from_values(train.y, options.allow_one_class) if options.task == "binary" else None
+    chosen = plan(problem_of(train, options), options)
+    options = run_options(chosen, options)
     if options.length_is_automatic:
         model, _, _ = autotune.train_until_converged(train, options, labels=labels, start=start)
     else:
@@ -256,7 +260,7 @@ def _fit_from(train, options, start):
         if options.finishes_given_length:      # as a cold run of these options is (pegasos.fit)
             model = finish_given_length(model, train, options)
     model.info["warm_start"] = "previous lambda"
-    return model
+    return record_outcome(model, chosen, options)
 
 
 def warm_startable(options, task):

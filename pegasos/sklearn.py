@@ -100,17 +100,16 @@ n_threads : int >= 1, default 1
     model) and for the classes of linear one-vs-rest; the model does not
     depend on it.  Kernel training runs on one thread (its predictions use
     one per core).
+solver : "auto", "pegasos" or "dual", default "auto" (the classifier and the ranker)
+    Which solver trains the model (``pegasos train --solver``,
+    :func:`pegasos.solver.plan`): Pegasos; dual coordinate ascent from
+    w = 0 until certified within ``tol``; or the rule of "auto", which
+    takes Pegasos when ``iterations`` or ``epochs`` is given.
 finish : None, "dual" or "none", default None (the classifier only)
-    The dual finish of a linear classifier (``pegasos train --finish``,
-    :mod:`pegasos.finish`): None finishes, where it applies (the hinge or
-    the squared hinge, bias "none" or "feature", binary or one-vs-rest),
-    a run of the automatic length that converges slowly and a run of a
-    given ``iterations``/``epochs`` with ``step_offset="auto"``, by passes
-    of dual coordinate ascent until the model is certified within 0.2% of
-    the optimum (the header's ``certified_gap``); "dual" finishes every
-    linear run (a ParameterError where it does not apply); "none" returns
-    plain Pegasos, the run that ``partial_fit`` continues.  Not with
-    ``engine``.
+    Dual passes after a Pegasos run (``pegasos train --finish``,
+    :mod:`pegasos.finish`): "dual" runs them from the Pegasos model's
+    margins until certified within ``tol`` and keeps the better model;
+    "none" (as ``solver="pegasos"``) never.  Not with ``engine``.
 
 Training in passes: ``partial_fit``
 -----------------------------------
@@ -267,10 +266,10 @@ def _sample_weight(sample_weight, m):
 def _info_settings(options, info):
     """Constructor parameters of the options a model file header records
     (:meth:`pegasos.options.TrainOptions.from_header`), such that a refit trains as the
-    recorded run was asked to: the automatic length (the header's ``stopping``, or T = 0: the
-    dual passes alone) is iterations None, a calibrated step offset (``step_offset_rule``) is
-    "auto"."""
-    automatic = "stopping" in info or not options.iterations
+    recorded run was asked to: the automatic length (the header's ``stop``: anything but a given
+    length, or T = 0: the dual alone) is iterations None, a calibrated step offset
+    (``step_offset_rule``) is "auto"."""
+    automatic = info.get("stop", "length") not in ("length", "early stop") or not options.iterations
     calibrated = info.get("step_offset_rule") == "calibrated" or (automatic and "step_offset" not in info)
     return {
         "iterations": None if automatic else options.iterations,
@@ -333,7 +332,7 @@ class _PegasosBase(BaseEstimator):
                    batch_size=1 if self.batch_size is None else self.batch_size,
                    sampling=self.sampling if sampling is None else sampling, projection=self.projection,
                    average=self.average, average_from=self._average_from(), seed=_seed(self.random_state),
-                   tol=self.tol)
+                   tol=self.tol, solver=getattr(self, "solver", "auto"))
         t0 = self.step_offset
         if kernel:
             if t0 not in ("auto", 0, 0.0):
@@ -375,8 +374,11 @@ class _PegasosBase(BaseEstimator):
         t0 calibrated on a sample, the number of epochs by the doubling rule) where the
         parameters leave them, as ``pegasos train`` makes them."""
         from .api import fit
+        from .errors import ConvergenceWarning as PegasosConvergenceWarning
 
-        model = fit((X, y, None, sw), preset="auto", **problem, **self._common(automatic=True))
+        with warnings.catch_warnings():     # said as scikit-learn's ConvergenceWarning just below
+            warnings.simplefilter("ignore", PegasosConvergenceWarning)
+            model = fit((X, y, None, sw), preset="auto", **problem, **self._common(automatic=True))
         _warn_if_not_certified(model, X, y, sw, self.tol)
         return model
 
@@ -527,8 +529,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         Multiplies the loss of each class's examples (LIBLINEAR ``-wi``);
         "balanced" gives class c the weight m / (K m_c).  Linear models only.
     lam, iterations, epochs, batch_size, sampling, projection, average, average_from, bias,
-    step_offset, random_state, n_threads, finish
-        See the module docstring.  ``bias`` defaults to "auto": "feature"
+    step_offset, random_state, n_threads, finish, solver
+        See the module docstring; ``solver`` is "auto", "pegasos" or "dual" (:func:`pegasos.solver.plan`).  ``bias`` defaults to "auto": "feature"
         for a linear model, "none" with a kernel (the only choice there:
         Fig. 3 has no bias).
 
@@ -559,7 +561,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
                  bias="auto",
                  step_offset="auto",
                  class_weight=None, random_state=1, n_threads=1, engine=None, finish=None, tol=DEFAULT_TOL,
-                 cache_size=DEFAULT_CACHE_MB):
+                 cache_size=DEFAULT_CACHE_MB, solver="auto"):
+        self.solver = solver
         self.tol = tol
         self.cache_size = cache_size
         self.engine = engine
@@ -817,25 +820,31 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             raise ParameterError("class_weight and sample_weight are not available with a kernel")
         if values.size > 2 and self.multiclass != "ovr":
             raise ParameterError("a kernel trains several classes one-vs-rest only: multiclass='ovr'")
-        from .options import psd_kernel
+        from .options import TrainOptions
+        from .outcome import record_outcome
+        from .solver import Problem, Solver, plan
 
-        # the default (no iterations, epochs, budget, projection or batch size; finish not "none"; a positive
-        # semi-definite kernel) is pegasos train's: the dual solver, certified within tol (pegasos.kernel)
-        dual = (self.iterations is None and self.epochs is None and self.budget is None and not self.projection
-                and self.batch_size in (None, 1) and self.finish != "none" and psd_kernel(self.kernel, self.coef0))
+        # the solver as pegasos train chooses it (pegasos.solver.plan): by default the dual, certified within tol
+        probe = TrainOptions(preset="auto", solver=self.solver, iterations=self.iterations, epochs=self.epochs,
+                             budget=self.budget, projection=self.projection, kernel=self.kernel, coef0=self.coef0,
+                             batch_size=1 if self.batch_size is None else self.batch_size, finish=self.finish,
+                             tol=self.tol)
+        chosen = plan(Problem(m=X.shape[0]), probe)
+        dual = chosen.solver is Solver.DUAL
         common = self._common(kernel=True, automatic=dual)
         if dual:
             common["preset"] = "auto"
         kw = dict(kernel=self.kernel, gamma=self._gamma(X), degree=self.degree, coef0=self.coef0,
                   budget=self.budget, finish=self.finish, cache_mb=self.cache_size)
         if values.size == 2:
-            self.model_ = train_kernel(X, y_num, **kw, **common)
+            self.model_ = record_outcome(train_kernel(X, y_num, **kw, **common), chosen, probe)
             _warn_if_not_certified(self.model_, X, y_num, None, self.tol)
             return
         seeds = np.random.SeedSequence(common.pop("seed")).spawn(values.size)
         labels = BinaryLabels(0.0, 1.0)
-        self.model_ = [train_kernel(X, (y_index == c).astype(np.float64), labels=labels,
-                                    seed=int(seeds[c].generate_state(1)[0]), **kw, **common)
+        self.model_ = [record_outcome(train_kernel(X, (y_index == c).astype(np.float64), labels=labels,
+                                                   seed=int(seeds[c].generate_state(1)[0]), **kw, **common),
+                                      chosen, probe)
                        for c in range(values.size)]
 
     def _set_fitted(self):
@@ -1215,7 +1224,7 @@ class PegasosRanker(_PegasosBase):
     Parameters
     ----------
     lam, iterations, epochs, batch_size, random_state, projection, average, average_from,
-    step_offset, n_threads
+    step_offset, n_threads, solver
         See the module docstring; T and ``epochs`` count pairs: T = epochs P / k
         for the P ordered pairs (a, b) of one query with different relevance.
 
@@ -1232,7 +1241,8 @@ class PegasosRanker(_PegasosBase):
 
     def __init__(self, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, projection=False,
                  average=False, average_from=AVERAGE_FROM_DEFAULT, step_offset="auto", random_state=1, n_threads=1,
-                 tol=DEFAULT_TOL):
+                 tol=DEFAULT_TOL, solver="auto"):
+        self.solver = solver
         self.tol = tol
         self.lam = lam
         self.iterations = iterations

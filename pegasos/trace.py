@@ -284,7 +284,8 @@ class Monitor:
         if self.patience is None:
             return {}
         info = {"early_stop": str(self.patience), "early_stop_metric": self.metric,
-                "stopping": "early-stop" if self.stopped else "iterations"}
+                "stopping": "early-stop" if self.stopped else "iterations",
+                "stop": "early stop" if self.stopped else "length"}
         if self.best is not None:
             info["best_iteration"] = str(self.best[1])
             info["best_validation"] = repr(float(self.best[0]))

@@ -12,7 +12,6 @@ import pytest
 import pegasos
 from pegasos import autotune
 from pegasos.errors import ParameterError
-from pegasos.examples import as_examples
 
 from conftest import data_file
 
@@ -177,7 +176,7 @@ def test_defaults_reach_one_percent_on_mushrooms():
     from pegasos.io import read_svmlight
 
     d = read_svmlight(data_file("mushrooms/mushrooms.txt"))
-    model = pegasos.fit(d, lam=1e-4, seed=1)
+    model = pegasos.fit(d, lam=1e-4, seed=1, solver="pegasos")
     f = numpy_objective(model.w, d.X.tocsr(), d.y, 1e-4)
     assert (f - MUSHROOMS_FSTAR) / MUSHROOMS_FSTAR <= 0.01
     assert int(model.info["epochs_trained"]) <= autotune.default_epoch_cap(d.X.shape[0])
@@ -315,14 +314,8 @@ def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
     model = pegasos.fit(d, lam=1e-4)
     assert model.method == "ovr" and model.info["finish"] == "dual" and len(model.info["finish_passes"].split(",")) == 3
     # the K problems' dual passes from W = 0 certify the model: no Pegasos epoch, no calibration
-    assert model.info["stopping"].endswith(autotune.FROM_ZERO) and model.info["epochs"] == "0"
+    assert model.info["solver"] == "dual" and model.info["stop"] == "certified"
     assert model.info["iterations"] == "0" and "step_offset_rule" not in model.info
-    # with a step given, Pegasos runs first and the doubling of the largest class against the rest hands
-    # over: the K problems go to the dual from one epoch of Pegasos instead of being lengthened together first
-    t0 = autotune.ovr_step_offset(as_examples(d), pegasos.TrainOptions(lam=1e-4))
-    probed = pegasos.fit(d, lam=1e-4, step_offset=t0)
-    assert "largest class" in probed.info["stopping"] and probed.info["epochs"] == "1"
-    assert float(probed.info["certified_gap"]) <= autotune.DEFAULT_TOL
     # the passes of the finish's longest class (8192; the gap's passes shrink as the finish's do, so
     # 5000 of them, which sufficed as plain passes, end 0.2% above the header's gap)
     gap = duality_gap(model, d.X, d.y, passes=max(int(p) for p in model.info["finish_passes"].split(",")))
@@ -339,7 +332,7 @@ def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
     # Crammer-Singer: its dual passes from W = 0 (pegasos.finish.finish_crammer_singer), no calibration;
     # with finish none, the calibrated Pegasos run of before
     cs = pegasos.fit(d, lam=1e-4, multiclass="crammer-singer")
-    assert cs.info["stopping"].endswith(autotune.FROM_ZERO) and "step_offset_rule" not in cs.info
+    assert cs.info["stop"] == "certified" and "step_offset_rule" not in cs.info
     assert float(cs.info["certified_gap"]) <= autotune.DEFAULT_TOL
     cs_plain = pegasos.fit(d, lam=1e-4, multiclass="crammer-singer", finish="none")
     assert cs_plain.info["step_offset_rule"] == "calibrated" and "stopping" in cs_plain.info
@@ -362,7 +355,7 @@ def test_one_vs_rest_automatic_choices_on_small_data():
     assert float(given.info["step_offset"]) == 50.0 and "step_offset_rule" not in given.info
     auto1 = pegasos.fit((X, y), lam=1e-3, n_threads=1)
     auto2 = pegasos.fit((X, y), lam=1e-3, n_threads=2)
-    assert "stopping" in auto1.info and np.array_equal(auto1.W, auto2.W)
+    assert auto1.info["stop"] == "certified" and np.array_equal(auto1.W, auto2.W)
     paper = pegasos.fit((X, y), lam=1e-3, preset="paper")
     assert "step_offset_rule" not in paper.info and float(paper.info.get("step_offset", 0)) == 0.0
 

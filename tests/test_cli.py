@@ -48,6 +48,9 @@ def snapshot(root):
             for p in sorted(root.rglob("*"))}
 
 
+OUTCOME_KEYS = ("solver", "solver_reason", "stop")
+
+
 def parse_model(path):
     """Independent strict reader of the documented model format.
 
@@ -63,7 +66,9 @@ def parse_model(path):
         key, value = lines[i].split(" ", 1)
         header[key] = value
         i += 1
-    assert tuple(header) == HEADER_KEYS, list(header)
+    # the documented keys in order, then how the run ended (pegasos.outcome: solver, why, stop, tol)
+    assert tuple(header)[:len(HEADER_KEYS)] == HEADER_KEYS, list(header)
+    assert tuple(header)[len(HEADER_KEYS):] in (OUTCOME_KEYS, OUTCOME_KEYS + ("tol",)), list(header)
     count = int(lines[i].split()[1])
     body = lines[i + 1:]
     assert len(body) == count + 1 and body[-1] == "end", body[-3:]
@@ -154,6 +159,7 @@ def a9a_model(tmp_path_factory):
 
 SUMMARY = re.compile(
     r"^trained on (?P<data>.+): m=(?P<m>\d+) n=(?P<n>\d+) nnz=(?P<nnz>\d+) \| "
+    r"solver (?P<solver>pegasos|dual) \((?P<why>[^|]+)\) \| "
     r"T=(?P<T>\d+) k=(?P<k>\d+) lambda=(?P<lam>\S+) \| "
     r"read (?P<tread>[\d.]+) s, train (?P<ttrain>[\d.]+) s \| "
     r"objective (?P<obj>\S+) \(hinge (?P<hinge>\S+), train error (?P<err>\S+)\) \| "

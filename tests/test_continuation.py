@@ -260,7 +260,7 @@ def test_train_tol_gap_on_the_command_line(tmp_path):
     model = tmp_path / "d.model"
     ok(run_pegasos("train", "-q", "-l", "1e-2", "--tol-gap", "0.001", data, model))
     header = pegasos.load_model(model).info
-    assert header["stopping"].startswith("tol_gap=0.001") and float(header["certified_gap"]) <= 0.001
+    assert header["tol"] == "0.001" and header["stop"] == "certified" and float(header["certified_gap"]) <= 0.001
     r = run_pegasos("train", "-q", "-l", "1e-2", "--tol-gap", "0.001", "--epochs", "2", data, model)
     assert r.returncode != 0 and "--tol-gap" in r.stderr and "Traceback" not in r.stderr
 

@@ -1,5 +1,6 @@
-"""The dual finish (pegasos.finish): after the automatic length hands a slow Pegasos run over,
-passes of dual coordinate ascent until the better model is certified within tol of f*.
+"""The dual passes (pegasos.finish): from w = 0 (``solver="dual"``, the default where they can run) or
+after a Pegasos run of a given length (``finish="dual"``), passes of dual coordinate ascent until the
+better model is certified within tol of f*.
 
 References: the certified optima of ../shared/data/README.md, scikit-learn's LinearSVC (LIBLINEAR's
 dual solver, an independent implementation) on generated data, and the certificate of
@@ -33,11 +34,10 @@ def test_defaults_are_within_one_percent_and_the_certificate_holds(relative):
     f = pegasos.objective(model, d.X, d.y)["objective"]
     f_star = OPTIMA[relative]
     assert (f - f_star) / f_star <= 0.01
-    if "finish" in model.info:
-        assert model.info["stopping"].endswith(("handed over", "epoch cap", "work cap", autotune.FROM_ZERO))
-        # f* is given to 10 digits: allow its rounding (5e-11)
-        assert (f - f_star - 5e-11) / f <= float(model.info["certified_gap"])
-        assert float(model.info["certified_gap"]) <= 2 * autotune.DEFAULT_TOL
+    assert model.info["solver"] == "dual" and model.info["stop"] == "certified"
+    # f* is given to 10 digits: allow its rounding (5e-11)
+    assert (f - f_star - 5e-11) / f <= float(model.info["certified_gap"])
+    assert float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
 
 
 def test_the_finish_reaches_liblinears_optimum_on_generated_data():
@@ -46,7 +46,7 @@ def test_the_finish_reaches_liblinears_optimum_on_generated_data():
     sklearn_svm = pytest.importorskip("sklearn.svm")
     X, y = binary(m=300, n=15, seed=3, noise=0.1)
     lam = 1e-3
-    model = pegasos.fit((X, y), lam=lam, tol=1e-9, finish="dual")
+    model = pegasos.fit((X, y), lam=lam, tol=1e-9, solver="dual")
     assert model.info["finish"] == "dual" and float(model.info["certified_gap"]) <= 1e-9
     ref = sklearn_svm.LinearSVC(C=1.0 / (lam * X.shape[0]), loss="hinge", dual=True, fit_intercept=False,
                                 tol=1e-10, max_iter=1_000_000).fit(X, y)
@@ -67,7 +67,7 @@ def test_the_finish_certifies_other_problems_the_dual_knows(settings):
     from pegasos.certificate import duality_gap
 
     X, y = binary(m=400, n=20, seed=5, noise=0.1)
-    model = pegasos.fit((X, y), lam=1e-4, finish="dual", **settings)
+    model = pegasos.fit((X, y), lam=1e-4, solver="dual", **settings)
     assert model.info["finish"] == "dual"
     gap = duality_gap(model, X, y, passes=20000, tol=1e-6)
     assert gap["rel_gap"] <= float(model.info["certified_gap"]) + 1e-9
@@ -78,7 +78,7 @@ def test_a_finished_model_is_retrained_by_its_header(tmp_path):
     """Binary and one-vs-rest: the header's settings (T, t0, seed and finish_passes) give the same
     weights, bit for bit; one thread or two give the same one-vs-rest model."""
     X, y = binary(m=500, n=30, seed=1, noise=0.1)
-    model = pegasos.fit((X, y), lam=1e-4, finish="dual")
+    model = pegasos.fit((X, y), lam=1e-4, solver="dual")
     assert model.info["finish"] == "dual"
     path = tmp_path / "b.model"
     model.save(path)
@@ -86,8 +86,8 @@ def test_a_finished_model_is_retrained_by_its_header(tmp_path):
     assert np.array_equal(again.w, model.w)
 
     Xm, ym = multiclass(m=600, n=20, classes=4, seed=2)
-    one = pegasos.fit((Xm, ym), lam=1e-4, n_threads=1, finish="dual")
-    two = pegasos.fit((Xm, ym), lam=1e-4, n_threads=2, finish="dual")
+    one = pegasos.fit((Xm, ym), lam=1e-4, n_threads=1, solver="dual")
+    two = pegasos.fit((Xm, ym), lam=1e-4, n_threads=2, solver="dual")
     assert one.info["finish"] == "dual" and len(one.info["finish_passes"].split(",")) == 4
     assert np.array_equal(one.W, two.W)
     path = tmp_path / "m.model"
@@ -121,8 +121,10 @@ def test_a_given_length_is_finished_on_request():
     assert pegasos.objective(model, X, y)["objective"] <= pegasos.objective(plain, X, y)["objective"]
     again = pegasos.fit((X, y), TrainOptions.from_header(model.info))
     assert np.array_equal(again.w, model.w)
-    paper = pegasos.fit((X, y), lam=1e-4, preset="paper", finish="dual")
+    paper = pegasos.fit((X, y), lam=1e-4, preset="paper", epochs=10, finish="dual")
     assert paper.info["finish"] == "dual" and paper.info["iterations"] == str(10 * X.shape[0])
+    with pytest.raises(ParameterError, match="after a Pegasos run of a given length"):
+        pegasos.fit((X, y), lam=1e-4, finish="dual")
 
 
 def test_plain_pegasos_and_the_paper_preset_have_no_finish():
@@ -136,26 +138,23 @@ def test_plain_pegasos_and_the_paper_preset_have_no_finish():
 
 
 @pytest.mark.parametrize("length", [dict(epochs=3), dict(iterations=1000), dict(epochs=0.25)])
-def test_a_given_length_is_finished_by_default(length):
-    """-T N / --epochs E with the step left automatic: the N iterations as given, then the dual finish
-    until certified within tol; the header's settings retrain it bit for bit."""
+def test_a_given_length_writes_that_pegasos_run(length):
+    """-T N / --epochs E: the model written is that Pegasos run (with the step calibrated), bit for bit
+    the one of solver="pegasos", with no dual pass after it; the header says so and retrains it."""
     X, y = binary(m=400, n=20, seed=8)
     lam = 1e-4
     model = pegasos.fit((X, y), lam=lam, **length)
-    plain = pegasos.fit((X, y), lam=lam, finish="none", **length)
-    assert model.info["finish"] == "dual" and model.info["iterations"] == plain.info["iterations"]
-    f, f_plain = (pegasos.objective(m, X, y)["objective"] for m in (model, plain))
-    from pegasos.certificate import duality_gap
-
-    assert float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
-    assert duality_gap(model, X, y, passes=20000, tol=1e-6)["rel_gap"] <= float(model.info["certified_gap"]) + 1e-9
-    assert f <= f_plain * (1 + 1e-12)
+    plain = pegasos.fit((X, y), lam=lam, solver="pegasos", **length)
+    np.testing.assert_array_equal(model.w, plain.w)
+    assert not any(key.startswith("finish") for key in model.info)
+    assert model.info["solver"] == "pegasos" and model.info["stop"] == "length"
+    assert model.info["iterations"] == str(TrainOptions(lam=lam, **length).plan(400).T)
     again = pegasos.fit((X, y), TrainOptions.from_header(model.info))
     np.testing.assert_array_equal(again.w, model.w)
 
 
 @pytest.mark.parametrize("settings, words", [
-    (dict(finish="dual", loss="log"), "the dual finish does not apply here"),
+    (dict(finish="dual", loss="log", epochs=2), "the dual finish does not apply here"),
     (dict(finish="dual", multiclass="crammer-singer", epochs=2), "start from W = 0"),
     (dict(finish="bogus"), "finish must be one of"),
     (dict(finish_passes=5), "finishes a run of a given length"),
@@ -163,10 +162,15 @@ def test_a_given_length_is_finished_by_default(length):
     (dict(finish_passes=3, epochs=2, finish="none"), "runs the dual finish: drop finish"),
     (dict(finish_passes=3, epochs=2, loss="log"), "does not apply here"),
     (dict(finish="dual", kernel="rbf", epochs=2), "with a kernel it is the dual solver alone"),
-    (dict(finish="dual", kernel="sigmoid"), "positive semi-definite"),
-    (dict(finish="dual", schedule="norma"), "Pegasos step"),
-    (dict(finish="dual", shuffle_buffer=100), "in memory"),
-    (dict(finish="dual", bias="unregularized"), "equality constraint"),
+    (dict(finish="dual", kernel="sigmoid", epochs=2), "positive semi-definite"),
+    (dict(finish="dual", schedule="norma", epochs=2), "Pegasos step"),
+    (dict(finish="dual", shuffle_buffer=100, epochs=2), "in memory"),
+    (dict(finish="dual", bias="unregularized", epochs=2), "equality constraint"),
+    (dict(finish="dual"), "after a Pegasos run of a given length"),
+    (dict(solver="dual", loss="log"), "the log loss has no dual solver"),
+    (dict(solver="dual", epochs=2), "drop epochs="),
+    (dict(solver="dual", shuffle_buffer=100), "not in memory"),
+    (dict(solver="bogus"), "the solver must be one of"),
     (dict(finish_passes=2, epochs=2, resume_state=True), "resume_state"),
 ])
 def test_bad_finish_settings_are_refused(settings, words):
@@ -183,10 +187,10 @@ def test_the_finish_and_the_checks_of_a_run():
 
     X, y = binary(m=300, n=10, seed=8, noise=0.1)
     Xv, yv = binary(m=100, n=10, seed=18, noise=0.1)
-    for length in (dict(epochs=5), {}):         # {}: the dual passes from w = 0, no Pegasos run to trace
-        plain = pegasos.fit((X, y), lam=1e-4, finish="dual", **length)
+    for length in (dict(epochs=5, finish="dual"), {}):    # {}: the dual from w = 0, no Pegasos run to trace
+        plain = pegasos.fit((X, y), lam=1e-4, **length)
         trace = Trace()
-        traced = pegasos.fit((X, y), lam=1e-4, finish="dual", trace=trace, **length)
+        traced = pegasos.fit((X, y), lam=1e-4, trace=trace, **length)
         assert np.array_equal(traced.w, plain.w) and traced.info == plain.info
         assert bool(trace.rows) == bool(length) and trace.header["finish"] == "dual"
     with pytest.raises(ParameterError, match="best model seen"):
@@ -207,8 +211,8 @@ def test_example_weights_in_the_finish_are_class_weights_when_they_are_the_same(
     X, y = binary(m=400, n=15, seed=11, noise=0.1)
     cw = {-1.0: 0.5, 1.0: 3.0}
     sw = np.array([cw[v] for v in y])
-    a = pegasos.fit((X, y), lam=1e-4, class_weight=cw, finish="dual")
-    b = pegasos.fit((X, y, None, sw), lam=1e-4, finish="dual")
+    a = pegasos.fit((X, y), lam=1e-4, class_weight=cw, solver="dual")
+    b = pegasos.fit((X, y, None, sw), lam=1e-4, solver="dual")
     assert np.array_equal(a.w, b.w) and a.info["finish_passes"] == b.info["finish_passes"]
     lam, m = 1e-4, X.shape[0]
     ref = sklearn_svm.LinearSVC(C=1.0 / (lam * m), loss="hinge", dual=True, fit_intercept=False, tol=1e-10,
@@ -226,12 +230,12 @@ def test_the_command_line_finish(tmp_path):
     X, y = binary(m=300, n=10, seed=9, noise=0.1)
     data = tmp_path / "d.svm"
     write_svm(data, X, y)
-    r = run_pegasos("train", "-l", "1e-4", "--finish", "dual", data, tmp_path / "m")
+    r = run_pegasos("train", "-l", "1e-4", "--solver", "dual", data, tmp_path / "m")
     assert r.returncode == 0, r.stderr
     assert "dual finish:" in r.stdout and "certified within" in r.stdout
     header = pegasos.load_model(tmp_path / "m").info
     assert header["finish"] == "dual" and int(header["finish_passes"]) > 0
-    r = run_pegasos("train", "-l", "1e-4", "--finish", "none", data, tmp_path / "p")
+    r = run_pegasos("train", "-l", "1e-4", "--solver", "pegasos", data, tmp_path / "p")
     assert r.returncode == 0 and "dual finish" not in r.stdout
     # the passes from w = 0 certified it: -T 0 and the passes retrain it
     assert header["iterations"] == "0" and "step_offset" not in header
@@ -255,61 +259,36 @@ def test_the_work_bound_weighs_the_pegasos_run():
     assert finish.work_bound(10 ** 9, ex.m, ex.indptr[-1]) == finish.FINISH_UPDATES
 
 
-def test_a_finish_that_does_not_certify_costs_at_most_its_bound_and_is_said(tmp_path, monkeypatch):
-    """A nearly hard margin on tiny data (lambda = 1e-7, C = 1/(lambda m) = 3e4): the dual passes do
-    not certify; they stop at the bound weighed against the Pegasos run (2^28 updates took 0.5 s,
-    25 times the whole Pegasos run), Pegasos' model is kept, and the command line says so."""
-    from pegasos.trace import Trace
+def test_a_dual_that_does_not_certify_is_said(tmp_path, monkeypatch):
+    """A nearly hard margin on tiny data (lambda = 1e-7, C = 1/(lambda m) = 3e4): the dual passes from
+    w = 0 certify it within their full bound of work.  With a bound made too small to, the model says so:
+    stop "bound" in its header, a ConvergenceWarning from pegasos.fit, and the same diagnostic as a note of
+    pegasos train (with -q too); so do passes asked for that leave the gap above tol."""
+    from click.testing import CliRunner
+
+    from pegasos import cli
 
     X, y = binary(m=300, n=10, seed=2, noise=0.1)
-    seen = []
-    real = finish.finish_problem
-
-    def spy(*args, **kwargs):
-        out = real(*args, **kwargs)
-        seen.append((kwargs["max_work"], out))
-        return out
-
-    monkeypatch.setattr(finish, "finish_problem", spy)
-    model = pegasos.fit((X, y), lam=1e-7)
-    monkeypatch.undo()
-    assert "an uncertified dual finish from w = 0 was not kept" in model.info["stopping"]
-    assert "finish" not in model.info
-    gap = float(model.info["finish_discarded_gap"])         # the header's own key, the gap of the stopping text
-    assert f"certified gap {gap:.3g} after" in model.info["stopping"] and gap > autotune.DEFAULT_TOL
-    traced = pegasos.fit((X, y), lam=1e-7, trace=Trace())    # the run trained again under the checks says so too
-    assert traced.info["finish_discarded_gap"] == model.info["finish_discarded_gap"]
-    np.testing.assert_array_equal(model.w, pegasos.fit((X, y), lam=1e-7, finish="none").w)
-    (bound, out), = seen
-    assert not out["certified"] and bound < finish.FINISH_UPDATES
     data = write_svm(tmp_path / "d.svm", X, y)
-    r = run_pegasos("train", "-l", "1e-7", data, tmp_path / "m")
-    assert r.returncode == 0, r.stderr
-    assert "the dual finish did not certify the model within --tol" in r.stderr
-    saved = pegasos.load_model(str(tmp_path / "m"))     # the key round-trips through the model file
-    assert saved.info["finish_discarded_gap"] == model.info["finish_discarded_gap"]
-    assert f"certified relative gap of {gap:.3g})" in r.stderr
-    # the written model (Pegasos went on) gets its own certificate, as --report-gap makes it
-    written = float(pegasos.load_model(str(tmp_path / "m")).info["certified_gap"])
-    assert f"was written: its certified gap is {100 * written:.3g}% of its objective" in r.stderr
-    assert f"certified within {100 * written:.3g}% of the optimum (the written model's certificate)" in r.stdout
-    assert written > autotune.DEFAULT_TOL
-    # pegasos.fit gives it (so cv, search and the estimators see it too): the discarded finish's dual bound
-    # D <= f* proves (f - D) / f for the kept model, of lower objective f, so less than that finish's gap
-    # (or the model's own certificate, where smaller); D is below every primal value, here that of long
-    # dual passes from w = 0
-    assert model.info["certified_gap"] == saved.info["certified_gap"]
-    assert 0 < written < gap
-    f = pegasos.objective(model, X, y)["objective"]
-    far = pegasos.fit((X, y), lam=1e-7, iterations=0, finish_passes=200000)
-    assert f * (1 - written) <= pegasos.objective(far, X, y)["objective"] + 1e-12
-    assert "--finish dual lets its passes run" in r.stderr       # its bound was weighed: less than the full one
-    r = run_pegasos("train", "-l", "1e-7", "--finish", "dual", data, tmp_path / "m")
-    # the full bound certifies it from w = 0 (from the Pegasos model's margins it did not)
-    assert r.returncode == 0 and "above --tol" not in r.stderr and "certified within" in r.stdout
-    assert pegasos.load_model(str(tmp_path / "m")).info["iterations"] == "0"
-    r = run_pegasos("train", "-l", "1e-7", "--report-gap", data, tmp_path / "m")
-    assert r.returncode == 0 and "did not certify" in r.stderr and "--report-gap to see" not in r.stderr
+    model = pegasos.fit((X, y), lam=1e-7)
+    assert model.info["solver"] == "dual" and model.info["stop"] == "certified"
+    assert float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+
+    monkeypatch.setattr(finish, "ASKED_UPDATES", 1 << 12)
+    with pytest.warns(pegasos.ConvergenceWarning, match="not certified"):
+        short = pegasos.fit((X, y), lam=1e-7)
+    outcome = pegasos.Outcome.from_header(short.info)
+    assert outcome.stop.value == "bound" and not outcome.certified and outcome.certified_gap > outcome.tol
+    r = CliRunner().invoke(cli.main, ["train", "-q", "-l", "1e-7", str(data), str(tmp_path / "m")])
+    assert r.exit_code == 0 and r.stdout == ""
+    assert f"pegasos: note: {outcome.diagnostics[0]}" in r.stderr
+    assert pegasos.load_model(str(tmp_path / "m")).info["stop"] == "bound"
+    monkeypatch.undo()
+
+    r = run_pegasos("train", "-q", "-l", "1e-7", "-T", "0", "--finish-passes", "3", data, tmp_path / "m")
+    assert r.returncode == 0 and "the 3 dual passes asked for left a certified relative gap" in r.stderr
+    assert "; -T 0 --finish-passes 12 runs four times its passes" in r.stderr
+    assert pegasos.load_model(str(tmp_path / "m")).info["stop"] == "passes"
 
 
 def test_the_calibration_and_the_finish_take_the_same_largest_class_also_on_a_tie(monkeypatch):
@@ -334,64 +313,19 @@ def test_the_calibration_and_the_finish_take_the_same_largest_class_also_on_a_ti
     assert np.array_equal(calibrated, y == 2.0) and np.array_equal(first_finished, y == 2.0)
 
 
-def test_a_finish_cut_short_at_the_hand_over_is_tried_again_at_the_cap(monkeypatch):
-    """The bound of the hand-over's finish is weighed against the Pegasos run so far; when it did not
-    certify and Pegasos then ran to its epoch cap, the model at the cap is finished with a bound weighed
-    against the whole run (here: 1 update at first, the full bound at the cap)."""
-    X, y = multiclass(m=300, n=10, classes=3, seed=1)
-    real = finish.work_bound
-    monkeypatch.setattr(finish, "work_bound",
-                        lambda iterations, m, nnz: 1 if iterations < 10 ** 6 else real(iterations, m, nnz))
-    model = pegasos.fit((X, y), lam=1e-6)
-    stopping = model.info["stopping"]
-    assert stopping.startswith("tol=0.002 max_epochs=16384 epoch cap (an uncertified dual finish was not kept")
-    assert stopping.endswith("; the model at the cap was finished)")
-    assert model.info["finish"] == "dual" and float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
-    assert float(model.info["finish_discarded_gap"]) > autotune.DEFAULT_TOL     # the earlier finish's gap stays
-
-
 def test_the_epoch_cap_note_does_not_ask_for_an_option_given(tmp_path):
     X, y = multiclass(m=300, n=10, classes=3, seed=1)
     data = write_svm(tmp_path / "d.svm", X, y)
-    r = run_pegasos("train", "-l", "1e-6", "--finish", "none", data, tmp_path / "m")
-    assert r.returncode == 0 and "stopped at its cap" in r.stderr and "--report-gap to see" in r.stderr
-    r = run_pegasos("train", "-l", "1e-6", "--finish", "none", "--report-gap", data, tmp_path / "m")
-    assert r.returncode == 0 and "stopped at its cap" in r.stderr and "--report-gap" not in r.stderr
-
-
-def _twenty_classes(seed, m=400, n=30, K=20, noise=0.1):
-    """Dense Gaussian rows (half the entries zero), the label of the largest of K random scores, a
-    fraction ``noise`` relabelled at random: at lambda = 1e-6 (C = 2500) the dual passes of a class gain
-    nothing on Pegasos' weights within their bound."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.5)
-    y = np.argmax(X @ rng.normal(size=(n, K)), axis=1) + 1.0
-    flip = rng.random(m) < noise
-    y[flip] = rng.integers(1, K + 1, size=int(flip.sum()))
-    return X, y
-
-
-def test_one_vs_rest_stops_after_a_largest_class_whose_passes_gained_nothing():
-    """The largest class runs first; when its passes neither certify nor beat its Pegasos weights, the
-    other classes run 0 passes (20 classes took 17 s for a model equal to Pegasos' when all ran),
-    for any number of threads, and the header's passes retrain the model."""
-    X, y = _twenty_classes(seed=2)
-    model = pegasos.fit((X, y), lam=1e-6, epochs=256)
-    passes = [int(p) for p in model.info["finish_passes"].split(",")]
-    classes, counts = np.unique(y, return_counts=True)
-    lead = int(np.argmax(counts))
-    assert passes[lead] > 0 and passes.count(0) == len(classes) - 1
-    assert model.info["finish_kept"] == "0 of 20 classes dual"
-    np.testing.assert_array_equal(model.W, pegasos.fit((X, y), lam=1e-6, epochs=256, finish="none").W)
-    np.testing.assert_array_equal(pegasos.fit((X, y), lam=1e-6, epochs=256, n_threads=2).W, model.W)
-    again = pegasos.fit((X, y), TrainOptions.from_header(model.info))
-    np.testing.assert_array_equal(again.W, model.W)
+    r = run_pegasos("train", "-l", "1e-6", "--solver", "pegasos", data, tmp_path / "m")
+    assert r.returncode == 0 and "reached its cap of epochs" in r.stderr and "--report-gap to see" in r.stderr
+    r = run_pegasos("train", "-l", "1e-6", "--solver", "pegasos", "--report-gap", data, tmp_path / "m")
+    assert r.returncode == 0 and "reached its cap of epochs" in r.stderr and "--report-gap" not in r.stderr
 
 
 def test_one_vs_rest_from_a_short_run_finishes_every_class():
     """From one epoch the largest class's w(alpha) beats Pegasos' weights: the others are finished too."""
     X, y = multiclass(m=300, n=10, classes=3, seed=4)
-    model = pegasos.fit((X, y), lam=1e-4, epochs=1)
+    model = pegasos.fit((X, y), lam=1e-4, epochs=1, finish="dual")
     assert all(int(p) > 0 for p in model.info["finish_passes"].split(","))
     assert float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
 
@@ -476,7 +410,7 @@ def test_tol_gap_with_the_finish_certifies_and_retrains(tmp_path):
     d = pegasos.read_svmlight(str(data_file("a9a/a9a")))
     model = pegasos.fit(d, lam=1e-4, tol_gap=0.001)
     info = model.info
-    assert info["stopping"].startswith("tol_gap=0.001") and info["stopping"].endswith("certified")
+    assert info["stop"] == "certified" and info["tol"] == "0.001" and info["solver"] == "dual"
     assert info["finish"] == "dual" and float(info["certified_gap"]) <= 0.001
     f = pegasos.objective(model, d.X, d.y)["objective"]
     assert 0.3517618027 - 5e-11 <= f <= 0.3517618027 / (1 - 0.001)
@@ -488,7 +422,7 @@ def test_tol_gap_with_the_finish_certifies_and_retrains(tmp_path):
 
     dna = pegasos.read_svmlight(str(data_file("dna/dna.scale")))
     multi = pegasos.fit(dna, lam=1e-3, tol_gap=0.01)
-    assert multi.info["stopping"].endswith("certified") and float(multi.info["certified_gap"]) <= 0.01
+    assert multi.info["stop"] == "certified" and float(multi.info["certified_gap"]) <= 0.01
     assert duality_gap(multi, dna.X, dna.y, passes=5000, tol=0.01)["rel_gap"] <= 0.01
 
 
@@ -640,7 +574,7 @@ def test_a_plateau_of_one_doubling_does_not_end_the_passes():
     at that plateau ("finish stalled", 0.44% for the sum); two doublings in a row must now stall."""
     X, y = multiclass(m=400, n=20, classes=20, seed=1)
     model = pegasos.fit((X, y), lam=1e-4, bias="feature", tol_gap=1e-3)
-    assert model.info["stopping"].endswith(" certified"), model.info["stopping"]
+    assert model.info["stop"] == "certified", model.info
     assert float(model.info["certified_gap"]) <= 1e-3
 
 
@@ -677,61 +611,28 @@ def test_finish_dual_runs_its_passes_past_a_stall():
     X = 100 * rng.random((200, 20))
     s = X @ rng.normal(size=20)
     y = np.where(s > np.quantile(s, 0.9), 1.0, -1.0)
-    asked = pegasos.fit((X, y), lam=1e-3, finish="dual")
+    asked = pegasos.fit((X, y), lam=1e-3, solver="dual")
     assert float(asked.info["certified_gap"]) <= autotune.DEFAULT_TOL
     gap = pegasos.fit((X, y), lam=1e-3, tol_gap=1e-3)
-    assert gap.info["stopping"].endswith(" certified") and float(gap.info["certified_gap"]) <= 1e-3
+    assert gap.info["stop"] == "certified" and float(gap.info["certified_gap"]) <= 1e-3
     default = pegasos.fit((X, y), lam=1e-3)
     assert float(default.info["certified_gap"]) <= autotune.DEFAULT_TOL
     assert finish.budget(TrainOptions(lam=1e-3).validate(), 10, as_examples((X, y)))["stall"] is False
     assert finish.budget(TrainOptions(lam=1e-3).validate(), 10, as_examples((X, y)), problems=3)["stall"] is True
-    assert finish.budget(TrainOptions(lam=1e-3, finish="dual").validate(), 10, as_examples((X, y)), 3)["stall"] is False
+    assert finish.budget(TrainOptions(lam=1e-3, epochs=1, finish="dual").validate(), 10, as_examples((X, y)),
+                         3)["stall"] is False
 
 
-def test_a_finish_at_its_default_bound_offers_the_asked_bound(tmp_path):
-    """The default finish's bound is at most 2^28 updates; --finish dual (the certificate asked for) has
-    2^32, so the note offers it (a nearly hard margin: lambda = 1e-7 on 1500 noisy rows, whose passes
-    from w = 0 did not certify and whose Pegasos model was written)."""
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(1500, 30))
-    y = np.where(X @ rng.normal(size=30) + 2.0 * rng.normal(size=1500) > 0, 1.0, -1.0)
-    data = write_svm(tmp_path / "d.svm", X, y)
-    r = run_pegasos("train", "-l", "1e-7", data, tmp_path / "m")
-    assert r.returncode == 0, r.stderr
-    info = pegasos.load_model(str(tmp_path / "m")).info
-    assert "finish from w = 0 was not kept" in info["stopping"] and "finish_passes" not in info
-    assert float(info["certified_gap"]) > autotune.DEFAULT_TOL
-    assert finish.work_bound(autotune.first_handover(1500, autotune.default_epoch_cap(1500)), 1500, 45000) \
-        == finish.FINISH_UPDATES < finish.ASKED_UPDATES
-    assert "; --finish dual lets its passes run to their full bound (2^32 updates a problem)" in r.stderr
-
-
-def test_the_note_offers_the_asked_bound_unless_it_was_given():
-    """2000 noisy rows at lambda = 1e-7 (a fresh user's trial): with --finish dual at the bound of the default
-    (2^28) the model was byte for byte the default's, so the note offered nothing new; the asked bound is
-    now 2^32, at least four times any default bound, and offered unless --finish dual was given, where the
-    note gives four times the passes instead (with the automatic length's epochs, which --finish-passes
-    needs)."""
-    import types
-
+def test_the_note_offers_four_times_the_passes():
+    """The note on a dual stopped above tol offers -T 0 --finish-passes with four times its passes, which
+    retrains the same dual from w = 0 further."""
     from pegasos import cli
+    from pegasos.outcome import Outcome, Stop
+    from pegasos.solver import Solver
 
-    def note(iterations, m, nnz, **settings):
-        indptr = np.zeros(m + 1, dtype=np.int64)
-        indptr[-1] = nnz
-        d = types.SimpleNamespace(chunk=types.SimpleNamespace(indptr=indptr))
-        result = types.SimpleNamespace(info={"iterations": str(iterations), "finish_passes": "32768", "epochs": "16"})
-        return cli._more_passes(TrainOptions(lam=1e-7, **settings).validate(), result, d)
-
-    assert 4 * finish.FINISH_UPDATES <= finish.ASKED_UPDATES
-    X, y = binary(m=50, n=5, seed=1)
-    for settings in (dict(finish="dual"), dict(tol_gap=1e-3)):
-        options = TrainOptions(lam=1e-3, **settings).validate()
-        assert finish.budget(options.replace(finish="dual"), 10, as_examples((X, y)))["max_work"] == finish.ASKED_UPDATES
-    assert finish.budget(TrainOptions(lam=1e-3).validate(), 10, as_examples((X, y)))["max_work"] < finish.ASKED_UPDATES
-    for iterations in (3000, 32000, 10 ** 9):
-        assert note(iterations, 2000, 40000).startswith("; --finish dual lets its passes run to their full bound")
-    assert note(32000, 2000, 40000, finish="dual") == "; --epochs 16 --finish-passes 131072 runs four times its passes"
+    outcome = Outcome(Solver.DUAL, "asked for", Stop.BOUND, tol=0.002, passes=32768, certified_gap=0.01)
+    assert cli._more_passes(outcome) == "; -T 0 --finish-passes 131072 runs four times its passes"
+    assert cli._more_passes(Outcome(Solver.DUAL, "", Stop.STUCK, tol=0.002, certified_gap=0.01)) == ""
 
 
 @pytest.mark.parametrize("loss, bias", [("hinge", "none"), ("squared-hinge", "none"), ("hinge", "feature")])

@@ -1,6 +1,6 @@
-"""The automatic length starts in the dual: passes of dual coordinate ascent from w = 0 (T = 0, no
-Pegasos iteration), kept when they certify the model within tol; else the Pegasos doubling goes on as
-before and the lower objective of the two is written.
+"""The default solver where it can run: passes of dual coordinate ascent from w = 0 (T = 0, no Pegasos
+iteration) until they certify the model within tol; resumed runs are Pegasos, finished in the dual on
+request.
 
 References: the certified optima of ../shared/data/README.md and the certificate recomputed from
 scratch (pegasos.certificate.duality_gap)."""
@@ -26,7 +26,7 @@ def test_the_default_is_certified_from_zero_and_its_header_retrains_it(relative,
     d = pegasos.read_svmlight(str(data_file(relative)))
     model = pegasos.fit(d, lam=1e-4)
     info = model.info
-    assert info["iterations"] == "0" and info["epochs"] == "0" and info["stopping"].endswith(autotune.FROM_ZERO)
+    assert info["iterations"] == "0" and info["solver"] == "dual" and info["stop"] == "certified"
     assert info["finish"] == "dual" and info["finish_kept"] == "dual" and "step_offset" not in info
     f = pegasos.objective(model, d.X, d.y)["objective"]
     gap = float(info["certified_gap"])
@@ -39,7 +39,7 @@ def test_the_default_is_certified_from_zero_and_its_header_retrains_it(relative,
 def test_one_vs_rest_from_zero_is_retrained_by_its_header():
     X, y = multiclass(m=450, n=20, classes=3, seed=4)
     model = pegasos.fit((X, y), lam=1e-3)
-    assert model.info["iterations"] == "0" and model.info["stopping"].endswith(autotune.FROM_ZERO)
+    assert model.info["iterations"] == "0" and model.info["stop"] == "certified"
     assert len(model.info["finish_passes"].split(",")) == 3
     again = pegasos.fit((X, y), TrainOptions.from_header(model.info))
     np.testing.assert_array_equal(again.W, model.W)
@@ -65,44 +65,31 @@ def test_t_zero_goes_with_the_dual_finish_only(tmp_path):
     assert gap["rel_gap"] <= float(asked.info["certified_gap"]) + 1e-12
 
 
-def test_passes_from_zero_that_do_not_certify_leave_pegasos_its_run(tmp_path):
-    """A nearly hard margin on small data (300 rows, lambda = 1e-7): the passes from w = 0 stop above tol
-    at their bound; the doubling then runs Pegasos with a calibrated t0, and the written model has the
-    lower objective of the two, as when a finish during the doubling does not certify."""
-    X, y = binary(m=300, n=10, seed=2)
-    model = pegasos.fit((X, y), lam=1e-7)
-    info = model.info
-    stopping = info["stopping"]
-    assert int(info["iterations"]) > 0 and info.get("step_offset_rule") == "calibrated"
-    assert "from w = 0 was not kept" in stopping or "after an uncertified dual finish" in stopping
-    assert float(info["finish_discarded_gap"]) > autotune.DEFAULT_TOL
-    plain = pegasos.fit((X, y), lam=1e-7, finish="none")        # Pegasos' run: the same doubling, kept
-    np.testing.assert_array_equal(model.w, plain.w)
-    assert float(info["finish_discarded_gap"]) > 0.05           # far from certified: not worth a second finish
-
-
 def test_resuming_a_model_of_the_passes_from_zero_keeps_its_weights():
     """Such a model has no step schedule (no Pegasos iteration): the resumed run starts one with a
     calibrated step offset, since with t0 = 0 its first step would forget the weights (a9a: 0.352 -> 0.570
-    after one epoch), and is finished in the dual as a first run of a given length is."""
+    after one epoch); the run is Pegasos, and with finish="dual" it is finished in the dual."""
     d = pegasos.read_svmlight(str(data_file("a9a/a9a")))
     model = pegasos.fit(d, lam=1e-4)
     assert model.info["iterations"] == "0"
-    resumed = pegasos.fit(d, lam=1e-4, init=model)
     f0 = pegasos.objective(model, d.X, d.y)["objective"]
-    f1 = pegasos.objective(resumed, d.X, d.y)["objective"]
+    resumed = pegasos.fit(d, lam=1e-4, init=model)
+    assert resumed.info["solver"] == "pegasos" and "finish" not in resumed.info
+    assert resumed.info["step_offset_rule"] == "calibrated" and int(resumed.info["iterations"]) == d.X.shape[0]
+    assert pegasos.objective(resumed, d.X, d.y)["objective"] <= 1.01 * f0          # the weights are kept
+    finished = pegasos.fit(d, lam=1e-4, init=model, finish="dual")
+    f1 = pegasos.objective(finished, d.X, d.y)["objective"]
     assert f1 <= (1 + autotune.DEFAULT_TOL) * A9A_FSTAR and f1 <= 1.001 * f0
-    assert resumed.info["step_offset_rule"] == "calibrated" and "finish_passes" in resumed.info
-    assert int(resumed.info["iterations"]) == d.X.shape[0]
+    assert "finish_passes" in finished.info
 
 
 @pytest.mark.parametrize("kind", ["separable", "duplicated", "sparse"])
 def test_a_resumed_near_optimal_model_stays_near_the_optimum(tmp_path, kind):
     """A fresh user's report: one more epoch of a default model (certified from w = 0) went from 0.0305 to
     0.0443 on separable rows, 0.064 to 0.104 on duplicated ones and 0.047 to 0.143 on sparse text, the large
-    early steps of a new Pegasos run undoing the passes.  The resumed run is finished in the dual (its step
-    was left automatic), so it ends certified within tol; with --finish none it is the Pegasos run alone
-    (which is what showed the loss, and shows this test can fail)."""
+    early steps of a new Pegasos run undoing the passes.  The resumed run is that Pegasos run, and a note
+    says when it ended above its start; with --finish dual it is finished in the dual and ends certified
+    within tol, never above where it began."""
     rng = np.random.default_rng(1)
     if kind == "sparse":
         X = (rng.random((1500, 800)) < 0.01) * rng.random((1500, 800))
@@ -118,18 +105,19 @@ def test_a_resumed_near_optimal_model_stays_near_the_optimum(tmp_path, kind):
     first = pegasos.load_model(str(tmp_path / "m"))
     assert first.info["iterations"] == "0"
     f0 = pegasos.objective(first, X, y)["objective"]
-    r = ok(run_pegasos("train", "--init", tmp_path / "m", data, tmp_path / "r"))
-    assert "certified within" in r
+    r = run_pegasos("train", "--init", tmp_path / "m", "--finish", "dual", data, tmp_path / "r")
+    assert "certified within" in ok(r)
     resumed = pegasos.load_model(str(tmp_path / "r"))
     f1 = pegasos.objective(resumed, X, y)["objective"]
     bound = duality_gap(resumed, X, y, passes=20000, tol=1e-6)["dual"]
     assert f1 <= (1 + autotune.DEFAULT_TOL) * bound and f1 <= (1 + autotune.DEFAULT_TOL) * f0
     assert f1 <= f0 * (1 + 1e-12)         # the finish starts from the lower of the two: never worse than it began
     assert resumed.info["warm_start"].startswith("weights") and resumed.info["step_offset_rule"] == "calibrated"
-    ok(run_pegasos("train", "-q", "--init", tmp_path / "m", "--finish", "none", data, tmp_path / "p"))
+    r = run_pegasos("train", "-q", "--init", tmp_path / "m", data, tmp_path / "p")
     plain = pegasos.load_model(str(tmp_path / "p"))
-    assert "finish" not in plain.info
+    assert "finish" not in plain.info and plain.info["solver"] == "pegasos"
     assert pegasos.objective(plain, X, y)["objective"] > 1.2 * f0
+    assert "the resumed model's objective" in ok(r) + r.stderr and "--finish dual finishes it" in r.stderr
 
 
 def test_a_model_of_no_iteration_takes_a_given_step_and_the_dual_finish_on_resume(tmp_path):
@@ -156,14 +144,14 @@ def test_a_trace_of_a_model_from_zero_is_said_to_have_no_rows(tmp_path):
     X, y = binary(m=400, n=10, seed=3, noise=0.1)
     data = write_svm(tmp_path / "d.svm", X, y)
     r = run_pegasos("train", "-q", "-l", "1e-3", "--trace", tmp_path / "t.csv", data, tmp_path / "m")
-    assert r.returncode == 0 and "the trace has no rows; --finish none traces" in r.stderr
+    assert r.returncode == 0 and "the trace has no rows; --solver pegasos traces" in r.stderr
     assert pegasos.load_model(str(tmp_path / "m")).info["iterations"] == "0"
-    r = run_pegasos("train", "-q", "-l", "1e-3", "--finish", "none", "--trace", tmp_path / "p.csv", data,
+    r = run_pegasos("train", "-q", "-l", "1e-3", "--solver", "pegasos", "--trace", tmp_path / "p.csv", data,
                     tmp_path / "p")
     assert r.returncode == 0 and "no rows" not in r.stderr
     pytest.importorskip("matplotlib")
     one_error(run_pegasos("plot", tmp_path / "t.csv", "-o", tmp_path / "t.png"), "t.csv", "no rows",
-              "no Pegasos iteration", "--finish none")
+              "no Pegasos iteration", "--solver pegasos")
     assert not (tmp_path / "t.png").exists()
     ok(run_pegasos("plot", tmp_path / "p.csv", "-o", tmp_path / "p.png"))
 
@@ -205,7 +193,7 @@ def test_a_lambda_path_starts_its_dual_passes_from_the_previous_weights():
     first = pegasos.fit((X, y), lam=1e-2)
     model = _fit_from(ex, TrainOptions(lam=1e-3).validate(), (first.w, first.bias))
     info = model.info
-    assert info["iterations"] == "0" and info["stopping"].endswith(autotune.FROM_START)
+    assert info["iterations"] == "0" and info["stop"] == "certified" and info["solver"] == "dual"
     assert info["warm_start"] == "previous lambda"
     gap = duality_gap(model, X, y, passes=20000, tol=1e-9)
     assert gap["rel_gap"] <= float(info["certified_gap"]) + 1e-12 <= autotune.DEFAULT_TOL + 1e-12
@@ -223,11 +211,11 @@ def test_a_resumed_run_that_ends_above_its_start_is_said(tmp_path):
     X, y = binary(m=600, n=12, seed=5, noise=0.0)
     data = write_svm(tmp_path / "d.svm", X, y)
     ok(run_pegasos("train", "-q", data, tmp_path / "m"))
-    r = run_pegasos("train", "-q", "--init", tmp_path / "m", "--finish", "none", data, tmp_path / "r")
-    assert r.returncode == 0 and "the resumed model's objective" in r.stderr
-    assert "without --finish none the run is finished in the dual" in r.stderr
-    r = run_pegasos("train", "-q", "--init", tmp_path / "m", "--t0", "10", data, tmp_path / "r")
-    assert r.returncode == 0 and "with the step left to the calibration" in r.stderr
-    assert "where the run started" not in r.stderr
     r = run_pegasos("train", "-q", "--init", tmp_path / "m", data, tmp_path / "r")
+    assert r.returncode == 0 and "the resumed model's objective" in r.stderr
+    assert "--finish dual finishes it in the dual" in r.stderr
+    r = run_pegasos("train", "-q", "--init", tmp_path / "m", "--t0", "10", data, tmp_path / "r")
+    assert r.returncode == 0 and "the resumed model's objective" in r.stderr
+    assert "where the run started" not in r.stderr
+    r = run_pegasos("train", "-q", "--init", tmp_path / "m", "--finish", "dual", data, tmp_path / "r")
     assert r.returncode == 0 and r.stderr == ""

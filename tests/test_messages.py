@@ -193,13 +193,15 @@ def test_cv_and_search_name_the_runs_worse_than_w0(tmp_path):
         assert r.returncode == 0 and "that of w = 0" not in r.stderr
 
 
-def test_the_epoch_cap_note_gives_the_cap_not_the_kept_length():
+def test_the_epoch_cap_note_does_not_give_the_kept_length_as_the_cap():
     """The note said "cap of 8192 epochs" where the header had max_epochs=16384 (the kept model, the lower
-    objective of the last two lengths, was of 8192)."""
-    from types import SimpleNamespace
+    objective of the last two lengths, was of 8192): it now says the cap was reached and the model's own
+    length apart."""
+    from pegasos.outcome import Outcome, Stop
+    from pegasos.solver import Solver
 
-    from pegasos.cli import _epoch_cap
-
-    result = SimpleNamespace(info={"epochs": "8192", "stopping": "tol=0.002 max_epochs=16384 epoch cap"})
-    assert _epoch_cap(result) == "16384"
-    assert _epoch_cap(SimpleNamespace(info={"epochs": "10"})) == "10"
+    outcome = Outcome.from_header({"solver": "pegasos", "solver_reason": "asked for", "stop": "epoch cap",
+                                   "tol": "0.002", "iterations": "819200", "epochs": "8192"})
+    assert outcome.stop is Stop.EPOCH_CAP and outcome.solver is Solver.PEGASOS
+    note, = outcome.diagnostics
+    assert "reached its cap of epochs" in note and "(the model: 8192 epochs)" in note and "cap of 8192" not in note

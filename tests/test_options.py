@@ -289,7 +289,7 @@ def test_no_import_cycle():
 
 def test_lower_layers_do_not_import_upper_ones():
     edges, _ = _imports()
-    order = ["errors", "defaults", "options", "labels", "io", "data", "model", "examples", "sampling", "linear",
+    order = ["errors", "defaults", "solver", "outcome", "options", "labels", "io", "data", "model", "examples", "sampling", "linear",
              "multiclass", "kernel", "modelfile", "stream", "scoring", "trace", "trainers", "certificate", "finish", "autotune",
              "engine_dask", "api", "selection", "plot", "sklearn", "cli"]
     rank = {m: i for i, m in enumerate(order)}
@@ -396,11 +396,12 @@ def test_what_users_type_lands_within_one_percent(tmp_path, rel, f_star, extra):
     r = json.loads(ok(run_pegasos("objective", "--json", data, tmp_path / "m")))
     assert r["objective"] <= 1.01 * f_star, (r["objective"], f_star)
     header = (tmp_path / "m").read_text()
-    assert "sampling permutation" in header
-    if extra:                          # -T: Pegasos' iterations with the calibrated t0, then the finish
-        assert "step_offset_rule calibrated" in header
-    else:                              # the dual passes from w = 0 certify the model: no Pegasos iteration
-        assert "\niterations 0\n" in header and "from w = 0" in header and "\nfinish dual\n" in header
+    if extra:                          # -T: that Pegasos run, with the calibrated t0, and nothing after it
+        assert "sampling permutation" in header and "step_offset_rule calibrated" in header
+        assert "\nsolver pegasos\n" in header and "\nstop length\n" in header and "finish" not in header
+        assert "\niterations 100000\n" in header
+    else:                              # the dual from w = 0, certified: no Pegasos iteration
+        assert "\niterations 0\n" in header and "\nsolver dual\n" in header and "\nstop certified\n" in header
 
 
 def test_index_zero_hint_fits_the_command(tmp_path):

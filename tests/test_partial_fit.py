@@ -132,15 +132,15 @@ def test_batch_larger_than_the_pass_is_a_parameter_error():
         PegasosClassifier(batch_size=10).partial_fit(X[:4], y[:4], classes=["no", "yes"])
 
 
-def test_fit_of_given_epochs_is_finished_unless_finish_none():
-    """finish=None finishes a given length in the dual (pegasos train -T/--epochs); "none" is plain
-    Pegasos; a bad value is one ParameterError."""
+def test_fit_of_given_epochs_is_that_pegasos_run_unless_finish_dual():
+    """A given length is that Pegasos run (pegasos train -T/--epochs), as finish="none" is; "dual" finishes
+    it in the dual; a bad value is one ParameterError."""
     X, y = binary(m=300)
-    finished = PegasosClassifier(epochs=2).fit(X, y)
-    plain = PegasosClassifier(epochs=2, finish="none").fit(X, y)
+    finished = PegasosClassifier(epochs=2, finish="dual").fit(X, y)
+    plain = PegasosClassifier(epochs=2).fit(X, y)
     assert finished.model_.info["finish"] == "dual" and "finish" not in plain.model_.info
     assert finished.t_ == plain.t_ == 600
-    assert "finish" not in PegasosClassifier(epochs=2, step_offset=10.0).fit(X, y).model_.info
+    np.testing.assert_array_equal(plain.coef_, PegasosClassifier(epochs=2, finish="none").fit(X, y).coef_)
     with pytest.raises(ParameterError, match="finish: the finish must be one of dual, none, got 'yes'"):
         PegasosClassifier(finish="yes").fit(X, y)
     with pytest.raises(ParameterError, match="with a kernel it is the dual solver alone"):
@@ -156,7 +156,7 @@ def test_partial_fit_after_a_fit_replaced_by_the_dual_goes_on_from_its_weights()
     from pegasos.scoring import objective
 
     X, y = binary(m=300)
-    est = PegasosClassifier(epochs=2, average_from=0.0).fit(X, y)
+    est = PegasosClassifier(epochs=2, average_from=0.0, finish="dual").fit(X, y)
     info = est.model_.info
     assert info["finish_kept"] == "dual" and "solver_state_" not in vars(est)
     y_pm = np.where(y == "yes", 1.0, 0.0)          # the model's label values of "no" and "yes"

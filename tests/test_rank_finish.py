@@ -112,7 +112,7 @@ def test_default_rank_model_is_certified_and_near_the_reference_optimum(lam):
     f_star = reference_optimum(X, y, qid, lam)
     f = rank_objective(model.w, X, y, qid, lam)
     gap = float(model.info["certified_gap"])
-    assert model.info["iterations"] == "0" and model.info["stopping"].endswith(autotune.FROM_ZERO)
+    assert model.info["iterations"] == "0" and model.info["solver"] == "dual" and model.info["stop"] == "certified"
     assert gap <= 0.002
     assert (f - f_star) / f <= gap + 1e-9          # the certificate holds against the independent optimum
     assert f <= 1.002 * f_star
@@ -139,49 +139,45 @@ def test_the_header_retrains_the_default_bit_for_bit(tmp_path):
     assert np.array_equal(model.w, again.w)
 
 
-def test_a_given_length_is_finished_in_the_dual():
+def test_a_given_length_is_finished_in_the_dual_on_request():
     d, X, y, qid = read_ranking()
     lam = 1e-4
-    plain = pegasos.fit(d, loss="rank", lam=lam, iterations=20000, finish="none")
-    done = pegasos.fit(d, loss="rank", lam=lam, iterations=20000)
-    assert "finish" not in plain.info and done.info["finish"] == "dual"
+    plain = pegasos.fit(d, loss="rank", lam=lam, iterations=20000)
+    done = pegasos.fit(d, loss="rank", lam=lam, iterations=20000, finish="dual")
+    assert "finish" not in plain.info and done.info["finish"] == "dual" and plain.info["solver"] == "pegasos"
     f_plain, f_done = (rank_objective(m.w, X, y, qid, lam) for m in (plain, done))
     assert f_done < f_plain
     assert float(done.info["certified_gap"]) <= 0.002
     again = pegasos.fit(d, loss="rank", lam=lam, iterations=20000, finish_passes=int(done.info["finish_passes"]))
+    assert done.info["solver"] == "dual"                    # the passes' model was kept
     assert np.array_equal(done.w, again.w)
 
 
-def test_uncertified_passes_fall_back_to_the_finished_pegasos_run(monkeypatch):
-    # a bound of work too small to certify either start: the lower objective of the two is written
-    monkeypatch.setattr(finish, "FINISH_MIN_UPDATES", 2000)
-    monkeypatch.setattr(finish, "FINISH_WORK_RATIO", 0)
-    monkeypatch.setattr(finish, "ASKED_UPDATES", 2000)      # the bound the passes from w = 0 get
+def test_uncertified_passes_say_so(monkeypatch):
+    # a bound of work too small to certify: the passes' model, its stop "bound", and a warning
+    monkeypatch.setattr(finish, "ASKED_UPDATES", 2000)
     X, y, qid = random_ranking(5)
     lam = 1e-4
-    model = pegasos.fit((X, y, qid), loss="rank", lam=lam)
+    with pytest.warns(pegasos.ConvergenceWarning, match="not certified"):
+        model = pegasos.fit((X, y, qid), loss="rank", lam=lam)
     assert float(model.info["certified_gap"]) > 0.002
+    assert model.info["stop"] == "bound" and model.info["iterations"] == "0"
     f = rank_objective(model.w, X, y, qid, lam)
-    stopping = model.info["stopping"]
-    if model.info["iterations"] == "0":
-        assert "uncertified dual passes from w = 0 kept" in stopping
-    else:
-        assert "the default run of pairs, finished" in stopping and model.info["finish"] == "dual"
-        run = pegasos.fit((X, y, qid), loss="rank", lam=lam, iterations=int(model.info["iterations"]),
-                          finish_passes=int(model.info["finish_passes"]))
-        assert np.array_equal(run.w, model.w)
-    assert f <= rank_objective(pegasos.fit((X, y, qid), loss="rank", lam=lam, preset="paper").w, X, y, qid, lam)
+    assert (f - reference_optimum(X, y, qid, lam)) / f <= float(model.info["certified_gap"]) + 1e-9
 
 
 def test_too_many_pairs_for_memory_train_the_pegasos_run(monkeypatch):
     monkeypatch.setattr(examples, "PAIR_MEMORY_SHARE", 1e-12)
     X, y, qid = random_ranking(6)
     model = pegasos.fit((X, y, qid), loss="rank", lam=1e-3)
-    assert "not finished" in model.info["stopping"] and "finish" not in model.info
+    assert model.info["solver"] == "pegasos" and "finish" not in model.info
+    assert "the pairs of the rank loss do not fit in memory" in model.info["solver_reason"]
     given = pegasos.fit((X, y, qid), loss="rank", lam=1e-3, iterations=500)
     assert "finish" not in given.info
     with pytest.raises(ParameterError, match="pairs of the rank loss"):
-        pegasos.fit((X, y, qid), loss="rank", lam=1e-3, finish="dual")
+        pegasos.fit((X, y, qid), loss="rank", lam=1e-3, iterations=500, finish="dual")
+    with pytest.raises(ParameterError, match="solver dual: the pairs of the rank loss do not fit in memory"):
+        pegasos.fit((X, y, qid), loss="rank", lam=1e-3, solver="dual")
 
 
 # ------------------------------------------------------------ certificate --
@@ -216,13 +212,11 @@ def test_ranker_estimator_default_is_certified():
     assert ranker.t_ == 0 and ranker.n_iter_ == int(ranker.model_.info["finish_passes"])
     f = rank_objective(ranker.coef_, X, y, qid, 1e-4)
     assert f <= 1.002 * reference_optimum(X, y, qid, 1e-4)
-    # a given length: the Pegasos run of pairs, then the dual finish (as pegasos train --epochs); a given
-    # step: the Pegasos run alone
+    # a given length: the Pegasos run of pairs alone (as pegasos train --epochs)
     ranker = PegasosRanker(lam=1e-4, epochs=2).fit(X, y, qid=qid)
-    assert ranker.t_ > 0 and float(ranker.model_.info["certified_gap"]) <= 0.002
-    assert rank_objective(ranker.coef_, X, y, qid, 1e-4) <= 1.002 * reference_optimum(X, y, qid, 1e-4)
-    ranker = PegasosRanker(lam=1e-4, epochs=2, step_offset=0).fit(X, y, qid=qid)
-    assert "finish" not in ranker.model_.info
+    assert ranker.t_ > 0 and "finish" not in ranker.model_.info and ranker.model_.info["solver"] == "pegasos"
+    ranker = PegasosRanker(lam=1e-4, solver="dual").fit(X, y, qid=qid)
+    assert ranker.t_ == 0 and float(ranker.model_.info["certified_gap"]) <= 0.002
 
 
 def test_tol_gap_certifies_a_ranking_model_to_the_gap_asked():
@@ -230,7 +224,7 @@ def test_tol_gap_certifies_a_ranking_model_to_the_gap_asked():
     lam = 1e-4
     model = pegasos.fit(d, loss="rank", lam=lam, tol_gap=1e-4)
     gap = float(model.info["certified_gap"])
-    assert gap <= 1e-4 and model.info["stopping"].startswith("tol_gap=0.0001 certified")
+    assert gap <= 1e-4 and model.info["stop"] == "certified" and model.info["tol"] == "0.0001"
     f = rank_objective(model.w, X, y, qid, lam)
     assert (f - reference_optimum(X, y, qid, lam)) / f <= gap + 1e-9
     with pytest.raises(ParameterError, match="drop finish= none"):

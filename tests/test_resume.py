@@ -132,6 +132,15 @@ def test_suffix_started_before_the_cut_goes_on_from_its_own_start(tmp_path):
 
 
 # ------------------------------------------------------------------ command line --
+def same_run(a, b):
+    """The model files of ``a`` and ``b`` hold the same run: their bytes but the solver's reason, which
+    says how each was asked for (a resumed run is Pegasos because it resumes, a first one because of its
+    -T, say)."""
+    def lines(path):
+        return [ln for ln in path.read_bytes().split(b"\n") if not ln.startswith(b"solver_reason ")]
+    return lines(a) == lines(b)
+
+
 def cli(*args):
     result = CliRunner().invoke(main, ["train", "-q", *map(str, args)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -152,10 +161,10 @@ def test_cli_resume_gives_the_bytes_of_one_run(tmp_path, args):
     cli("-l", "0.01", "-T", 400, "--resume-state", *args, data, one)
     cli("-l", "0.01", "-T", 130, "--resume-state", *args, data, first)
     cli("--init", first, "-T", 270, data, second)                      # the rest from the model's header
-    assert second.read_bytes() == one.read_bytes()
+    assert same_run(second, one)
     cli("--init", first, "-T", 270, "--no-resume-state", data, second)
-    cli("-l", "0.01", "-T", 400, "--finish", "none", *args, data, one)    # plain Pegasos: what --init continues
-    assert second.read_bytes() == one.read_bytes()
+    cli("-l", "0.01", "-T", 400, "--solver", "pegasos", *args, data, one)    # what --init continues
+    assert same_run(second, one)
     assert b"resume_state" not in one.read_bytes()
 
 
@@ -169,7 +178,7 @@ def test_cli_resume_in_place_with_epochs(tmp_path):
     model = pegasos.load_model(str(tmp_path / "m.model"))
     assert model.info["iterations"] == str(2 * 203)
     cli("-l", "0.01", "-T", 406, "--resume-state", "--average", data, tmp_path / "two.model")
-    assert (tmp_path / "m.model").read_bytes() == (tmp_path / "two.model").read_bytes()
+    assert same_run(tmp_path / "m.model", tmp_path / "two.model")
 
 
 def test_cli_refuses_a_setting_that_differs(tmp_path):

@@ -132,10 +132,10 @@ def test_rows_report_the_objective_with_the_example_weights():
 
 
 def test_warm_started_rows_of_a_given_length_are_finished_as_cold_ones():
-    """-T/--epochs with the step left automatic: every row is finished in the dual, the warm-started
-    ones too (from their warm-started Pegasos run), so warm and cold rows agree within tol."""
+    """-T/--epochs with --finish dual: every row is finished in the dual, the warm-started ones too (from
+    their warm-started Pegasos run), so warm and cold rows agree within tol."""
     X, y = small_data.binary(m=400, n=20)
-    options = TrainOptions(epochs=3)
+    options = TrainOptions(epochs=3, finish="dual")
     lambdas = [1e-2, 1e-3, 1e-4]
     warm = search((X, y), options, lambdas, validation=(X[:80], y[:80]))
     cold = search((X, y), options, lambdas, validation=(X[:80], y[:80]), warm_start=False)
@@ -157,16 +157,17 @@ def test_a_tie_goes_to_the_largest_lambda():
 
 def test_search_names_the_points_whose_models_were_not_certified(tmp_path):
     """A second trial: `search` at lambda = 1e-7 printed no note where --json had certified gaps of 0.93,
-    while cv names its folds; it now names the points, and says nothing where all are certified."""
+    while cv names its folds; it now names the points, and says nothing where all are certified.  (The
+    dual's full bound certifies both points: 50 passes leave the nearly hard margin far above tol.)"""
     from conftest import run_pegasos as run_auto
     from small_data import binary, write_svm
 
     X, y = binary(m=300, n=10, seed=2)                     # a nearly hard margin at lambda = 1e-7
     data = write_svm(tmp_path / "d.svm", X, y)
-    r = run_auto("search", "-v", "3", "-l", "1e-7,1e-2", data)
+    r = run_auto("search", "-v", "3", "-l", "1e-7,1e-2", "-T", "0", "--finish-passes", "50", data)
     assert r.returncode == 0, r.stderr
     assert "pegasos: note: at 1 of 2 points the models were not certified" in r.stderr and "lambda 1e-07" in r.stderr
-    r = run_auto("search", "-v", "3", "-l", "1e-2", data)
+    r = run_auto("search", "-v", "3", "-l", "1e-2", "-T", "0", "--finish-passes", "50", data)
     assert r.returncode == 0 and "note" not in r.stderr
 
 

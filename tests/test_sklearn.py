@@ -190,7 +190,7 @@ def test_defaults_reach_the_certified_optimum_of_a9a():
     ref = pegasos.fit((X, y))
     assert np.array_equal(est.coef_.ravel(), ref.w) and est.model_.info == ref.info
     # a9a is certified by the dual passes from w = 0: no Pegasos iteration, n_iter_ the passes
-    assert est.model_.info["stopping"].endswith(autotune.FROM_ZERO) and est.model_.info["stopping"].startswith("tol=")
+    assert est.model_.info["solver"] == "dual" and est.model_.info["stop"] == "certified"
     assert est.t_ == int(ref.info["iterations"]) == 0 and est.n_iter_ == int(ref.info["finish_passes"]) > 0
 
 
@@ -548,18 +548,18 @@ def test_tol_reaches_the_run_and_comes_back_from_the_model_file(tmp_path):
     X, y = _blobs()
     loose = PegasosClassifier(lam=1e-3, tol=0.05).fit(X, y)
     tight = PegasosClassifier(lam=1e-3).fit(X, y)
-    assert loose.model_.info["stopping"].startswith("tol=0.05 ")
-    assert tight.model_.info["stopping"].startswith("tol=0.002 ")
+    assert loose.model_.info["tol"] == "0.05" and loose.model_.info["stop"] == "certified"
+    assert tight.model_.info["tol"] == "0.002" and tight.model_.info["stop"] == "certified"
     assert float(loose.model_.info["certified_gap"]) <= 0.05
     assert float(tight.model_.info["certified_gap"]) <= 0.002
     assert int(loose.model_.info["finish_passes"]) < int(tight.model_.info["finish_passes"])
     loose.save(tmp_path / "m.txt")
     assert PegasosClassifier.load(tmp_path / "m.txt").tol == 0.05
     kernel = PegasosClassifier(kernel="rbf", lam=1e-3, tol=0.05).fit(X, y)
-    assert kernel.model_.info["stopping"].startswith("tol=0.05 ")
+    assert kernel.model_.info["tol"] == "0.05" and kernel.model_.info["solver"] == "dual"
     assert float(kernel.model_.info["certified_gap"]) <= 0.05
     rank = PegasosRanker(lam=1e-3, tol=0.05).fit(X, X[:, 0] > 0, qid=np.arange(120) // 20)
-    assert rank.model_.info["stopping"].startswith("tol=0.05 ")
+    assert rank.model_.info["tol"] == "0.05" and rank.model_.info["stop"] == "certified"
 
 
 @pytest.mark.parametrize("tol", [0.0, 1.0, 5.0, -0.1, float("nan"), float("inf")])

@@ -1,0 +1,184 @@
+"""What a training run ended with, as a typed value.
+
+:class:`Outcome` is written into a model's header by :func:`record_outcome` (the entries ``solver``,
+``solver_reason``, ``stop`` and ``tol``) and read back by :meth:`Outcome.from_header`, through one table
+(:data:`OUTCOME_FIELDS`).  Its :attr:`Outcome.diagnostics` are what :func:`pegasos.fit` raises as
+:class:`pegasos.errors.ConvergenceWarning` and what ``pegasos train`` prints as its notes.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .solver import Plan, Solver
+
+
+class Stop(str, enum.Enum):
+    """Why a run stopped (the ``stop`` line of a model header)."""
+
+    CERTIFIED = "certified"        # the duality gap certifies the model within tol
+    BOUND = "bound"                # the dual stopped at its bound of work (or a stall) above tol
+    STUCK = "stuck"                # the kernel dual: no update raised the dual
+    PASSES = "passes"              # the dual ran the passes asked for (finish_passes)
+    CONVERGED = "converged"        # Pegasos: doubling the epochs gained less than tol
+    EPOCH_CAP = "epoch cap"        # Pegasos: the automatic length reached its cap of epochs
+    WORK_CAP = "work cap"          # Pegasos: the next doubling would train too long for what it gains
+    LENGTH = "length"              # Pegasos ran the T or epochs given
+    EARLY_STOP = "early stop"      # the validation metric stopped improving
+
+
+#: the stops of the dual solvers, whose certified gap the model header holds
+DUAL_STOPS = (Stop.CERTIFIED, Stop.BOUND, Stop.STUCK, Stop.PASSES)
+
+
+def _passes(text: str) -> int:
+    return max(int(p) for p in text.split(","))
+
+
+#: model-header key <-> Outcome field, with the parser of the header text
+OUTCOME_FIELDS = (
+    ("solver", "solver", Solver),
+    ("solver_reason", "reason", str),
+    ("stop", "stop", Stop),
+    ("tol", "tol", float),
+    ("iterations", "iterations", int),
+    ("finish_passes", "passes", _passes),
+    ("certified_gap", "certified_gap", float),
+    ("epochs", "epochs", float),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended.
+
+    Attributes
+    ----------
+    solver : Solver
+        The solver whose weights the model holds.
+    reason : str
+        Why that solver (the plan's reason).
+    stop : Stop
+    tol : float
+        The relative tolerance of the run (a fraction of the objective).
+    iterations : int
+        Pegasos iterations T (0 for the dual from w = 0).
+    passes : int or None
+        Dual passes (the most of any class), where dual passes ran.
+    certified_gap : float or None
+        The relative duality gap (P - D) / P the model is certified within, where one is known.
+    epochs : float or None
+        The epochs the automatic length chose (Pegasos).
+    """
+
+    solver: Solver
+    reason: str
+    stop: Stop
+    tol: float
+    iterations: int = 0
+    passes: int | None = None
+    certified_gap: float | None = None
+    epochs: float | None = None
+
+    @property
+    def certified(self) -> bool:
+        """Whether the model is certified within ``tol`` of the optimum."""
+        return self.certified_gap is not None and self.certified_gap <= self.tol
+
+    @property
+    def diagnostics(self) -> tuple[str, ...]:
+        """What a user should know of the run: one sentence each (empty when all went as asked)."""
+        gap = self.certified_gap
+        if self.stop in (Stop.BOUND, Stop.STUCK) and not self.certified:
+            why = ("no update raised the dual (the kernel values may overflow)" if self.stop is Stop.STUCK
+                   else "at its bound of work")
+            return (f"the dual solver stopped {why} with a certified relative gap of {gap:.3g}, above tol "
+                    f"{self.tol!r}: the model is not certified",)
+        if self.stop is Stop.PASSES and gap is not None and gap > self.tol:
+            return (f"the {self.passes} dual pass{'' if self.passes == 1 else 'es'} asked for left a certified "
+                    f"relative gap of {gap:.3g}, above tol {self.tol!r}",)
+        if self.stop is Stop.EPOCH_CAP:
+            return (f"Pegasos' automatic length reached its cap of epochs before the objective settled within tol "
+                    f"(the model: {self.epochs:g} epochs); give epochs (or T) to train longer",)
+        if self.stop is Stop.WORK_CAP:
+            return (f"Pegasos' automatic length stopped at {self.epochs:g} epochs, where the last doubling gained "
+                    "at most 1% and the next would train more than 2^24 iterations (tol not reached); give "
+                    "epochs (or T) to train longer",)
+        return ()
+
+    def header(self) -> dict[str, str]:
+        """The header entries this outcome writes (``solver``, ``solver_reason``, ``stop``, ``tol``)."""
+        out = {"solver": self.solver.value, "solver_reason": self.reason, "stop": self.stop.value}
+        if self.stop not in (Stop.LENGTH, Stop.EARLY_STOP):        # a given length has no tolerance
+            out["tol"] = repr(float(self.tol))
+        return out
+
+    @classmethod
+    def from_header(cls, info: dict[str, str]) -> Outcome | None:
+        """The outcome a model header records, or None for a header without one (older models).
+
+        Raises
+        ------
+        ValueError
+            An entry that does not parse.
+        """
+        if "stop" not in info or "solver" not in info:
+            return None
+        values = {}
+        for key, field, parse in OUTCOME_FIELDS:
+            if info.get(key, "-") != "-":
+                values[field] = parse(info[key])
+        values.setdefault("reason", "")
+        values.setdefault("tol", math.nan)
+        return cls(**values)
+
+
+def _stop_of(info: dict[str, str], tol: float, passes_given: bool) -> Stop:
+    """The stop of a run whose trainer left its entries in ``info``."""
+    if "certified_gap" in info and ("finish_passes" in info or "dual_updates" in info):     # dual passes ran
+        if float(info["certified_gap"]) <= tol:
+            return Stop.CERTIFIED
+        if passes_given:
+            return Stop.PASSES
+        return Stop(info.get("stop", Stop.BOUND.value))     # the kernel dual says when it is stuck
+    if "stop" in info:                         # the trainer said it (Pegasos' automatic length, early stop)
+        return Stop(info["stop"])
+    return Stop.LENGTH
+
+
+def record_outcome(model, chosen: Plan, options):
+    """Write the outcome of ``model`` (trained by ``chosen`` with ``options``) into its header.
+
+    The solver whose weights it holds (the dual where no Pegasos iteration ran, or where dual passes
+    after Pegasos were kept for every class), why, the stop and the tolerance.  Returns ``model``.
+    """
+    info = getattr(model, "info", None)
+    if info is None:
+        return model
+    used = Solver.DUAL if info.get("iterations") == "0" else Solver.PEGASOS
+    kept = info.get("finish_kept", "")
+    if kept == "dual" or (kept.endswith(" classes dual") and kept.split(" of ")[0] == kept.split()[2]):
+        used = Solver.DUAL
+    reason = chosen.reason
+    if used is not chosen.solver:
+        reason = f"{reason}; dual passes after the Pegasos run were asked for, and their model was kept"
+    tol = float(options.tol if options.tol_gap is None else options.tol_gap)
+    outcome = Outcome(solver=used, reason=f"auto: {reason}" if chosen.asked == "auto" else reason,
+                      stop=_stop_of(info, tol, options.finish_passes is not None), tol=tol)
+    info.update(outcome.header())
+    return model
+
+
+def warn_diagnostics(model):
+    """Raise each diagnostic of ``model``'s outcome as a :class:`pegasos.errors.ConvergenceWarning`;
+    returns ``model``."""
+    import warnings
+
+    from .errors import ConvergenceWarning
+
+    outcome = Outcome.from_header(getattr(model, "info", {}))
+    for line in () if outcome is None else outcome.diagnostics:
+        warnings.warn(line, ConvergenceWarning, stacklevel=3)
+    return model

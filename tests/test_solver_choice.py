@@ -1,0 +1,183 @@
+"""One solver choice, made once (pegasos.solver.plan) and read back from the model (pegasos.outcome).
+
+- the rule of solver="auto": the dual where it can run, Pegasos where a Pegasos setting is given or the
+  dual cannot run;
+- every entry point (the command line, pegasos.fit, the estimators, the lambda path) writes the same
+  model for the same settings;
+- a given T writes that Pegasos run; --explain trains nothing;
+- the typed outcome round-trips through the model file, and no module decides from the text of the
+  header's ``stopping``.
+"""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pegasos
+from pegasos.errors import ParameterError
+from pegasos.options import TrainOptions
+from pegasos.outcome import Outcome, Stop
+from pegasos.solver import Problem, Solver, plan
+
+from conftest import ok, one_error, run_pegasos
+from small_data import binary, multiclass, write_svm
+
+
+@pytest.mark.parametrize("settings, solver, words", [
+    ({}, Solver.DUAL, "the dual can run"),
+    (dict(multiclass="crammer-singer"), Solver.DUAL, "the dual can run"),
+    (dict(loss="rank"), Solver.DUAL, "the dual can run"),
+    (dict(loss="squared-hinge", bias="feature"), Solver.DUAL, "the dual can run"),
+    (dict(kernel="rbf"), Solver.DUAL, "the dual can run"),
+    (dict(iterations=1000), Solver.PEGASOS, "a setting of Pegasos is given: iterations="),
+    (dict(epochs=2), Solver.PEGASOS, "given: epochs="),
+    (dict(eta0=0.1), Solver.PEGASOS, "given: eta0="),
+    (dict(batch_size=8), Solver.PEGASOS, "given: batch_size="),
+    (dict(finish="none"), Solver.PEGASOS, 'given: finish="none"'),
+    (dict(preset="paper"), Solver.PEGASOS, "given: preset="),
+    (dict(loss="log"), Solver.PEGASOS, "the log loss has no dual"),
+    (dict(loss="eps-insensitive"), Solver.PEGASOS, "the eps-insensitive loss has no dual"),
+    (dict(bias="unregularized"), Solver.PEGASOS, "unregularized bias"),
+    (dict(kernel="sigmoid"), Solver.PEGASOS, "not positive semi-definite"),
+    (dict(iterations=0, finish="dual"), Solver.DUAL, "the dual can run: iterations 0"),
+    (dict(solver="pegasos"), Solver.PEGASOS, "asked for"),
+    (dict(solver="dual"), Solver.DUAL, "asked for"),
+])
+def test_the_rule_of_auto(settings, solver, words):
+    chosen = plan(Problem(m=1000), TrainOptions(**settings).validate())
+    assert chosen.solver is solver and words in chosen.why, chosen
+    if chosen.detail:       # the header's reason is one of a few phrases: the settings are the detail
+        assert chosen.reason == "a setting of Pegasos is given" or chosen.reason == "the dual can run"
+
+
+@pytest.mark.parametrize("m, lam", [(10, 1e-6), (10 ** 7, 1.0)])
+def test_auto_does_not_depend_on_the_size(m, lam):
+    """Measured (benchmarks/RESULTS_solver_choice.md): the dual reached tol first from lambda*m = 0.03 to
+    400, so the rule has no threshold on lambda*m."""
+    assert plan(Problem(m=m), TrainOptions(lam=lam).validate()).solver is Solver.DUAL
+
+
+def test_data_not_in_memory_and_resumed_runs_are_pegasos():
+    options = TrainOptions().validate()
+    assert plan(Problem(m=0, in_memory=False), options).solver is Solver.PEGASOS
+    assert plan(Problem(m=0, resumed=True), options).solver is Solver.PEGASOS
+    for problem in (Problem(m=0, in_memory=False), Problem(m=0, resumed=True)):
+        with pytest.raises(ParameterError, match="solver dual"):
+            plan(problem, options.replace(solver="dual"))
+
+
+def test_solver_dual_refuses_pegasos_settings_naming_them():
+    with pytest.raises(ParameterError, match=r"drop epochs=, eta0= \(settings of Pegasos\)"):
+        plan(Problem(m=100), TrainOptions(solver="dual", epochs=2, eta0=0.1).validate())
+    with pytest.raises(ParameterError, match="the solver must be one of auto, pegasos, dual"):
+        TrainOptions(solver="sgd").validate()
+
+
+def test_every_entry_point_writes_the_same_model(tmp_path):
+    """The command line, pegasos.fit on the file and on arrays, and the estimator with the CLI's settings
+    (no bias): the same weights and the same solver, stop and certificate."""
+    from pegasos.sklearn import PegasosClassifier
+
+    X, y = binary(m=500, n=20, seed=3, noise=0.1)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    ok(run_pegasos("train", "-q", "-l", "1e-3", data, tmp_path / "cli.model"))
+    cli = pegasos.load_model(str(tmp_path / "cli.model"))
+    on_file = pegasos.fit(pegasos.read_svmlight(str(data)), lam=1e-3)
+    on_arrays = pegasos.fit((X, y), lam=1e-3)
+    estimator = PegasosClassifier(lam=1e-3, bias="none").fit(X, y).model_
+    on_file.save(tmp_path / "fit.model")
+    assert (tmp_path / "fit.model").read_bytes() == (tmp_path / "cli.model").read_bytes()
+    for model in (on_arrays, estimator):
+        np.testing.assert_array_equal(model.w, cli.w)
+        for key in ("solver", "solver_reason", "stop", "tol", "certified_gap", "finish_passes"):
+            assert model.info[key] == cli.info[key], key
+    assert cli.info["solver"] == "dual" and cli.info["stop"] == "certified"
+    # --solver dual is the same run as the default's
+    ok(run_pegasos("train", "-q", "-l", "1e-3", "--solver", "dual", data, tmp_path / "dual.model"))
+    np.testing.assert_array_equal(pegasos.load_model(str(tmp_path / "dual.model")).w, cli.w)
+
+
+def test_the_lambda_path_chooses_as_a_cold_fit_does():
+    from pegasos.examples import as_examples
+    from pegasos.selection import _fit_from as fit_from
+
+    X, y = binary(m=300, n=10, seed=4, noise=0.2)
+    for options in (TrainOptions(lam=1e-3), TrainOptions(lam=1e-3, epochs=3), TrainOptions(lam=1e-3, loss="log")):
+        options = options.validate()
+        warm = fit_from(as_examples((X, y)), options, None)
+        cold = pegasos.fit((X, y), options)
+        assert warm.info["solver"] == cold.info["solver"] and warm.info["stop"] == cold.info["stop"]
+
+
+def test_a_given_length_is_that_pegasos_run_on_the_command_line(tmp_path):
+    """The design card's command: -T N writes N Pegasos iterations, and the summary says which solver
+    ran and why; no dual pass replaces them."""
+    X, y = binary(m=400, n=15, seed=5, noise=0.1)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    out = ok(run_pegasos("train", "-l", "1e-4", "-T", "5000", data, tmp_path / "m"))
+    assert "solver pegasos (auto: a setting of Pegasos is given)" in out and "dual" not in out
+    info = pegasos.load_model(str(tmp_path / "m")).info
+    assert info["iterations"] == "5000" and info["solver"] == "pegasos" and info["stop"] == "length"
+    assert not any(key.startswith("finish") for key in info) and "tol" not in info
+
+
+def test_explain_trains_nothing(tmp_path):
+    X, y = binary(m=200, n=5, seed=6)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    out = ok(run_pegasos("train", "--explain", "-l", "1e-3", data, tmp_path / "m"))
+    assert out.startswith("m=200 lambda=0.001 | solver dual (auto: the dual can run)") and out.count("\n") == 1
+    assert not (tmp_path / "m").exists()
+    out = ok(run_pegasos("train", "--explain", "--epochs", "2", data, tmp_path / "m"))
+    assert "solver pegasos (auto: a setting of Pegasos is given: --epochs)" in out
+    assert not (tmp_path / "m").exists()
+    out = ok(run_pegasos("train", "--explain", "--stream", data, tmp_path / "m"))
+    assert "solver pegasos (auto: the data are not in memory" in out and not (tmp_path / "m").exists()
+    one_error(run_pegasos("train", "--explain", "--solver", "dual", "--loss", "log", data, tmp_path / "m"),
+              "--solver dual", "log loss")
+
+
+@pytest.mark.parametrize("settings", [dict(lam=1e-3), dict(lam=1e-3, epochs=2), dict(lam=1e-3, solver="pegasos"),
+                                      dict(lam=1e-3, kernel="rbf"), dict(lam=1e-3, iterations=0, finish_passes=3)])
+def test_the_outcome_round_trips_through_the_model_file(tmp_path, settings):
+    X, y = binary(m=200, n=8, seed=7, noise=0.1)
+    model = pegasos.fit((X, y), **settings)
+    before = Outcome.from_header(model.info)
+    model.save(tmp_path / "m")
+    after = Outcome.from_header(pegasos.load_model(str(tmp_path / "m")).info)
+    assert before == after and isinstance(after.stop, Stop) and isinstance(after.solver, Solver)
+    assert after.solver.value == model.info["solver"]
+
+
+def test_the_outcome_of_multiclass_models():
+    X, y = multiclass(m=300, n=10, classes=3, seed=2)
+    for method in ("ovr", "crammer-singer"):
+        model = pegasos.fit((X, y), lam=1e-3, multiclass=method)
+        outcome = Outcome.from_header(model.info)
+        assert outcome.solver is Solver.DUAL and outcome.stop is Stop.CERTIFIED and outcome.certified
+        model = pegasos.fit((X, y), lam=1e-3, multiclass=method, epochs=2)
+        assert Outcome.from_header(model.info).solver is Solver.PEGASOS
+
+
+def test_fit_warns_where_the_model_falls_short(recwarn):
+    X, y = binary(m=200, n=8, seed=7, noise=0.1)
+    with pytest.warns(pegasos.ConvergenceWarning, match="1 dual pass asked for left a certified relative gap"):
+        pegasos.fit((X, y), lam=1e-6, iterations=0, finish_passes=1)
+    pegasos.fit((X, y), lam=1e-3)
+    assert not [w for w in recwarn if issubclass(w.category, pegasos.ConvergenceWarning)]
+
+
+def test_no_module_decides_from_the_stopping_text():
+    """The header's ``stopping`` is words for a reader: the code reads the typed ``stop`` (pegasos.outcome).
+    Only the automatic length, which writes those words, may extend them."""
+    package = Path(pegasos.__file__).parent
+    reads = re.compile(r"""(\.get\(\s*["']stopping["']|\[["']stopping["']\](?!\s*=[^=])|["']stopping["']\s+in\b)""")
+    found = []
+    for path in sorted(package.glob("*.py")):
+        if path.name == "autotune.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if reads.search(line):
+                found.append(f"{path.name}:{n}: {line.strip()}")
+    assert not found, found
