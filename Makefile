@@ -9,7 +9,7 @@ export PEGASOS_DATA
 
 SOURCES := pyproject.toml setup.py $(wildcard csrc/*.pyx csrc/*.pxi csrc/*.pxd csrc/*.h)
 
-.PHONY: install demo test bench experiments experiments-quick clean
+.PHONY: install demo test docs bench experiments experiments-quick clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ $(VENV)/.installed: $(VENV)/bin/activate $(SOURCES)
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -c 'from importlib.metadata import requires; print("\n".join(r.split(";")[0] for r in requires("pegasos") if "extra == \"test\"" in r))' > $(VENV)/test-requirements.txt
 	$(PY) -m pip install --quiet -r $(VENV)/test-requirements.txt
+	touch $@
+
+# The manual's tools (pyproject's [docs]), added the same way.
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(PY) -c 'from importlib.metadata import requires; print("\n".join(r.split(";")[0] for r in requires("pegasos") if "extra == \"docs\"" in r))' > $(VENV)/docs-requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/docs-requirements.txt
 	touch $@
 
 # The package's byte code, written even where PYTHONDONTWRITEBYTECODE is set: without it an
@@ -77,6 +83,13 @@ test: $(VENV)/.installed-test
 	@$(BYTECODE)
 	$(PY) -m pytest -q tests
 
+# The manual (mkdocs.yml, docs/) into site/; --strict turns every warning (a broken link, a
+# docstring the API reference cannot parse) into a failure (not with --quiet, which hides
+# them from the count: checked with mkdocs 1.6).  NO_MKDOCS_2_WARNING silences the
+# theme's banner about its own future, which is not about this manual.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 bench: $(VENV)/.installed-test
 	@$(BYTECODE)
 	$(PY) benchmarks/run_all.py
@@ -91,4 +104,4 @@ experiments-quick: $(VENV)/.installed-test
 	$(PY) experiments/run.py --quick
 
 clean:
-	rm -rf build $(VENV) demo-out $(DEMO_CACHE) experiments/results pegasos/*.so csrc/*.c *.egg-info
+	rm -rf build site $(VENV) demo-out $(DEMO_CACHE) experiments/results pegasos/*.so csrc/*.c *.egg-info

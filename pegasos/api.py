@@ -93,6 +93,8 @@ def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=Non
         TrainOptions fields that replace those of ``options``
         (``fit((X, y), lam=1e-4, epochs=5)``).
 
+    Notes
+    -----
     Automatic choices (``options.preset == "auto"``, the default): for a
     linear binary classifier or regression, an unset step offset is
     calibrated on a sample (:func:`pegasos.autotune.calibrate_step_offset`)

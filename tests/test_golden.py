@@ -159,7 +159,7 @@ def test_model_bytes_unchanged(name, tmp_path):
 
 
 def test_cache_golden_equals_in_memory_golden():
-    """README: training from --cache gives the byte-identical model of in-memory training."""
+    """docs/large-data.md: training from --cache gives the byte-identical model of in-memory training."""
     assert (GOLDEN / "cache_permutation.model").read_bytes() == \
         (GOLDEN / "sampling_permutation.model").read_bytes()
 

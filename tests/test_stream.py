@@ -205,7 +205,7 @@ def test_small_buffer_reaches_the_in_memory_objective(tmp_path, source, lam):
     """Same number of updates, suffix averaging: objectives within 1% of each other.
     The files are put in random order first: w8a as distributed has its 1479 positive
     examples in one run near its start, which a 2000-example window cannot mix (the
-    README's warning about sorted files; see the test below)."""
+    warning about sorted files in docs/large-data.md; see the test below)."""
     lines = data_file(source).read_text().splitlines(keepends=True)
     shuffled = tmp_path / "shuffled.svm"
     shuffled.write_text("".join(lines[i] for i in np.random.default_rng(7).permutation(len(lines))))
@@ -529,7 +529,7 @@ def test_small_buffers_cost_no_more_per_example_than_large_ones(tmp_path):
 
 
 def test_sorted_file_with_a_small_buffer_is_the_documented_failure(tmp_path):
-    """The README's warning holds: sorted by label, a window much shorter than a run is
+    """The warning of docs/large-data.md holds: sorted by label, a window much shorter than a run is
     far from the optimum; a buffer holding the file is not."""
     d = read_svmlight(str(data_file(A9A)))
     order = np.argsort(d.y, kind="stable")
