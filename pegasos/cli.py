@@ -180,19 +180,99 @@ def main():
 
 
 class _SectionOption(click.Option):
-    """An option listed under a heading of ``--help`` (``section=``)."""
+    """An option listed under a heading of ``--help-all`` (``section=``)."""
 
     def __init__(self, *args, section=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.section = section
 
 
+#: The options that ``--help`` of train, cv and search lists (parameter names; COMMAND:name for one
+#: command's only); ``--help-all`` lists every option, in sections.  A name a command does not have is
+#: skipped, so one set serves the three commands, and an option not yet declared may be named here.
+SHORT_HELP_OPTIONS = frozenset({
+    "lam", "iterations", "epochs", "tol", "solver", "loss", "bias", "multiclass", "class_weights",
+    "cost_factor", "kernel", "gamma", "batch_size", "seed", "jobs", "quiet", "report_gap", "train:stream",
+    "init_model", "cv_folds", "as_json", "explain",
+    # cv and search
+    "folds", "fold_jobs", "lambda_grid", "gamma_grid", "validation", "metric",
+    "help_all",     # and -h/--help
+})
+
+#: Texts for the ``--help`` listing of options whose help, even cut short, wraps to more than two lines
+#: there (``--help-all`` shows the whole text); an entry can go once the option's own help is short.
+_SHORT_TEXTS = {
+    "tol": "Relative duality gap to certify (also stops the default epochs).",
+}
+
+#: The longest help text the ``--help`` listing shows with its bracketed part (two lines of its column
+#: at 80 columns)
+_SHORT_TEXT_CHARS = 88
+
+_EVERY_OPTION = "pegasos.every_option"        # ctx.meta key: --help-all asked for the full listing
+
+
+def _short_text(name, text):
+    """The help text ``text`` of option ``name`` as the ``--help`` listing shows it: up to its first "; "
+    outside brackets (the rest is for ``--help-all``), and without a long text's bracketed remark."""
+    if name in _SHORT_TEXTS:
+        return _SHORT_TEXTS[name]
+    text = _cut_at(text, "; ")
+    return text if len(text) <= _SHORT_TEXT_CHARS else _cut_at(text, " [")
+
+
+def _cut_at(text, mark):
+    """``text`` up to the first ``mark`` outside parentheses and brackets, ended by a full stop."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if depth == 0 and i > 0 and text.startswith(mark, i):
+            return text[:i].rstrip(".:,") + "."
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+    return text
+
+
+def _show_every_option(ctx, param, value):
+    """--help-all: the help with every option, in sections."""
+    if not value or ctx.resilient_parsing:
+        return
+    ctx.meta[_EVERY_OPTION] = True
+    click.echo(ctx.get_help(), color=ctx.color)
+    ctx.exit()
+
+
 class _SectionedCommand(click.Command):
-    """A command whose ``--help`` lists its options in sections, that reads
-    LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``, and
-    ``--early-stop`` without a number as ``--early-stop 5``."""
+    """A command whose ``--help`` lists the options of :data:`SHORT_HELP_OPTIONS` and ``--help-all`` every
+    option in sections, and that reads LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``,
+    and ``--early-stop`` without a number as ``--early-stop 5``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.params.append(click.Option(["--help-all"], is_flag=True, expose_value=False, is_eager=True,
+                                        callback=_show_every_option,
+                                        help="Show every option, in sections, and exit."))
 
     def format_options(self, ctx, formatter):
+        if ctx.meta.get(_EVERY_OPTION):
+            self._format_every_option(ctx, formatter)
+            return
+        records, left = [], 0
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+            if record is None:
+                continue
+            if not (param.name in SHORT_HELP_OPTIONS or f"{self.name}:{param.name}" in SHORT_HELP_OPTIONS
+                    or param is self.get_help_option(ctx)):
+                left += 1
+                continue
+            text = param.help or ""
+            extra = record[1][len(text):] if record[1].startswith(text) else ""
+            records.append((record[0], _short_text(param.name, text) + extra))
+        with formatter.section("Options"):
+            formatter.write_dl(records)
+        formatter.write_paragraph()
+        formatter.write_text(f"{ctx.command_path} --help-all lists every option ({left} more), in sections.")
+
+    def _format_every_option(self, ctx, formatter):
         sections = {}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
@@ -235,7 +315,7 @@ def _options(section, *specs):
 _solver_options = _options(
     "Solver (paper Fig. 1 and 2)",
     (("-l", "--lambda", "lam"), dict(type=float, default=DEFAULT_LAMBDA, show_default=True,
-                                     help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")),
+                                     help="Regularisation parameter lambda > 0.")),
     (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples); 0: none, "
                                                  "with --finish dual or --finish-passes (the dual passes from w = 0).")),
     (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: none "
@@ -262,8 +342,7 @@ _solver_options = _options(
                                      "one-vs-rest): what a finished model's header records, so that its settings "
                                      "retrain it.")),
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True,
-                                  help="Mini-batch size k (training on shards without -k: ceil(m/128), at most "
-                                       "128 rounds an epoch).")),
+                                  help="Mini-batch size k; on shards without -k: ceil(m/128).")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
                                 "shuffle-once: one random order (from --seed) for every epoch; "
@@ -283,40 +362,36 @@ _solver_options = _options(
     (("--eta0",), dict(type=float, metavar="ETA0", help="First step size; sets T0 = 1/(lambda ETA0).")),
     (("--schedule",), dict(type=click.Choice(SCHEDULES), default="pegasos", show_default=True,
                            help="Step rule: pegasos 1/(lambda (t + T0)); norma p/(lambda sqrt(t)) with "
-                                "--projection always on (p from --eta, default 0.5 (2 + 0.5/sqrt(T))^(1/2)); "
-                                "constant --eta E.  A step with eta_t lambda >= 1 replaces w by its gradient "
-                                "term.")),
+                                "--projection (p from --eta); constant --eta E.")),
     (("--eta",), dict(type=float, metavar="E", help="p of --schedule norma, or the step of --schedule constant.")),
     (("--paper",), dict(is_flag=True, help="The paper's Fig. 1 as run in its Sec. 7 for every setting not given: "
                                            "--sampling uniform --no-average --t0 0 --epochs 10.")),
     (("--seed",), dict(type=int, default=DEFAULT_SEED, show_default=True, help="Random seed.")),
     (("--jobs",), dict(type=click.IntRange(min=1), default=2, show_default=True,
-                       help="Threads: one-vs-rest trains classes in parallel; the binary linear trainer splits the "
-                            "margins and the update of each large mini-batch (k >= 16 and >= 1600 stored values) "
-                            "among them, falling back to one thread while that is faster (same model for any "
-                            "number).")),
+                       help="Threads (the same model for any number); one-vs-rest trains classes in parallel, "
+                            "the linear binary trainer shares out large mini-batches.")),
 )
 _problem_options = _options(
     "Problem (loss, bias, classes)",
     (("--loss",), dict(type=click.Choice(["hinge", "log", "squared-hinge", "eps-insensitive", "rank"]),
                        default="hinge", show_default=True,
-                       help="hinge (SVM), log (logistic regression), squared-hinge, eps-insensitive (regression on "
-                            "real-valued labels), rank (pairs with the same qid, SVMlight -z p).")),
+                       help="log: logistic, eps-insensitive: regression, rank: qid pairs; hinge is the "
+                            "SVM's loss, log logistic regression's, rank SVMlight's -z p.")),
     (("-p", "--epsilon"), dict(type=float, default=0.1, show_default=True,
                                help="Width of the insensitive zone of --loss eps-insensitive.")),
     (("--bias",), dict(type=click.Choice(BIAS_MODES), default="none", show_default=True,
-                       help="none; feature: constant feature 1, regularised (LIBLINEAR -B 1); "
-                            "unregularized: b by sub-gradient steps (heuristic).")),
+                       help="feature: a constant feature 1, regularised (LIBLINEAR -B 1); unregularized: b by "
+                            "sub-gradient steps (a heuristic).")),
     (("--multiclass",), dict(type=click.Choice(["ovr", "crammer-singer"]),
-                             help="More than two labels: one-vs-rest (the default then) or Crammer-Singer.")),
+                             help="One-vs-rest (the default) or Crammer-Singer.")),
     (("--cost-matrix",), dict(metavar="FILE",
                               help="Crammer-Singer costs: K lines of K numbers, row = true class, column = "
                                    "predicted class, classes in increasing label order, zero diagonal.")),
     (("-j", "cost_factor"), dict(type=float, metavar="FACTOR", help="Weight of the positive class's errors "
                                                                     "(SVMlight -j).")),
     (("-w", "class_weights"), dict(multiple=True, metavar="LABEL:WEIGHT",
-                                   help="Weight of the errors on class LABEL (LIBLINEAR -wi: -w1 5 or -w 1:5); "
-                                        "repeatable.")),
+                                   help="Weight of the errors of class LABEL, repeatable; LIBLINEAR's "
+                                        "-w1 5 is -w 1:5.")),
     (("--allow-one-class",), dict(is_flag=True, help="Accept data whose labels are all -1, all 0 or all +1 (the "
                                                      "other class is the usual partner).")),
     (("--max-classes",), dict(type=int, default=1000, show_default=True,
@@ -325,8 +400,7 @@ _problem_options = _options(
 _kernel_options = _options(
     "Kernels (paper Fig. 3)",
     (("--kernel",), dict(type=click.Choice(["linear", "poly", "rbf", "sigmoid"]), default="linear",
-                         show_default=True, help="linear: explicit w (Fig. 1/2); poly, rbf, sigmoid: kernel "
-                                                 "Pegasos (Fig. 3).")),
+                         show_default=True, help="linear (explicit w), or a kernel model: poly, rbf, sigmoid.")),
     (("--gamma",), dict(type=float, help="Kernel gamma > 0 (poly, rbf, sigmoid) [default: 1/n_features].")),
     (("--degree",), dict(type=int, help="Degree >= 1 of the poly kernel [default: 3].")),
     (("--coef0",), dict(type=float, help="coef0 of the poly and sigmoid kernels [default: 0].")),
@@ -337,8 +411,8 @@ _kernel_options = _options(
 )
 _streaming_options = _options(
     "Data larger than memory",
-    (("--stream",), dict(is_flag=True, help="Do not load DATA into memory: read it in passes through a shuffle "
-                                            "buffer (--shuffle-buffer), or through a binary cache file (--cache).")),
+    (("--stream",), dict(is_flag=True, help="Read DATA in passes, not into memory; through a shuffle buffer "
+                                            "(--shuffle-buffer) or a binary cache file (--cache).")),
     (("--shuffle-buffer",), dict(type=int, metavar="N",
                                  help=f"Streaming: hold N examples in memory and visit them in random order, one "
                                       f"pass over DATA per epoch [default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")),
@@ -352,31 +426,23 @@ _data_options = _options(
     (("--zero-based",), dict(is_flag=True, help="Feature indices in DATA start at 0 (default 1).")),
     (("--dtype",), dict(type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
                         help="Type of the feature values held in memory.")),
-    (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary (a model the dual finish did not "
-                                                 "certify within --tol still gets its note on stderr).")),
-    (("--verbose",), dict(is_flag=True, help="Report progress also when stderr is not a terminal (a log "
-                                                   "file, a pipe, a batch job): a line every --progress-every "
-                                                   "seconds with the iterations done, % and elapsed seconds "
-                                                   "(on a terminal: the progress bar).")),
+    (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary; the notes stay on stderr.")),
+    (("--verbose",), dict(is_flag=True, help="Report progress also when stderr is not a terminal: a line every "
+                                             "--progress-every seconds.")),
     (("--progress-every",), dict(type=float, default=10.0, show_default=True, metavar="SECONDS",
                                  help="With --verbose, seconds between two progress lines.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
     (("--init", "init_model"), dict(metavar="MODEL",
-                                    help="Resume: continue the run of the linear MODEL on DATA (t, the step "
-                                         "schedule, the average and the random order go on; -T/--epochs are the "
-                                         "iterations to add, default 1 epoch; unset options are MODEL's; a MODEL "
-                                         "of a calibrated step and no resume section is then finished in the dual, "
-                                         "as a first run of -T is, unless --finish none; one of -T 0 starts a new "
-                                         "schedule).")),
+                                    help="Resume the run of the linear MODEL on DATA; -T/--epochs are the "
+                                         "iterations to add (default: 1 epoch), options not given are MODEL's.")),
     (("--restart-schedule",), dict(is_flag=True, help="With --init: start from MODEL's weights with t = 1 again "
                                                       "(lambda, k, averaging, t0 may then change).")),
     (("--resume-state/--no-resume-state", "resume_state"), dict(
         default=None, help="Write / omit the resume section (solver state) in MODEL, which --init continues "
                            "exactly [default: written when --init resumes a run, else omitted].")),
-    (("--report-gap",), dict(is_flag=True, help="Add to the summary a certified bound on the model's distance to "
-                                                "the optimum (duality gap of dual coordinate ascent; linear hinge "
-                                                "and squared-hinge models) and record its relative gap in MODEL's "
-                                                "header (certified_gap); with -q only the header.")),
+    (("--report-gap",), dict(is_flag=True, help="Certify the model's distance to the optimum; the duality gap goes "
+                                                "in the summary, its relative gap in MODEL's header (certified_gap), "
+                                                "linear hinge and squared-hinge models.")),
 )
 
 _check_options = _options(
@@ -455,10 +521,10 @@ _OPTION_PARAMS = ("lam", "iterations", "epochs", "batch_size", "projection", "av
 @_shard_options
 @_data_options
 @click.option("-v", "cv_folds", type=click.IntRange(min=2), metavar="K", cls=_SectionOption,
-              section="Input and output", help="K-fold cross-validation instead (as pegasos cv -v K; LIBLINEAR "
-                                               "-v): print the folds' metrics, write no model.")
+              section="Input and output", help="K-fold cross-validation instead (LIBLINEAR -v); as pegasos cv "
+                                               "-v K, no model is written.")
 @click.option("--json", "as_json", is_flag=True, cls=_SectionOption, section="Input and output",
-              help="Print the summary and the options as one JSON object on stdout (not with MODEL -).")
+              help="Print the summary and options as JSON; on stdout, so not with MODEL -.")
 @click.option("--tol-gap", "tol_gap", type=float, metavar="EPS", cls=_SectionOption,
               section="Solver (paper Fig. 1 and 2)",
               help="Instead of --tol: train until the certified relative duality gap (P - D)/P of the model "
@@ -471,10 +537,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
           trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
           checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
           cv_folds=None, as_json=False, tol_gap=None, **settings):
-    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
-    .model, in the current directory; - for standard output, the summary then goes to stderr).
-
-    With --stream, DATA may be larger than memory (see --shuffle-buffer and --cache).
+    """Train an SVM on DATA; write MODEL (default: DATA's file name + .model, here; - for standard
+    output).
     """
     from .errors import ParameterError, PegasosError
     from .model import check_distinct_files, check_writable
@@ -1983,9 +2047,9 @@ def _note_uncertified_folds(per_fold, tol):
 @main.command(cls=_SectionedCommand)
 @click.argument("data")
 @click.option("-v", "--folds", type=click.IntRange(min=2), default=5, show_default=True,
-              help="Number of folds K (stratified by class; whole queries for ranking).")
+              help="Number of folds K; stratified by class, whole queries for ranking.")
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Folds trained at once, in separate processes (the results are the same for any number).")
+              help="Folds trained at once, in separate processes; the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the folds' metrics, means and sds as one JSON object.")
 @_without("jobs", "no_objective", "report_gap", *_ONE_RUN_ONLY)
 @_model_options
@@ -1993,11 +2057,8 @@ def _note_uncertified_folds(per_fold, tol):
 @_errors_to_click
 def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream,
        shuffle_buffer, cache_file, zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
-    """K-fold cross-validation of pegasos train (every train option applies) on DATA.
-
-    Prints each fold's metrics on its held-out examples and their mean ± sd
-    (binary: accuracy, F1, ROC AUC; multiclass: accuracy, macro-F1;
-    regression: MSE, R^2; ranking: NDCG@10).  The folds are drawn with --seed.
+    """K-fold cross-validation of pegasos train on DATA (every train option applies): each fold's
+    metrics on its held-out examples, and their mean ± sd.  The folds are drawn with --seed.
     """
     _cv_command(data, folds, fold_jobs, as_json, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
                 class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine,
@@ -2008,7 +2069,7 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
 @click.argument("data")
 @click.argument("model", required=False)
 @click.option("-l", "--lambda", "lambda_grid", default="1e-7:1e-1", show_default=True, metavar="LO:HI|A,B,..",
-              help="The lambdas: LO:HI (--points values evenly spaced in log scale) or a comma list.")
+              help="The lambdas: LO:HI or a comma list; LO:HI is --points values evenly spaced in log scale.")
 @click.option("--points", type=int, help="Values of a LO:HI range [default: 13].")
 @click.option("--gamma", "gamma_grid", metavar="LO:HI|A,B,..",
               help="Kernel gammas to try with every lambda (with --kernel; --gamma-points values for LO:HI).")
@@ -2022,7 +2083,7 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
               help="Train every lambda from scratch (default for linear binary and regression models: from the "
                    "previous, larger lambda's weights).")
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Folds trained at once, in separate processes (same results for any number).")
+              help="Folds trained at once, in separate processes; the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
 @_without("jobs", "no_objective", "report_gap", "lam", "gamma", *_ONE_RUN_ONLY)
 @_model_options
@@ -2031,12 +2092,9 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
 def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, validation, metric, no_warm_start,
            fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer, cache_file,
            zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
-    """Choose lambda (and the kernel's gamma) by cross-validation on DATA or on a --validation FILE.
-
-    Prints one row per grid point (metric mean ± sd over the folds, mean
-    training objective, seconds of training) and marks the best with *.  With
-    MODEL, writes the model of pegasos train at the best point, trained on
-    all of DATA.  Every train option applies.
+    """Choose lambda (and the kernel's gamma) by cross-validation on DATA or on a --validation FILE;
+    with MODEL, write the model of pegasos train at the best point, trained on all of DATA.  Every train
+    option applies.
     """
     from .errors import ParameterError
     from .model import check_distinct_files, check_writable
