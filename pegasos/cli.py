@@ -240,10 +240,17 @@ def _show_every_option(ctx, param, value):
     ctx.exit()
 
 
+class _UsageLine(click.ClickException):
+    """A usage error in one line, without click's usage text: exit status 2, as click's usage errors."""
+
+    exit_code = 2
+
+
 class _SectionedCommand(click.Command):
     """A command whose ``--help`` lists the options of :data:`SHORT_HELP_OPTIONS` and ``--help-all`` every
-    option in sections, and that reads LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``,
-    and ``--early-stop`` without a number as ``--early-stop 5``."""
+    option in sections; that reads LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``,
+    ``--early-stop`` without a number as ``--early-stop 5``, and answers LIBLINEAR's and SVMlight's
+    options that pegasos spells otherwise (``-B 1``: ``--bias feature``) with pegasos' spelling."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -298,7 +305,79 @@ class _SectionedCommand(click.Command):
                 continue
             out.append(a)
             i += 1
-        return super().parse_args(ctx, out)
+        try:
+            rest = super().parse_args(ctx, out)
+        except click.NoSuchOption as e:
+            answer = _foreign_spelling(e.option_name, args, {p.name for p in self.params})
+            if answer is None:
+                raise
+            raise _UsageLine(answer) from None
+        return rest
+
+
+#: LIBLINEAR's solver types (-s) as pegasos spells them; None: pegasos has no such model
+_LIBLINEAR_SOLVERS = {
+    "0": ("L2-regularised logistic regression", "--loss log"),
+    "1": ("L2-loss SVC, dual", "--loss squared-hinge"),
+    "2": ("L2-loss SVC, primal", "--loss squared-hinge"),
+    "3": ("L1-loss SVC, dual", "--loss hinge"),
+    "4": ("Crammer-Singer multiclass SVC", "--multiclass crammer-singer"),
+    "5": ("L1-regularised L2-loss SVC", None),
+    "6": ("L1-regularised logistic regression", None),
+    "7": ("L2-regularised logistic regression, dual", "--loss log"),
+    "11": ("L2-loss SVR", None),
+    "12": ("L2-loss SVR, dual", None),
+    "13": ("L1-loss SVR, dual", "--loss eps-insensitive"),
+    "21": ("one-class SVM", None),
+}
+
+#: SVMlight's and LIBSVM's kernel types (-t)
+_KERNEL_TYPES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
+
+
+def _value_after(option, args):
+    """The value given to the short option ``option`` in ``args`` (``-B 1`` or ``-B1``), or None."""
+    for i, a in enumerate(args):
+        if a == option:
+            return args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else None
+        if a.startswith(option) and not a.startswith("--"):
+            return a[len(option):]
+    return None
+
+
+def _foreign_spelling(option, args, params):
+    """The one-line answer to LIBLINEAR's or SVMlight's ``option`` (in ``args``) that pegasos spells
+    otherwise: its spelling here, or None for an option no other tool has either.  ``params``: the
+    parameter names of the command (--solver is named where the command has it)."""
+    value = _value_after(option, args)
+    shown = option if value is None else f"{option} {value}"
+    if option == "-B":
+        try:
+            b = float(value)
+        except (TypeError, ValueError):
+            return "pegasos spells LIBLINEAR's -B as --bias feature (a constant feature 1) or --bias none"
+        if b <= 0:
+            return f"pegasos spells LIBLINEAR's {shown} (no bias) as --bias none, the default"
+        return (f"pegasos spells LIBLINEAR's {shown} as --bias feature"
+                + ("" if b == 1 else " (its constant feature is 1)"))
+    if option == "-e":
+        return (f"pegasos spells LIBLINEAR's {shown} as --tol (the relative duality gap to certify: "
+                "LIBLINEAR's values do not carry over)")
+    if option == "-s":
+        algorithm = " (the algorithm: --solver)" if "solver" in params else ""
+        if value not in _LIBLINEAR_SOLVERS:
+            return f"pegasos spells LIBLINEAR's -s (solver type) as --loss and --multiclass{algorithm}"
+        what, spelling = _LIBLINEAR_SOLVERS[value]
+        if spelling is None:
+            return f"pegasos trains no model of LIBLINEAR's {shown} ({what})"
+        return f"pegasos spells LIBLINEAR's {shown} ({what}) as {spelling}{algorithm}"
+    if option == "-t":
+        if value in _KERNEL_TYPES:
+            return f"pegasos spells SVMlight's {shown} as --kernel {_KERNEL_TYPES[value]}"
+        return "pegasos spells SVMlight's -t (kernel type) as --kernel linear, poly, rbf or sigmoid"
+    if option == "-C":
+        return "pegasos spells LIBLINEAR's -C (search for C) as pegasos search"
+    return None
 
 
 def _options(section, *specs):

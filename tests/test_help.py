@@ -1,5 +1,6 @@
-"""The help of train, cv and search: a screen of the options most runs need; --help-all every option,
-in sections, with its whole text."""
+"""The help of train, cv and search (a screen of the options most runs need; --help-all every option,
+in sections, with its whole text), and the one-line answers to LIBLINEAR's and SVMlight's spellings of
+options pegasos spells otherwise."""
 
 import re
 
@@ -9,7 +10,7 @@ import pytest
 from pegasos import cli
 from pegasos.cli import SHORT_HELP_OPTIONS
 
-from conftest import ok, run_pegasos
+from conftest import error_line, ok, one_error, run_pegasos
 
 COMMANDS = {"train": cli.train, "cv": cli.cv, "search": cli.search}
 SCREEN = {"COLUMNS": "80"}
@@ -96,3 +97,49 @@ def test_the_short_listing_cuts_a_long_text_at_its_first_clause():
         "Threads (any number; same model)."
     assert cli._short_text("x", "Kernel gamma > 0 [default: 1/n_features].") == \
         "Kernel gamma > 0 [default: 1/n_features]."
+
+
+# ------------------------------------------------------- other tools' spellings --
+
+def write_data(path, m=60):
+    rows = []
+    for i in range(m):
+        y = 1 if i % 3 else -1
+        rows.append(f"{y} 1:{(i % 7) / 7 * y:.3f} 2:{(i % 5) / 5:.3f} 3:{((i * 13) % 11) / 11 - 0.5 * y:.3f}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (("-B", "1"), ("LIBLINEAR's -B 1", "--bias feature")),
+    (("-B1",), ("LIBLINEAR's -B 1", "--bias feature")),
+    (("-B", "-1"), ("--bias none",)),
+    (("-e", "0.1"), ("LIBLINEAR's -e 0.1", "--tol")),
+    (("-s", "2"), ("LIBLINEAR's -s 2", "--loss squared-hinge")),
+    (("-s", "4"), ("--multiclass crammer-singer",)),
+    (("-s", "0"), ("--loss log",)),
+    (("-s", "6"), ("no model", "L1-regularised")),
+    (("-t", "2"), ("SVMlight's -t 2", "--kernel rbf")),
+])
+@pytest.mark.parametrize("command", ["train", "cv"])
+def test_other_tools_spellings_get_ours_in_one_line(tmp_path, command, args, fragments):
+    data = write_data(tmp_path / "d.svm")
+    r = run_pegasos(command, *args, data)
+    error_line(r, *fragments, status=2)
+    assert "Usage:" not in r.stderr
+
+
+def test_an_option_no_tool_has_is_still_clicks_error(tmp_path):
+    r = run_pegasos("train", "-X", "1", write_data(tmp_path / "d.svm"))
+    assert r.returncode == 2 and "No such option '-X'" in r.stderr and "pegasos spells" not in r.stderr
+
+
+def test_liblinear_weights_still_read(tmp_path):
+    data = write_data(tmp_path / "d.svm")
+    ok(run_pegasos("train", "-q", "-w1", "3", "--epochs", "1", data, tmp_path / "m"))
+    assert "class_weights 1:3.0" in (tmp_path / "m").read_text()
+
+
+def test_shard_option_errors_stay_exit_one(tmp_path):
+    one_error(run_pegasos("train", "--checkpoint-every", "2", write_data(tmp_path / "d.svm"), tmp_path / "m"),
+              "--checkpoint-every")
