@@ -191,7 +191,7 @@ class _SectionOption(click.Option):
 #: command's only); ``--help-all`` lists every option, in sections.  A name a command does not have is
 #: skipped, so one set serves the three commands, and an option not yet declared may be named here.
 SHORT_HELP_OPTIONS = frozenset({
-    "lam", "iterations", "epochs", "tol", "solver", "loss", "bias", "multiclass", "class_weights",
+    "lam", "cost_c", "iterations", "epochs", "tol", "solver", "loss", "bias", "multiclass", "class_weights",
     "cost_factor", "kernel", "gamma", "batch_size", "seed", "jobs", "quiet", "report_gap", "train:stream",
     "init_model", "cv_folds", "as_json", "explain",
     # cv and search
@@ -312,6 +312,8 @@ class _SectionedCommand(click.Command):
             if answer is None:
                 raise
             raise _UsageLine(answer) from None
+        if not ctx.resilient_parsing:
+            _check_cost(ctx)
         return rest
 
 
@@ -377,7 +379,25 @@ def _foreign_spelling(option, args, params):
         return "pegasos spells SVMlight's -t (kernel type) as --kernel linear, poly, rbf or sigmoid"
     if option == "-C":
         return "pegasos spells LIBLINEAR's -C (search for C) as pegasos search"
+    if option == "-c":
+        return "pegasos search chooses lambda: its -l LO:HI is the grid (lambda = 1/(C m), m the examples)"
     return None
+
+
+def _check_cost(ctx):
+    """-c C (LIBLINEAR's C, lambda = 1/(C m)): a positive number, without -l, not with --loss rank."""
+    from click.core import ParameterSource
+
+    cost = ctx.params.get("cost_c")
+    if cost is None:
+        return
+    if ctx.get_parameter_source("lam") == ParameterSource.COMMANDLINE:
+        raise _UsageLine("-c C sets lambda = 1/(C m): give either -c or -l/--lambda, not both")
+    if not (cost > 0 and math.isfinite(cost)):
+        raise _UsageLine(f"-c: C must be a positive number, got {cost!r}")
+    if ctx.params.get("loss") == "rank":
+        raise _UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples, "
+                         "so lambda = 1/(C m) has no m: give -l/--lambda")
 
 
 def _options(section, *specs):
@@ -395,6 +415,8 @@ _solver_options = _options(
     "Solver (paper Fig. 1 and 2)",
     (("-l", "--lambda", "lam"), dict(type=float, default=DEFAULT_LAMBDA, show_default=True,
                                      help="Regularisation parameter lambda > 0.")),
+    (("-c", "cost_c"), dict(type=float, metavar="C", help="LIBLINEAR's C: lambda = 1/(C m); m: the examples of "
+                                                          "DATA, counted as it is read.")),
     (("-T", "--iterations"), dict(type=int, help="Number of iterations T (each uses k examples); 0: none, "
                                                  "with --finish dual or --finish-passes (the dual passes from w = 0).")),
     (("--epochs",), dict(type=float, help="Passes over the data instead of T: T = epochs*m/k [default: none "
@@ -723,7 +745,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     progress = _Progress(quiet)
     t0 = time.perf_counter()
     d, cache_note = _read_training_data(data, options, progress, cache_file, zero_based, np.dtype(dtype))
-    options = _options_of_data(options, d, class_weights, cost_factor, cost_matrix)
+    options = _options_of_data(options, d, class_weights, cost_factor, cost_matrix, settings["cost_c"])
     checks = {}
     if trace_file is not None:
         from .trace import Trace
@@ -1118,11 +1140,23 @@ def _given_on_command_line():
         given.add("n_threads")
     if ctx.params.get("class_weights") or ctx.params.get("cost_factor") is not None:
         given.add("class_weight")
+    if ctx.params.get("cost_c") is not None:
+        given.add("lam")
     return frozenset(given)
 
 
-def _options_of_data(options, d, class_weights, cost_factor, cost_matrix):
-    """The options with -j (which needs the positive label of DATA) and --cost-matrix (its classes)."""
+def _options_of_data(options, d, class_weights, cost_factor, cost_matrix, cost=None):
+    """The options with -j (which needs the positive label of DATA), --cost-matrix (its classes) and
+    -c C (its examples m: lambda = 1/(C m))."""
+    if cost is not None:
+        from .errors import ParameterError
+
+        if options.task == "ranking":
+            raise ParameterError("-c does not apply to a ranking model: its loss is a mean over pairs, not "
+                                 "examples, so lambda = 1/(C m) has no m: give -l/--lambda")
+        if d.n_examples == 0:
+            raise ParameterError("-c C sets lambda = 1/(C m), and DATA holds no examples: give -l/--lambda")
+        options = options.replace(lam=1.0 / (cost * d.n_examples)).validate()
     if cost_factor is not None:
         options = options.replace(class_weight=_class_weights(class_weights, cost_factor, _positive_label(d)))
     if cost_matrix is not None:
@@ -1138,6 +1172,9 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
     from .engine_dask import EngineSettings, fit_shards
     from .errors import ParameterError
 
+    if _given("cost_c"):
+        raise ParameterError("-c C sets lambda = 1/(C m), and training on shards starts before the examples "
+                             "are counted: give -l/--lambda")
     if sync_every != "epoch":
         try:
             sync_every = int(sync_every)
@@ -2007,7 +2044,7 @@ def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weigh
 
         check_distinct_files(cache_file, "--cache", (("DATA", data),))
     d, _ = _read_training_data(data, options, _Progress(quiet), cache_file, zero_based, np.dtype(dtype))
-    return _options_of_data(options, d, class_weights, cost_factor, cost_matrix), d
+    return _options_of_data(options, d, class_weights, cost_factor, cost_matrix, settings.get("cost_c")), d
 
 
 def _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype, engine, scheduler,
@@ -2050,7 +2087,12 @@ def _quiet_dask():
 
 
 def _remote_options(paper, threads, class_weights, settings):
+    from .errors import ParameterError
     from .options import TrainOptions
+
+    if settings.get("cost_c") is not None:
+        raise ParameterError("-c C sets lambda = 1/(C m), and with --engine dask the workers read DATA, not "
+                             "this machine: give -l/--lambda")
 
     return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
                         class_weight=_class_weights(class_weights, None, None), spelling="cli",
@@ -2164,7 +2206,7 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Folds trained at once, in separate processes; the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
-@_without("jobs", "no_objective", "report_gap", "lam", "gamma", *_ONE_RUN_ONLY)
+@_without("jobs", "no_objective", "report_gap", "lam", "cost_c", "gamma", *_ONE_RUN_ONLY)
 @_model_options
 @_cluster_options
 @_errors_to_click

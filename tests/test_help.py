@@ -1,7 +1,8 @@
 """The help of train, cv and search (a screen of the options most runs need; --help-all every option,
-in sections, with its whole text), and the one-line answers to LIBLINEAR's and SVMlight's spellings of
-options pegasos spells otherwise."""
+in sections, with its whole text), -c C (LIBLINEAR's C), and the one-line answers to LIBLINEAR's and
+SVMlight's spellings of options pegasos spells otherwise."""
 
+import json
 import re
 
 import click
@@ -69,7 +70,7 @@ def test_help_lists_only_the_chosen_options(command):
 
 def test_train_help_shows_the_everyday_options():
     listed = set(entries(help_of("train")))
-    for opt in ("-l", "-T", "--epochs", "--tol", "--loss", "--bias", "--multiclass", "-w", "-j", "--kernel",
+    for opt in ("-l", "-c", "-T", "--epochs", "--tol", "--loss", "--bias", "--multiclass", "-w", "-j", "--kernel",
                 "--gamma", "-k", "--seed", "--jobs", "-q", "--report-gap", "--stream", "--init", "--json", "-v",
                 "--help-all", "-h"):
         assert opt in listed, f"train --help does not list {opt}"
@@ -99,7 +100,7 @@ def test_the_short_listing_cuts_a_long_text_at_its_first_clause():
         "Kernel gamma > 0 [default: 1/n_features]."
 
 
-# ------------------------------------------------------- other tools' spellings --
+# ---------------------------------------------------------------- -c C --
 
 def write_data(path, m=60):
     rows = []
@@ -109,6 +110,55 @@ def write_data(path, m=60):
     path.write_text("\n".join(rows) + "\n")
     return path
 
+
+def header(path, key):
+    for line in path.read_text().splitlines():
+        if line.startswith(key + " "):
+            return line.split(" ", 1)[1]
+    raise AssertionError(f"no {key} in {path}")
+
+
+def test_c_is_lambda_one_over_c_m(tmp_path):
+    data = write_data(tmp_path / "d.svm", m=60)
+    ok(run_pegasos("train", "-q", "-c", "2", "--epochs", "2", data, tmp_path / "c.model"))
+    ok(run_pegasos("train", "-q", "-l", repr(1 / (2 * 60)), "--epochs", "2", data, tmp_path / "l.model"))
+    assert float(header(tmp_path / "c.model", "lambda")) == 1 / (2 * 60)
+    assert (tmp_path / "c.model").read_text() == (tmp_path / "l.model").read_text()
+
+
+@pytest.mark.parametrize("how", [("--stream", "--epochs", "1"), ("--cache", "CACHE", "--epochs", "1"),
+                                 ("--kernel", "rbf", "-T", "50")])
+def test_c_counts_the_examples_however_data_is_read(tmp_path, how):
+    data = write_data(tmp_path / "d.svm", m=60)
+    how = [str(tmp_path / "d.cache") if a == "CACHE" else a for a in how]
+    ok(run_pegasos("train", "-q", "-c", "4", *how, data, tmp_path / "m"))
+    assert float(header(tmp_path / "m", "lambda")) == 1 / (4 * 60)
+
+
+def test_c_in_cross_validation_uses_the_examples_of_data(tmp_path):
+    data = write_data(tmp_path / "d.svm", m=60)
+    r = json.loads(ok(run_pegasos("cv", "--json", "-q", "-v", "3", "-c", "0.5", "--epochs", "1", data)))
+    assert r["options"]["lam"] == 1 / (0.5 * 60)
+
+
+@pytest.mark.parametrize("args, fragments, status", [
+    (("-c", "1", "-l", "0.01"), ("give either -c or -l/--lambda",), 2),
+    (("-c", "1", "--loss", "rank"), ("--loss rank", "pairs"), 2),
+    (("-c", "0"), ("positive number",), 2),
+    (("-c", "1", "--split", "2"), ("shards", "-l/--lambda"), 1),
+])
+def test_c_refused_where_it_has_no_m(tmp_path, args, fragments, status):
+    data = write_data(tmp_path / "d.svm")
+    error_line(run_pegasos("train", *args, data, tmp_path / "m"), *fragments, status=status)
+    assert not (tmp_path / "m").exists()
+
+
+def test_search_answers_c_with_its_grid(tmp_path):
+    data = write_data(tmp_path / "d.svm")
+    error_line(run_pegasos("search", "-c", "1", data), "-l LO:HI", status=2)
+
+
+# ------------------------------------------------------- other tools' spellings --
 
 @pytest.mark.parametrize("args, fragments", [
     (("-B", "1"), ("LIBLINEAR's -B 1", "--bias feature")),
