@@ -935,8 +935,8 @@ def _apart(a, b, digits=4):
 
 def _note_worse_than_start(result, options):
     """A note (with -q too) when a resumed run that was not finished in the dual ended above its starting
-    model's objective on DATA (``resume_objectives``, from :func:`pegasos.fit`): a certified model
-    resumed with --finish none went from 0.0303 to 0.0557, with --t0 100 from 0.155 to 32.6."""
+    model's objective on DATA (``resume_objectives``, from :func:`pegasos.fit`), as a certified model
+    resumed with --finish none, or with a large --t0, can."""
     pair = getattr(result, "resume_objectives", None)
     if pair is None or not pair[1] > pair[0]:
         return
@@ -954,8 +954,8 @@ def _note_worse_than_start(result, options):
 
 def _note_worse_than_zero(result, d, options, value=None):
     """A note (with -q too) when a linear binary classifier's objective is above that of w = 0, the run's
-    start: its steps were too large for these features (unscaled columns x1000 at lambda = 1e-4 and
-    --finish none: 4.39, where w = 0 has 1; --t0 100 at lambda = 1e-4: 32.4).  w = 0's objective is at most
+    start: its steps were too large for these features (unscaled columns at a small lambda with
+    --finish none, or a large --t0).  w = 0's objective is at most
     the largest class weight (the hinge losses 1; log loss: times ln 2), so the note is never wrong;
     the objective is the summary's, or one pass over the data with -q, for a model without a
     certificate only (a certified one is within its gap of the optimum, below w = 0's)."""
@@ -1006,8 +1006,8 @@ def _note_worse_than_zero_runs(entries, key, task, options, what, shown):
 
 def _note_stream_fits(d, options):
     """--stream on a file a quarter of the available memory holds: a note that in memory the default
-    trains until certified, where the shuffle buffer trains its fixed epochs and proves nothing (10
-    epochs of 2000 separable rows end 17% above the optimum, sparse text 63%; a9a 0.19%)."""
+    trains until certified, where the shuffle buffer trains its fixed epochs and proves nothing (they may
+    end far above the optimum)."""
     try:
         size = os.path.getsize(d.path)
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -1025,8 +1025,7 @@ def _classes_not_finished(result):
     """For a note on a one-vs-rest finish above --tol: the classes it did not finish (0 passes: once the
     largest class's passes neither certify nor beat its Pegasos model, the others are not tried), whose
     part of the gap is the one of their Pegasos weights' scaled dual start, far looser than the model
-    (20 classes at lambda = 1e-6: 0.978 recorded; ``pegasos objective --gap``, 11 s of passes,
-    proves 0.70 and was still shrinking)."""
+    (``pegasos objective --gap`` proves a smaller one)."""
     passes = [int(p) for p in str(result.info.get("finish_passes", "")).split(",") if p.strip().isdigit()]
     idle = sum(1 for p in passes if p == 0)
     if len(passes) < 2 or not idle:
@@ -1039,9 +1038,8 @@ def _classes_not_finished(result):
 def _more_passes(options, result, d):
     """How to give the dual finish more work, for a note: the full bound of --finish dual where the
     run had at most a quarter of it (by default the bound weighs the Pegasos run's work,
-    finish.work_bound), else four times the passes it ran.  (A bound of 0.64 times the full one, 2000
-    noisy rows at lambda = 1e-7: the passes reach both within their last check, and --finish dual gave
-    the same model, byte for byte.)"""
+    finish.work_bound), else four times the passes it ran.  (Nearer the full bound, the passes tend to
+    reach both within their last check, and --finish dual gives the same model.)"""
     import re
 
     from .finish import ASKED_UPDATES, work_bound
@@ -1889,8 +1887,8 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
 
 def _header_gap_line(model, r, lam):
     """A line for a header's ``certified_gap`` tighter than the gap just found (the training run's
-    dual point, after more passes than these: 0.0244% against 2% on a model of 524288 finishing
-    passes); it is a proof on the training data at the model's lambda only, so it is shown, not used."""
+    dual point, after more passes than these, may be far tighter); it is a proof on the training data
+    at the model's lambda only, so it is shown, not used."""
     recorded = model.info.get("certified_gap")
     if recorded is None or (lam is not None and lam != float(model.lam)):
         return ""
