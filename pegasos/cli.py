@@ -1780,13 +1780,11 @@ def _other_eval_text(r):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--gap", is_flag=True,
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
-                   "(linear hinge / squared hinge models, binary, one-vs-rest or Crammer-Singer, rank-loss models, "
-                   "and kernel models of a positive semi-definite kernel trained on DATA; DATA is loaded into "
-                   "memory).")
+                   "(hinge, squared hinge and rank-loss models; kernel models of a positive semi-definite kernel "
+                   "trained on DATA; DATA is loaded into memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
-              help="Passes of dual coordinate ascent for --gap (each costs at most one pass over DATA) "
-                   "[default: doubling the passes until a doubling closes less than a tenth of the gap (and less "
-                   "than the one before), at most 65536 and 2^28 coefficient updates].")
+              help="Passes of dual coordinate ascent for --gap, each at most one pass over DATA [default: "
+                   "doubled until the gap stops shrinking].")
 @click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
