@@ -396,8 +396,8 @@ def _check_cost(ctx):
     if not (cost > 0 and math.isfinite(cost)):
         raise _UsageLine(f"-c: C must be a positive number, got {cost!r}")
     if ctx.params.get("loss") == "rank":
-        raise _UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples, "
-                         "so lambda = 1/(C m) has no m: give -l/--lambda")
+        raise _UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples "
+                         "(SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give -l/--lambda")
 
 
 def _options(section, *specs):
@@ -1151,7 +1151,8 @@ def _options_of_data(options, d, class_weights, cost_factor, cost_matrix, cost=N
 
         if options.task == "ranking":
             raise ParameterError("-c does not apply to a ranking model: its loss is a mean over pairs, not "
-                                 "examples, so lambda = 1/(C m) has no m: give -l/--lambda")
+                                 "examples (SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give "
+                                 "-l/--lambda")
         if d.n_examples == 0:
             raise ParameterError("-c C sets lambda = 1/(C m), and DATA holds no examples: give -l/--lambda")
         options = options.replace(lam=1.0 / (cost * d.n_examples)).validate()
