@@ -477,7 +477,9 @@ _problem_options = _options(
     (("--loss",), dict(type=click.Choice(["hinge", "log", "squared-hinge", "eps-insensitive", "rank"]),
                        default="hinge", show_default=True,
                        help="log: logistic, eps-insensitive: regression, rank: qid pairs; hinge is the "
-                            "SVM's loss, log logistic regression's, rank SVMlight's -z p.")),
+                            "SVM's loss, squared-hinge LIBLINEAR's default (L2-loss SVM), log logistic "
+                            "regression's, eps-insensitive that of regression on real-valued labels, rank SVMlight's "
+                            "-z p (pairs of examples with the same qid).")),
     (("-p", "--epsilon"), dict(type=float, default=0.1, show_default=True,
                                help="Width of the insensitive zone of --loss eps-insensitive.")),
     (("--bias",), dict(type=click.Choice(BIAS_MODES), default="none", show_default=True,
