@@ -640,8 +640,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
           trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
           checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
           cv_folds=None, as_json=False, tol_gap=None, **settings):
-    """Train an SVM on DATA; write MODEL (default: DATA's file name + .model, here; - for standard
-    output).
+    """Train an SVM on DATA and write MODEL (default: DATA's file name + .model, in the current
+    directory; MODEL - writes standard output).
     """
     from .errors import ParameterError, PegasosError
     from .model import check_distinct_files, check_writable
