@@ -186,19 +186,98 @@ def main():
 
 
 class _SectionOption(click.Option):
-    """An option listed under a heading of ``--help`` (``section=``)."""
+    """An option listed under a heading of ``--help-all`` (``section=``)."""
 
     def __init__(self, *args, section=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.section = section
 
 
+#: The options that ``--help`` of train, cv and search lists (parameter names; COMMAND:name for one
+#: command's only); ``--help-all`` lists every option, in sections.  A name a command does not have is
+#: skipped, so one set serves the three commands, and an option not yet declared may be named here.
+SHORT_HELP_OPTIONS = frozenset({
+    "lam", "cost_c", "iterations", "epochs", "tol", "solver", "loss", "bias", "multiclass", "class_weights",
+    "cost_factor", "kernel", "gamma", "batch_size", "seed", "jobs", "quiet", "report_gap", "train:stream",
+    "init_model", "cv_folds", "as_json", "explain",
+    # cv and search
+    "folds", "fold_jobs", "lambda_grid", "gamma_grid", "validation", "metric",
+    "help_all",     # and -h/--help
+})
+
+#: The longest help text the ``--help`` listing shows with its bracketed part (two lines of its column
+#: at 80 columns)
+_SHORT_TEXT_CHARS = 88
+
+_EVERY_OPTION = "pegasos.every_option"        # ctx.meta key: --help-all asked for the full listing
+
+
+def _short_text(name, text):
+    """The help text ``text`` of option ``name`` as the ``--help`` listing shows it: up to its first "; "
+    outside brackets (the rest is for ``--help-all``), and without a long text's bracketed remark."""
+    text = _cut_at(text, "; ")
+    return text if len(text) <= _SHORT_TEXT_CHARS else _cut_at(text, " [")
+
+
+def _cut_at(text, mark):
+    """``text`` up to the first ``mark`` outside parentheses and brackets, ended by a full stop."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if depth == 0 and i > 0 and text.startswith(mark, i):
+            return text[:i].rstrip(".:,") + "."
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+    return text
+
+
+def _show_every_option(ctx, param, value):
+    """--help-all: the help with every option, in sections."""
+    if not value or ctx.resilient_parsing:
+        return
+    ctx.meta[_EVERY_OPTION] = True
+    click.echo(ctx.get_help(), color=ctx.color)
+    ctx.exit()
+
+
+class _UsageLine(click.ClickException):
+    """A usage error in one line, without click's usage text: exit status 2, as click's usage errors."""
+
+    exit_code = 2
+
+
 class _SectionedCommand(click.Command):
-    """A command whose ``--help`` lists its options in sections, that reads
-    LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``, and
-    ``--early-stop`` without a number as ``--early-stop 5``."""
+    """A command whose ``--help`` lists the options of :data:`SHORT_HELP_OPTIONS` and ``--help-all`` every
+    option in sections; that reads LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``,
+    ``--early-stop`` without a number as ``--early-stop 5``, and answers LIBLINEAR's and SVMlight's
+    options that pegasos spells otherwise (``-B 1``: ``--bias feature``) with pegasos' spelling."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.params.append(click.Option(["--help-all"], is_flag=True, expose_value=False, is_eager=True,
+                                        callback=_show_every_option,
+                                        help="Show every option, in sections, and exit."))
 
     def format_options(self, ctx, formatter):
+        if ctx.meta.get(_EVERY_OPTION):
+            self._format_every_option(ctx, formatter)
+            return
+        records, left = [], 0
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+            if record is None:
+                continue
+            if not (param.name in SHORT_HELP_OPTIONS or f"{self.name}:{param.name}" in SHORT_HELP_OPTIONS
+                    or param is self.get_help_option(ctx)):
+                left += 1
+                continue
+            text = param.help or ""
+            extra = record[1][len(text):] if record[1].startswith(text) else ""
+            records.append((record[0], _short_text(param.name, text) + extra))
+        with formatter.section("Options"):
+            formatter.write_dl(records)
+        formatter.write_paragraph()
+        formatter.write_text(f"{ctx.command_path} --help-all lists every option ({left} more), in sections.")
+
+    def _format_every_option(self, ctx, formatter):
         sections = {}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
@@ -224,7 +303,99 @@ class _SectionedCommand(click.Command):
                 continue
             out.append(a)
             i += 1
-        return super().parse_args(ctx, out)
+        try:
+            rest = super().parse_args(ctx, out)
+        except click.NoSuchOption as e:
+            answer = _foreign_spelling(e.option_name, args, {p.name for p in self.params})
+            if answer is None:
+                raise
+            raise _UsageLine(answer) from None
+        if not ctx.resilient_parsing:
+            _check_cost(ctx)
+        return rest
+
+
+#: LIBLINEAR's solver types (-s) as pegasos spells them; None: pegasos has no such model
+_LIBLINEAR_SOLVERS = {
+    "0": ("L2-regularised logistic regression", "--loss log"),
+    "1": ("L2-loss SVC, dual", "--loss squared-hinge"),
+    "2": ("L2-loss SVC, primal", "--loss squared-hinge"),
+    "3": ("L1-loss SVC, dual", "--loss hinge"),
+    "4": ("Crammer-Singer multiclass SVC", "--multiclass crammer-singer"),
+    "5": ("L1-regularised L2-loss SVC", None),
+    "6": ("L1-regularised logistic regression", None),
+    "7": ("L2-regularised logistic regression, dual", "--loss log"),
+    "11": ("L2-loss SVR", None),
+    "12": ("L2-loss SVR, dual", None),
+    "13": ("L1-loss SVR, dual", "--loss eps-insensitive"),
+    "21": ("one-class SVM", None),
+}
+
+#: SVMlight's and LIBSVM's kernel types (-t)
+_KERNEL_TYPES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
+
+
+def _value_after(option, args):
+    """The value given to the short option ``option`` in ``args`` (``-B 1`` or ``-B1``), or None."""
+    for i, a in enumerate(args):
+        if a == option:
+            return args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else None
+        if a.startswith(option) and not a.startswith("--"):
+            return a[len(option):]
+    return None
+
+
+def _foreign_spelling(option, args, params):
+    """The one-line answer to LIBLINEAR's or SVMlight's ``option`` (in ``args``) that pegasos spells
+    otherwise: its spelling here, or None for an option no other tool has either.  ``params``: the
+    parameter names of the command (--solver is named where the command has it)."""
+    value = _value_after(option, args)
+    shown = option if value is None else f"{option} {value}"
+    if option == "-B":
+        try:
+            b = float(value)
+        except (TypeError, ValueError):
+            return "pegasos spells LIBLINEAR's -B as --bias feature (a constant feature 1) or --bias none"
+        if b <= 0:
+            return f"pegasos spells LIBLINEAR's {shown} (no bias) as --bias none, the default"
+        return (f"pegasos spells LIBLINEAR's {shown} as --bias feature"
+                + ("" if b == 1 else " (its constant feature is 1)"))
+    if option == "-e":
+        return (f"pegasos spells LIBLINEAR's {shown} as --tol (the relative duality gap to certify: "
+                "LIBLINEAR's values do not carry over)")
+    if option == "-s":
+        algorithm = " (the algorithm: --solver)" if "solver" in params else ""
+        if value not in _LIBLINEAR_SOLVERS:
+            return f"pegasos spells LIBLINEAR's -s (solver type) as --loss and --multiclass{algorithm}"
+        what, spelling = _LIBLINEAR_SOLVERS[value]
+        if spelling is None:
+            return f"pegasos trains no model of LIBLINEAR's {shown} ({what})"
+        return f"pegasos spells LIBLINEAR's {shown} ({what}) as {spelling}{algorithm}"
+    if option == "-t":
+        if value in _KERNEL_TYPES:
+            return f"pegasos spells SVMlight's {shown} as --kernel {_KERNEL_TYPES[value]}"
+        return "pegasos spells SVMlight's -t (kernel type) as --kernel linear, poly, rbf or sigmoid"
+    if option == "-C":
+        return "pegasos spells LIBLINEAR's -C (search for C) as pegasos search"
+    if option == "-c":
+        return "pegasos search chooses lambda: its -l LO:HI is the grid (lambda = 1/(C m), m the examples)"
+    return None
+
+
+def _check_cost(ctx):
+    """-c C (LIBLINEAR's C, lambda = 1/(C m)): a positive number, without -l, not with --loss rank."""
+    from click.core import ParameterSource
+
+    cost = ctx.params.get("cost_c")
+    if cost is None:
+        return
+    if ctx.get_parameter_source("lam") == ParameterSource.COMMANDLINE:
+        raise _UsageLine("-c C sets lambda = 1/(C m): give either -c or -l/--lambda, not both")
+    if not (cost > 0 and math.isfinite(cost)):
+        raise _UsageLine(f"-c: C must be a positive number, got {cost!r}")
+    if ctx.params.get("loss") == "rank":
+        raise _UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples "
+                         "(SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give -l/--lambda")
 
 
 def _options(section, *specs):
@@ -241,12 +412,15 @@ def _options(section, *specs):
 _solver_options = _options(
     "Solver (paper Fig. 1 and 2)",
     (("-l", "--lambda", "lam"), dict(type=float, default=DEFAULT_LAMBDA, show_default=True,
-                                     help="Regularisation parameter lambda > 0 (LIBLINEAR's C = 1/(lambda m)).")),
+                                     help="Regularisation parameter lambda > 0.")),
+    (("-c", "cost_c"), dict(type=float, metavar="C", help="LIBLINEAR's C: lambda = 1/(C m); m: the examples of "
+                                                          "DATA, counted as it is read.")),
     (("--solver",), dict(type=click.Choice(SOLVERS), default="auto", show_default=True,
-                         help="pegasos: the paper's loop; dual: dual coordinate ascent from w = 0 until "
-                              "certified within --tol; auto: the dual where it can run, Pegasos where it "
-                              "cannot (-T/--epochs or another Pegasos setting given, --stream, --init, "
-                              "--loss log or eps-insensitive, --bias unregularized, --kernel sigmoid).")),
+                         help="auto (the dual where it can run, else Pegasos), pegasos or dual; dual: dual "
+                              "coordinate ascent from w = 0 until certified within --tol; pegasos: the paper's "
+                              "loop; auto takes Pegasos where -T/--epochs or another Pegasos setting is given, "
+                              "or for --stream, --init, --loss log or eps-insensitive, --bias unregularized, "
+                              "--kernel sigmoid.")),
     (("--explain",), dict(is_flag=True, help="Print which solver would run and why, and train nothing.")),
     (("-T", "--iterations"), dict(type=int, help="Pegasos: number of iterations T (each uses k examples); the "
                                                  "model written is that run.")),
@@ -263,8 +437,7 @@ _solver_options = _options(
                                 help="Exactly N dual passes (one per class for one-vs-rest): what a model's header "
                                      "records, so that its settings retrain it.")),
     (("-k", "--batch-size"), dict(type=int, default=1, show_default=True,
-                                  help="Mini-batch size k (training on shards without -k: ceil(m/128), at most "
-                                       "128 rounds an epoch).")),
+                                  help="Mini-batch size k; on shards without -k: ceil(m/128).")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
                                 "shuffle-once: one random order (from --seed) for every epoch; "
@@ -284,40 +457,38 @@ _solver_options = _options(
     (("--eta0",), dict(type=float, metavar="ETA0", help="First step size; sets T0 = 1/(lambda ETA0).")),
     (("--schedule",), dict(type=click.Choice(SCHEDULES), default="pegasos", show_default=True,
                            help="Step rule: pegasos 1/(lambda (t + T0)); norma p/(lambda sqrt(t)) with "
-                                "--projection always on (p from --eta, default 0.5 (2 + 0.5/sqrt(T))^(1/2)); "
-                                "constant --eta E.  A step with eta_t lambda >= 1 replaces w by its gradient "
-                                "term.")),
+                                "--projection (p from --eta); constant --eta E.")),
     (("--eta",), dict(type=float, metavar="E", help="p of --schedule norma, or the step of --schedule constant.")),
     (("--paper",), dict(is_flag=True, help="The paper's Fig. 1 as run in its Sec. 7 for every setting not given: "
                                            "--sampling uniform --no-average --t0 0 --epochs 10.")),
     (("--seed",), dict(type=int, default=DEFAULT_SEED, show_default=True, help="Random seed.")),
     (("--jobs",), dict(type=click.IntRange(min=1), default=2, show_default=True,
-                       help="Threads: one-vs-rest trains classes in parallel; the binary linear trainer splits the "
-                            "margins and the update of each large mini-batch (k >= 16 and >= 1600 stored values) "
-                            "among them, falling back to one thread while that is faster (same model for any "
-                            "number).")),
+                       help="Threads (the same model for any number); one-vs-rest trains classes in parallel, "
+                            "the linear binary trainer shares out large mini-batches.")),
 )
 _problem_options = _options(
     "Problem (loss, bias, classes)",
     (("--loss",), dict(type=click.Choice(["hinge", "log", "squared-hinge", "eps-insensitive", "rank"]),
                        default="hinge", show_default=True,
-                       help="hinge (SVM), log (logistic regression), squared-hinge, eps-insensitive (regression on "
-                            "real-valued labels), rank (pairs with the same qid, SVMlight -z p).")),
+                       help="log: logistic, eps-insensitive: regression, rank: qid pairs; hinge is the "
+                            "SVM's loss, squared-hinge LIBLINEAR's default (L2-loss SVM), log logistic "
+                            "regression's, eps-insensitive that of regression on real-valued labels, rank SVMlight's "
+                            "-z p (pairs of examples with the same qid).")),
     (("-p", "--epsilon"), dict(type=float, default=0.1, show_default=True,
                                help="Width of the insensitive zone of --loss eps-insensitive.")),
     (("--bias",), dict(type=click.Choice(BIAS_MODES), default="none", show_default=True,
-                       help="none; feature: constant feature 1, regularised (LIBLINEAR -B 1); "
-                            "unregularized: b by sub-gradient steps (heuristic).")),
+                       help="feature: a constant feature 1, regularised (LIBLINEAR -B 1); unregularized: b by "
+                            "sub-gradient steps (a heuristic).")),
     (("--multiclass",), dict(type=click.Choice(["ovr", "crammer-singer"]),
-                             help="More than two labels: one-vs-rest (the default then) or Crammer-Singer.")),
+                             help="One-vs-rest (the default) or Crammer-Singer.")),
     (("--cost-matrix",), dict(metavar="FILE",
                               help="Crammer-Singer costs: K lines of K numbers, row = true class, column = "
                                    "predicted class, classes in increasing label order, zero diagonal.")),
     (("-j", "cost_factor"), dict(type=float, metavar="FACTOR", help="Weight of the positive class's errors "
                                                                     "(SVMlight -j).")),
     (("-w", "class_weights"), dict(multiple=True, metavar="LABEL:WEIGHT",
-                                   help="Weight of the errors on class LABEL (LIBLINEAR -wi: -w1 5 or -w 1:5); "
-                                        "repeatable.")),
+                                   help="Weight of the errors of class LABEL, repeatable; LIBLINEAR's "
+                                        "-w1 5 is -w 1:5.")),
     (("--allow-one-class",), dict(is_flag=True, help="Accept data whose labels are all -1, all 0 or all +1 (the "
                                                      "other class is the usual partner).")),
     (("--max-classes",), dict(type=int, default=1000, show_default=True,
@@ -326,8 +497,7 @@ _problem_options = _options(
 _kernel_options = _options(
     "Kernels (paper Fig. 3)",
     (("--kernel",), dict(type=click.Choice(["linear", "poly", "rbf", "sigmoid"]), default="linear",
-                         show_default=True, help="linear: explicit w (Fig. 1/2); poly, rbf, sigmoid: kernel "
-                                                 "Pegasos (Fig. 3).")),
+                         show_default=True, help="linear (explicit w), or a kernel model: poly, rbf, sigmoid.")),
     (("--gamma",), dict(type=float, help="Kernel gamma > 0 (poly, rbf, sigmoid) [default: 1/n_features].")),
     (("--degree",), dict(type=int, help="Degree >= 1 of the poly kernel [default: 3].")),
     (("--coef0",), dict(type=float, help="coef0 of the poly and sigmoid kernels [default: 0].")),
@@ -338,8 +508,8 @@ _kernel_options = _options(
 )
 _streaming_options = _options(
     "Data larger than memory",
-    (("--stream",), dict(is_flag=True, help="Do not load DATA into memory: read it in passes through a shuffle "
-                                            "buffer (--shuffle-buffer), or through a binary cache file (--cache).")),
+    (("--stream",), dict(is_flag=True, help="Read DATA in passes, not into memory; through a shuffle buffer "
+                                            "(--shuffle-buffer) or a binary cache file (--cache).")),
     (("--shuffle-buffer",), dict(type=int, metavar="N",
                                  help=f"Streaming: hold N examples in memory and visit them in random order, one "
                                       f"pass over DATA per epoch [default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")),
@@ -353,29 +523,24 @@ _data_options = _options(
     (("--zero-based",), dict(is_flag=True, help="Feature indices in DATA start at 0 (default 1).")),
     (("--dtype",), dict(type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
                         help="Type of the feature values held in memory.")),
-    (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary (a model the dual finish did not "
-                                                 "certify within --tol still gets its note on stderr).")),
-    (("--verbose",), dict(is_flag=True, help="Report progress also when stderr is not a terminal (a log "
-                                                   "file, a pipe, a batch job): a line every --progress-every "
-                                                   "seconds with the iterations done, % and elapsed seconds "
-                                                   "(on a terminal: the progress bar).")),
+    (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary; the notes stay on stderr.")),
+    (("--verbose",), dict(is_flag=True, help="Report progress also when stderr is not a terminal: a line every "
+                                             "--progress-every seconds.")),
     (("--progress-every",), dict(type=float, default=10.0, show_default=True, metavar="SECONDS",
                                  help="With --verbose, seconds between two progress lines.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
     (("--init", "init_model"), dict(metavar="MODEL",
-                                    help="Resume: continue the Pegasos run of the linear MODEL on DATA (t, the "
-                                         "step schedule, the average and the random order go on; -T/--epochs are "
-                                         "the iterations to add, default 1 epoch; unset options are MODEL's; "
-                                         "--finish dual finishes the run in the dual).")),
+                                    help="Resume the Pegasos run of the linear MODEL on DATA; -T/--epochs are the "
+                                         "iterations to add (default: 1 epoch), options not given are MODEL's; "
+                                         "--finish dual finishes the run in the dual.")),
     (("--restart-schedule",), dict(is_flag=True, help="With --init: start from MODEL's weights with t = 1 again "
                                                       "(lambda, k, averaging, t0 may then change).")),
     (("--resume-state/--no-resume-state", "resume_state"), dict(
         default=None, help="Write / omit the resume section (solver state) in MODEL, which --init continues "
                            "exactly [default: written when --init resumes a run, else omitted].")),
-    (("--report-gap",), dict(is_flag=True, help="Add to the summary a certified bound on the model's distance to "
-                                                "the optimum (duality gap of dual coordinate ascent; linear hinge "
-                                                "and squared-hinge models) and record its relative gap in MODEL's "
-                                                "header (certified_gap); with -q only the header.")),
+    (("--report-gap",), dict(is_flag=True, help="Certify the model's distance to the optimum; the duality gap goes "
+                                                "in the summary, its relative gap in MODEL's header (certified_gap), "
+                                                "linear hinge and squared-hinge models.")),
 )
 
 _check_options = _options(
@@ -454,10 +619,10 @@ _OPTION_PARAMS = ("lam", "solver", "iterations", "epochs", "batch_size", "projec
 @_shard_options
 @_data_options
 @click.option("-v", "cv_folds", type=click.IntRange(min=2), metavar="K", cls=_SectionOption,
-              section="Input and output", help="K-fold cross-validation instead (as pegasos cv -v K; LIBLINEAR "
-                                               "-v): print the folds' metrics, write no model.")
+              section="Input and output", help="K-fold cross-validation instead (LIBLINEAR -v); as pegasos cv "
+                                               "-v K, no model is written.")
 @click.option("--json", "as_json", is_flag=True, cls=_SectionOption, section="Input and output",
-              help="Print the summary and the options as one JSON object on stdout (not with MODEL -).")
+              help="Print the summary and options as JSON; on stdout, so not with MODEL -.")
 @click.option("--tol-gap", "tol_gap", type=float, metavar="EPS", cls=_SectionOption,
               section="Solver (paper Fig. 1 and 2)",
               help="Instead of --tol: train until the certified relative duality gap (P - D)/P of the model "
@@ -470,10 +635,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
           trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
           checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
           cv_folds=None, as_json=False, tol_gap=None, **settings):
-    """Train an SVM on DATA (linear, or kernel with --kernel); write MODEL (default: DATA's file name +
-    .model, in the current directory; - for standard output, the summary then goes to stderr).
-
-    With --stream, DATA may be larger than memory (see --shuffle-buffer and --cache).
+    """Train an SVM on DATA and write MODEL (default: DATA's file name + .model, in the current
+    directory; MODEL - writes standard output).
     """
     from .errors import ParameterError, PegasosError
     from .model import check_distinct_files, check_writable
@@ -584,7 +747,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     progress = _Progress(quiet)
     t0 = time.perf_counter()
     d, cache_note = _read_training_data(data, options, progress, cache_file, zero_based, np.dtype(dtype))
-    options = _options_of_data(options, d, class_weights, cost_factor, cost_matrix)
+    options = _options_of_data(options, d, class_weights, cost_factor, cost_matrix, settings["cost_c"])
     if explain:
         return _explain(options, m=d.n_examples)
     checks = {}
@@ -761,8 +924,8 @@ def _note_worse_than_start(result, options):
 
 def _note_worse_than_zero(result, d, options, value=None):
     """A note (with -q too) when a linear binary classifier's objective is above that of w = 0, the run's
-    start: its steps were too large for these features (unscaled columns x1000 at lambda = 1e-4 and
-    --finish none: 4.39, where w = 0 has 1; --t0 100 at lambda = 1e-4: 32.4).  w = 0's objective is at most
+    start: its steps were too large for these features (unscaled columns at a small lambda with
+    --finish none, or a large --t0).  w = 0's objective is at most
     the largest class weight (the hinge losses 1; log loss: times ln 2), so the note is never wrong;
     the objective is the summary's, or one pass over the data with -q, for a model without a
     certificate only (a certified one is within its gap of the optimum, below w = 0's)."""
@@ -813,8 +976,8 @@ def _note_worse_than_zero_runs(entries, key, task, options, what, shown):
 
 def _note_stream_fits(d, options):
     """--stream on a file a quarter of the available memory holds: a note that in memory the default
-    trains until certified, where the shuffle buffer trains its fixed epochs and proves nothing (10
-    epochs of 2000 separable rows end 17% above the optimum, sparse text 63%; a9a 0.19%)."""
+    trains until certified, where the shuffle buffer trains its fixed epochs and proves nothing (they may
+    end far above the optimum)."""
     try:
         size = os.path.getsize(d.path)
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -832,8 +995,7 @@ def _classes_not_finished(result):
     """For a note on a one-vs-rest finish above --tol: the classes it did not finish (0 passes: once the
     largest class's passes neither certify nor beat its Pegasos model, the others are not tried), whose
     part of the gap is the one of their Pegasos weights' scaled dual start, far looser than the model
-    (20 classes at lambda = 1e-6: 0.978 recorded; ``pegasos objective --gap``, 11 s of passes,
-    proves 0.70 and was still shrinking)."""
+    (``pegasos objective --gap`` proves a smaller one)."""
     passes = [int(p) for p in str(result.info.get("finish_passes", "")).split(",") if p.strip().isdigit()]
     idle = sum(1 for p in passes if p == 0)
     if len(passes) < 2 or not idle:
@@ -913,11 +1075,24 @@ def _given_on_command_line():
         given.add("n_threads")
     if ctx.params.get("class_weights") or ctx.params.get("cost_factor") is not None:
         given.add("class_weight")
+    if ctx.params.get("cost_c") is not None:
+        given.add("lam")
     return frozenset(given)
 
 
-def _options_of_data(options, d, class_weights, cost_factor, cost_matrix):
-    """The options with -j (which needs the positive label of DATA) and --cost-matrix (its classes)."""
+def _options_of_data(options, d, class_weights, cost_factor, cost_matrix, cost=None):
+    """The options with -j (which needs the positive label of DATA), --cost-matrix (its classes) and
+    -c C (its examples m: lambda = 1/(C m))."""
+    if cost is not None:
+        from .errors import ParameterError
+
+        if options.task == "ranking":
+            raise ParameterError("-c does not apply to a ranking model: its loss is a mean over pairs, not "
+                                 "examples (SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give "
+                                 "-l/--lambda")
+        if d.n_examples == 0:
+            raise ParameterError("-c C sets lambda = 1/(C m), and DATA holds no examples: give -l/--lambda")
+        options = options.replace(lam=1.0 / (cost * d.n_examples)).validate()
     if cost_factor is not None:
         options = options.replace(class_weight=_class_weights(class_weights, cost_factor, _positive_label(d)))
     if cost_matrix is not None:
@@ -933,6 +1108,9 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
     from .engine_dask import EngineSettings, fit_shards
     from .errors import ParameterError
 
+    if _given("cost_c"):
+        raise ParameterError("-c C sets lambda = 1/(C m), and training on shards starts before the examples "
+                             "are counted: give -l/--lambda")
     if sync_every != "epoch":
         try:
             sync_every = int(sync_every)
@@ -1531,13 +1709,11 @@ def _other_eval_text(r):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--gap", is_flag=True,
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
-                   "(linear hinge / squared hinge models, binary, one-vs-rest or Crammer-Singer, rank-loss models, "
-                   "and kernel models of a positive semi-definite kernel trained on DATA; DATA is loaded into "
-                   "memory).")
+                   "(hinge, squared hinge and rank-loss models; kernel models of a positive semi-definite kernel "
+                   "trained on DATA; DATA is loaded into memory).")
 @click.option("--gap-passes", type=int, metavar="N", default=None,
-              help="Passes of dual coordinate ascent for --gap (each costs at most one pass over DATA) "
-                   "[default: doubling the passes until a doubling closes less than a tenth of the gap (and less "
-                   "than the one before), at most 65536 and 2^28 coefficient updates].")
+              help="Passes of dual coordinate ascent for --gap, each at most one pass over DATA [default: "
+                   "doubled until the gap stops shrinking].")
 @click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @_errors_to_click
@@ -1638,8 +1814,8 @@ def _objective_gap(data, model, lam, as_json, quiet, passes):
 
 def _header_gap_line(model, r, lam):
     """A line for a header's ``certified_gap`` tighter than the gap just found (the training run's
-    dual point, after more passes than these: 0.0244% against 2% on a model of 524288 finishing
-    passes); it is a proof on the training data at the model's lambda only, so it is shown, not used."""
+    dual point, after more passes than these, may be far tighter); it is a proof on the training data
+    at the model's lambda only, so it is shown, not used."""
     recorded = model.info.get("certified_gap")
     if recorded is None or (lam is not None and lam != float(model.lam)):
         return ""
@@ -1793,7 +1969,7 @@ def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weigh
 
         check_distinct_files(cache_file, "--cache", (("DATA", data),))
     d, _ = _read_training_data(data, options, _Progress(quiet), cache_file, zero_based, np.dtype(dtype))
-    return _options_of_data(options, d, class_weights, cost_factor, cost_matrix), d
+    return _options_of_data(options, d, class_weights, cost_factor, cost_matrix, settings.get("cost_c")), d
 
 
 def _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype, engine, scheduler,
@@ -1836,7 +2012,12 @@ def _quiet_dask():
 
 
 def _remote_options(paper, threads, class_weights, settings):
+    from .errors import ParameterError
     from .options import TrainOptions
+
+    if settings.get("cost_c") is not None:
+        raise ParameterError("-c C sets lambda = 1/(C m), and with --engine dask the workers read DATA, not "
+                             "this machine: give -l/--lambda")
 
     return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
                         class_weight=_class_weights(class_weights, None, None), spelling="cli",
@@ -1912,9 +2093,9 @@ def _note_uncertified_folds(per_fold, tol):
 @main.command(cls=_SectionedCommand)
 @click.argument("data")
 @click.option("-v", "--folds", type=click.IntRange(min=2), default=5, show_default=True,
-              help="Number of folds K (stratified by class; whole queries for ranking).")
+              help="Number of folds K; stratified by class, whole queries for ranking.")
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Folds trained at once, in separate processes (the results are the same for any number).")
+              help="Folds trained at once, in separate processes; the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the folds' metrics, means and sds as one JSON object.")
 @_without("jobs", "no_objective", "report_gap", *_ONE_RUN_ONLY)
 @_model_options
@@ -1922,11 +2103,8 @@ def _note_uncertified_folds(per_fold, tol):
 @_errors_to_click
 def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream,
        shuffle_buffer, cache_file, zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
-    """K-fold cross-validation of pegasos train (every train option applies) on DATA.
-
-    Prints each fold's metrics on its held-out examples and their mean ± sd
-    (binary: accuracy, F1, ROC AUC; multiclass: accuracy, macro-F1;
-    regression: MSE, R^2; ranking: NDCG@10).  The folds are drawn with --seed.
+    """K-fold cross-validation of pegasos train on DATA (every train option applies): each fold's
+    metrics on its held-out examples, and their mean ± sd.  The folds are drawn with --seed.
     """
     _cv_command(data, folds, fold_jobs, as_json, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
                 class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine,
@@ -1937,7 +2115,7 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
 @click.argument("data")
 @click.argument("model", required=False)
 @click.option("-l", "--lambda", "lambda_grid", default="1e-7:1e-1", show_default=True, metavar="LO:HI|A,B,..",
-              help="The lambdas: LO:HI (--points values evenly spaced in log scale) or a comma list.")
+              help="The lambdas: LO:HI or a comma list; LO:HI is --points values evenly spaced in log scale.")
 @click.option("--points", type=int, help="Values of a LO:HI range [default: 13].")
 @click.option("--gamma", "gamma_grid", metavar="LO:HI|A,B,..",
               help="Kernel gammas to try with every lambda (with --kernel; --gamma-points values for LO:HI).")
@@ -1951,21 +2129,18 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
               help="Train every lambda from scratch (default for linear binary and regression models: from the "
                    "previous, larger lambda's weights).")
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Folds trained at once, in separate processes (same results for any number).")
+              help="Folds trained at once, in separate processes; the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
-@_without("jobs", "no_objective", "report_gap", "lam", "gamma", *_ONE_RUN_ONLY)
+@_without("jobs", "no_objective", "report_gap", "lam", "cost_c", "gamma", *_ONE_RUN_ONLY)
 @_model_options
 @_cluster_options
 @_errors_to_click
 def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, validation, metric, no_warm_start,
            fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer, cache_file,
            zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
-    """Choose lambda (and the kernel's gamma) by cross-validation on DATA or on a --validation FILE.
-
-    Prints one row per grid point (metric mean ± sd over the folds, mean
-    training objective, seconds of training) and marks the best with *.  With
-    MODEL, writes the model of pegasos train at the best point, trained on
-    all of DATA.  Every train option applies.
+    """Choose lambda (and the kernel's gamma) by cross-validation on DATA or on a --validation FILE;
+    with MODEL, write the model of pegasos train at the best point, trained on all of DATA.  Every train
+    option applies.
     """
     from .errors import ParameterError
     from .model import check_distinct_files, check_writable

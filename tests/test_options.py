@@ -239,8 +239,8 @@ def test_liblinear_class_weight_spelling(tmp_path):
     assert a == (tmp_path / "b").read_text() and "class_weights 1:5.0" in a
 
 
-def test_help_reads_in_sections():
-    out = ok(run_pegasos("train", "--help"))
+def test_help_all_reads_in_sections():
+    out = ok(run_pegasos("train", "--help-all"))
     for heading in ("Solver", "Problem", "Kernels", "Data larger than memory", "Input and output"):
         assert heading in out
 
