@@ -102,7 +102,7 @@ class Chunk:
     indices: np.ndarray
     data: np.ndarray
     first_row: int = 0
-    qid: np.ndarray = None
+    qid: np.ndarray | None = None
 
     @property
     def n_rows(self):

@@ -87,10 +87,10 @@ class KernelModel:
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
     threads: int = 0
-    _sv_sqn: np.ndarray = field(default=None, repr=False)
+    _sv_sqn: np.ndarray | None = field(default=None, repr=False)
     #: the dual solver's model: its objective on the training data (the keys of pegasos.objective), from
     #: the solver's margins, so that train's summary does not compute |S| (|S| + m) kernel values again
-    train_objective: dict = field(default=None, repr=False)
+    train_objective: dict | None = field(default=None, repr=False)
 
     kind = "kernel"
 

@@ -73,8 +73,8 @@ class LinearModel:
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
     loss: str = "hinge"
-    epsilon: float = None
-    solver_state: dict = field(default=None, repr=False, compare=False)
+    epsilon: float | None = None
+    solver_state: dict | None = field(default=None, repr=False, compare=False)
     save_state: bool = field(default=False, repr=False, compare=False)
 
     @property

@@ -66,7 +66,7 @@ class MulticlassModel:
     loss: str = "hinge"
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
-    cost: np.ndarray = None
+    cost: np.ndarray | None = None
 
     task = "multiclass"
     labels = None

@@ -296,20 +296,20 @@ class TrainOptions:
     """
 
     lam: float = DEFAULT_LAMBDA
-    iterations: int = None
-    epochs: float = None
+    iterations: int | None = None
+    epochs: float | None = None
     batch_size: int = 1
-    sampling: str = None
+    sampling: str | None = None
     projection: bool = False
-    average: bool = None
-    average_from: float = None
-    step_offset: float = None
-    eta0: float = None
+    average: bool | None = None
+    average_from: float | None = None
+    step_offset: float | None = None
+    eta0: float | None = None
     schedule: str = "pegasos"
-    eta: float = None
+    eta: float | None = None
     tol: float = DEFAULT_TOL
-    tol_gap: float = None
-    finish: str = None
+    tol_gap: float | None = None
+    finish: str | None = None
     finish_passes: object = None
     preset: str = "auto"
     max_classes: int = DEFAULT_MAX_CLASSES
@@ -318,24 +318,24 @@ class TrainOptions:
     loss: str = "hinge"
     epsilon: float = 0.1
     bias: str = "none"
-    class_weight: dict = None
-    multiclass: str = None
-    cost: tuple = None
+    class_weight: dict | None = None
+    multiclass: str | None = None
+    cost: tuple | None = None
     allow_one_class: bool = False
     kernel: str = "linear"
-    gamma: float = None
-    degree: int = None
-    coef0: float = None
-    budget: int = None
+    gamma: float | None = None
+    degree: int | None = None
+    coef0: float | None = None
+    budget: int | None = None
     cache_mb: float = DEFAULT_CACHE_MB
-    shuffle_buffer: int = None
+    shuffle_buffer: int | None = None
     trace_points: int = 10
-    early_stop: int = None
-    early_stop_metric: str = None
+    early_stop: int | None = None
+    early_stop_metric: str | None = None
     restart_schedule: bool = False
-    resume_state: bool = None
+    resume_state: bool | None = None
     spelling: str = "api"       # "cli": messages name --options; not a training setting
-    given: frozenset = None     # the settings the user gave (resuming takes the others from the model)
+    given: frozenset | None = None     # the settings the user gave (resuming takes the others from the model)
 
     def __post_init__(self):
         self._settle_preset()

@@ -186,7 +186,7 @@ class DataFile:
             return _READ_CACHE["data"]
 
 
-_READ_CACHE = {}
+_READ_CACHE: dict = {}
 _READ_LOCK = threading.Lock()
 
 
