@@ -549,7 +549,7 @@ def _regular_stat(path, std_fd):
     return st if stat.S_ISREG(st.st_mode) else False
 
 
-def save_model(model, path):
+def save_model(model: object, path: str | os.PathLike[str]) -> None:
     """Write ``model`` to ``path`` atomically (temporary file + rename).
 
     A name ending in ``.gz``, ``.bz2``, ``.xz`` or ``.lzma`` is written
@@ -557,10 +557,15 @@ def save_model(model, path):
     reader of a model knows gzip, bzip2 and xz by their first bytes, and
     legacy LZMA, which has none, by the name ``.lzma``.
 
+    ``model`` is a LinearModel, MulticlassModel or KernelModel (what has a
+    ``to_text()``); ``path`` a file name or path-like.
+
     Raises
     ------
     PegasosError
         The file cannot be written; no partial file is left.
+    TypeError
+        ``model`` is not a pegasos model.
     """
     from .io import compress, compression_by_name
 
