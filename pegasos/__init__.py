@@ -14,6 +14,8 @@ Python API (the command line ``pegasos`` is a thin layer over it)::
 Names are imported lazily, so ``import pegasos`` is cheap.
 """
 
+TYPE_CHECKING = False     # typing.TYPE_CHECKING without importing typing (type checkers take it as true)
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -50,6 +52,26 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # The names above as type checkers see them (at run time __getattr__ imports each when first used).
+    from pegasos.api import fit
+    from pegasos.certificate import duality_gap
+    from pegasos.errors import (DamagedCacheError, DataError, ExampleError, ModelFormatError, ParameterError,
+                                PegasosError)
+    from pegasos.io import iter_svmlight, load_svmlight, read_svmlight
+    from pegasos.kernel import KernelModel
+    from pegasos.labels import BinaryLabels
+    from pegasos.linear import LinearModel
+    from pegasos.model import save_model
+    from pegasos.modelfile import load_model
+    from pegasos.multiclass import MulticlassModel
+    from pegasos.options import TrainOptions
+    from pegasos.plot import plot_traces
+    from pegasos.scoring import evaluate, evaluate_file, objective, objective_file
+    from pegasos.selection import cross_validate, search
+    from pegasos.trace import Trace, read_trace
+    from pegasos.trainers import train, train_kernel, train_multiclass
 
 
 def __dir__():
