@@ -19,9 +19,12 @@ Only the standard library is imported here, so the command line can build
 and check options before NumPy is loaded.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
                        MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
@@ -126,7 +129,7 @@ class RunPlan:
     T: int
     k: int
     avg_start: int
-    average_from: float
+    average_from: float | None
     t0: float
     projection: bool
     schedule: str = "pegasos"
@@ -380,20 +383,20 @@ class TrainOptions:
             object.__setattr__(self, "finish", "none")
 
     @property
-    def step_is_automatic(self):
+    def step_is_automatic(self) -> bool:
         """Whether :func:`pegasos.fit` chooses t0 from the data (no t0 or eta0 given, preset "auto",
         the Pegasos step rule)."""
         return self.step_offset is None and self.eta0 is None and self.schedule == "pegasos"
 
     @property
-    def length_is_automatic(self):
+    def length_is_automatic(self) -> bool:
         """Whether :func:`pegasos.fit` chooses the number of epochs (neither T nor epochs given, preset "auto",
         the Pegasos step rule)."""
         return (self.preset == "auto" and self.iterations is None and self.epochs is None
                 and self.schedule == "pegasos")
 
     @property
-    def kernel_dual(self):
+    def kernel_dual(self) -> bool:
         """Whether a kernel model is trained by the dual solver (:func:`pegasos.kernel.fit_kernel_dual`)
         instead of Pegasos' Fig. 3: by default (the automatic length: neither T nor epochs, preset "auto",
         ``finish`` not "none"), and with T = 0 and ``finish="dual"``, where no Pegasos setting asks for
@@ -408,7 +411,7 @@ class TrainOptions:
         return self.length_is_automatic and self.finish != "none"
 
     @property
-    def finishes_given_length(self):
+    def finishes_given_length(self) -> bool:
         """Whether a run of a given T or epochs is finished in the dual after its T iterations:
         with ``finish_passes`` or ``finish="dual"``, and by default (``finish`` None) with the
         "auto" preset and the step left to it (no t0 or eta0: whoever sets the step asks for that
@@ -424,7 +427,7 @@ class TrainOptions:
                 and self.finish_unavailable() is None)
 
     # ------------------------------------------------------------ naming --
-    def name(self, field):
+    def name(self, field: str) -> str:
         """The option as the user spelled it: ``--eta0`` (command line) or ``eta0=`` (Python)."""
         if self.spelling == "cli":
             return CLI_NAMES.get(field, field)
@@ -434,7 +437,7 @@ class TrainOptions:
         """``--finish dual`` or ``finish="dual"``, as the user spells it."""
         return "--finish dual" if self.spelling == "cli" else 'finish="dual"'
 
-    def subject(self, field):
+    def subject(self, field: str) -> str:
         """The option as the subject of a message, ``--eta0: ...`` or ``eta0: ...`` (no ``eta0=:``)."""
         name = self.name(field)
         return name[:-1] if name.endswith("=") else name
@@ -442,17 +445,17 @@ class TrainOptions:
     def _fail(self, field, message):
         raise ParameterError(f"{self.subject(field)}: {message}")
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some settings changed (the options are immutable)."""
         return replace(self, **changes)
 
     @property
-    def task(self):
+    def task(self) -> str:
         """"binary", "regression" or "ranking": what the loss trains (multiclass is decided by the data)."""
         return TASK_OF_LOSS.get(self.loss, "binary")
 
     # -------------------------------------------------------- validation --
-    def validate(self):
+    def validate(self) -> TrainOptions:
         """Check every setting that does not depend on the data.
 
         Returns
@@ -574,7 +577,7 @@ class TrainOptions:
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
 
-    def finish_unavailable(self, on_shards=False):
+    def finish_unavailable(self, on_shards: bool = False) -> str | None:
         """Why the dual finish (:mod:`pegasos.finish`) cannot run with these options (a phrase), or None.
 
         It needs a linear model with the hinge, the squared hinge or the rank loss (the hinge of the
@@ -608,7 +611,7 @@ class TrainOptions:
             return f"{self.name('resume_state')} keeps the state of the Pegasos run, which w(alpha) is not"
         return None
 
-    def check_finish(self, on_shards=False):
+    def check_finish(self, on_shards: bool = False) -> None:
         """Refuse a dual finish asked for (``finish="dual"``, ``finish_passes``, or ``tol_gap``, which runs
         through it, on shards) where it does not apply
         (:meth:`finish_unavailable`, with ``on_shards`` for a run on shards); the one check behind
@@ -781,13 +784,13 @@ class TrainOptions:
 
     # ---------------------------------------------------- derived values --
     @property
-    def t0(self):
+    def t0(self) -> float:
         """The step offset t0 (``eta0`` turned into t0 = 1/(lambda eta0))."""
         if self.eta0 is not None:
             return 1.0 / (self.lam * self.eta0)
         return float(self.step_offset or 0.0)      # unset: 0 unless fit() calibrated it
 
-    def plan(self, m, sampling=None):
+    def plan(self, m: int, sampling: str | None = None) -> RunPlan:
         """Derive the run for m examples (pairs for the rank loss).
 
         Parameters
@@ -830,7 +833,7 @@ class TrainOptions:
                        projection=projection, schedule=self.schedule, eta=eta)
 
     # ------------------------------------------------------ model header --
-    def header(self, plan, sampling=None, examples=None):
+    def header(self, plan: RunPlan, sampling: str | None = None, examples: int | None = None) -> dict[str, Any]:
         """The model-file header entries of a run (str -> str), in :data:`HEADER_FIELDS` order.
 
         Parameters
@@ -873,7 +876,7 @@ class TrainOptions:
         return info
 
     @classmethod
-    def from_header(cls, header):
+    def from_header(cls, header: dict[str, str]) -> TrainOptions:
         """The options a model file records (the inverse of :meth:`header`).
 
         Parameters
