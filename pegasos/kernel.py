@@ -120,6 +120,12 @@ class KernelModel:
         X is a scipy sparse matrix or :class:`pegasos.io.Chunk` of any width.
         Rows are split among threads (one per core by default, ``threads``
         to override); the values do not depend on the number of threads.
+
+        Raises
+        ------
+        ParameterError
+            X is not a matrix of numbers; ExampleError for a NaN or infinite
+            value (naming the example).
         """
         from . import _kernel
 
@@ -177,7 +183,13 @@ class KernelModel:
         return kernel_model_text(self)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
+        """Write the model file atomically (see :func:`pegasos.model.save_model`).
+
+        Raises
+        ------
+        PegasosError
+            The file cannot be written; no partial file is left.
+        """
         save_model(self, path)
 
 

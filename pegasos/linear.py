@@ -105,6 +105,12 @@ class LinearModel:
         Returns
         -------
         ndarray of shape (m,), float64
+
+        Raises
+        ------
+        ParameterError
+            X is not a matrix of numbers; ExampleError for a NaN or infinite
+            value (naming the example).
         """
         from . import _core
 
@@ -160,7 +166,13 @@ class LinearModel:
         return linear_model_text(self)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
+        """Write the model file atomically (see :func:`pegasos.model.save_model`).
+
+        Raises
+        ------
+        PegasosError
+            The file cannot be written; no partial file is left.
+        """
         save_model(self, path)
 
 

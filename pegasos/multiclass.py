@@ -94,6 +94,12 @@ class MulticlassModel:
         """Decision values, shape (m, K), float64; column c is <W_c, x> + b_c.
 
         Columns of X at or beyond ``n_features`` contribute 0.
+
+        Raises
+        ------
+        ParameterError
+            X is not a matrix of numbers; ExampleError for a NaN or infinite
+            value (naming the example).
         """
         from . import _core
 
@@ -142,7 +148,13 @@ class MulticlassModel:
         return linear_model_text(self)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
+        """Write the model file atomically (see :func:`pegasos.model.save_model`).
+
+        Raises
+        ------
+        PegasosError
+            The file cannot be written; no partial file is left.
+        """
         save_model(self, path)
 
 

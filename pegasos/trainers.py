@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 def train(X: Matrix, y: ArrayLike, *, labels: BinaryLabels | None = None, n_features: int | None = None,
           order: ArrayLike | None = None, progress: Callable[[int], object] | None = None,
           qid: ArrayLike | None = None, sample_weight: ArrayLike | None = None, init: dict | None = None,
-          monitor: Monitor | None = None, start: tuple[ArrayLike, float] | None = None,
+          monitor: Monitor | None = None,
+          start: tuple[ArrayLike, float] | tuple[ArrayLike, float, int | None] | None = None,
           **settings: Any) -> LinearModel:
     """Train a linear binary classifier, regression or ranking model (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
@@ -58,8 +59,9 @@ def train(X: Matrix, y: ArrayLike, *, labels: BinaryLabels | None = None, n_feat
         :func:`pegasos.linear.fit_linear`).
     monitor : pegasos.trace.Monitor or None
         Checks during the run (see :func:`pegasos.linear.fit_linear`).
-    start : (w, b) or None
-        Start from these weights with a fresh step schedule (see
+    start : (w, b), (w, b, t) or None
+        Start from these weights with a fresh step schedule, or with the
+        schedule going on from iteration t (see
         :func:`pegasos.linear.fit_linear`); not together with ``init``.
     **settings
         The fields of :class:`pegasos.options.TrainOptions`: ``lam`` (lambda;
