@@ -36,10 +36,10 @@ from .errors import DataError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import TypeAlias
 
     from numpy.typing import ArrayLike, DTypeLike, NDArray
     from scipy.sparse import csr_matrix, sparray, spmatrix
-    from typing import TypeAlias
 
     #: Examples (one per row, shape (m, d)) as the models and trainers take them: a scipy.sparse
     #: matrix or array, a dense array-like, a Chunk or an SVMLightData.

@@ -51,7 +51,8 @@ HEADER_KEYS = (
     "n_features", "index_base", "seed", "train_file", "train_examples",
 )
 # written after those only when they apply (absent: binary task, no class weights)
-OPTIONAL_KEYS: tuple[str, ...] = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
+OPTIONAL_KEYS: tuple[str, ...]    # extended below
+OPTIONAL_KEYS = ("task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
                  "step_offset", "schedule", "eta", "shuffle_buffer", "step_offset_rule", "eta0", "epochs",
                  "epochs_trained", "stopping", "finish", "finish_passes", "finish_kept", "finish_discarded_gap",
                  "certified_gap", "early_stop", "early_stop_metric", "best_iteration", "best_validation", "warm_start")
