@@ -9,7 +9,7 @@ export PEGASOS_DATA
 
 SOURCES := pyproject.toml setup.py $(wildcard csrc/*.pyx csrc/*.pxi csrc/*.pxd csrc/*.h)
 
-.PHONY: install demo test typecheck bench experiments experiments-quick clean
+.PHONY: install demo test bench experiments experiments-quick clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -73,13 +73,14 @@ demo: install
 	fi; \
 	echo "model written to $$model"; head -20 "$$model"
 
+# mypy over the package with pyproject's [tool.mypy] settings (mypy comes with the test extras).
+.PHONY: typecheck
+typecheck: $(VENV)/.installed-test
+	$(PY) -m mypy
+
 test: $(VENV)/.installed-test
 	@$(BYTECODE)
 	$(PY) -m pytest -q tests
-
-# mypy over the package with pyproject's [tool.mypy] settings (mypy comes with the test extras).
-typecheck: $(VENV)/.installed-test
-	$(PY) -m mypy
 
 bench: $(VENV)/.installed-test
 	@$(BYTECODE)

@@ -108,7 +108,7 @@ class KernelModel:
         return int(self.coef.shape[0])
 
     @property
-    def sv_sqnorms(self) -> NDArray[np.float64]:
+    def sv_sqnorms(self):
         if self._sv_sqn is None:
             from . import _kernel
             self._sv_sqn = _kernel.row_sqnorms(self.sv_indptr, self.sv_data)

@@ -30,7 +30,7 @@ METHODS = {
                          "regularizer", "squared_norm", "to_text", "save"],
     multiclass.MulticlassModel: ["n_features", "n_classes", "decision_function", "predict_index", "predict",
                                  "class_index", "regularizer", "to_text", "save"],
-    kernel.KernelModel: ["n_support", "sv_sqnorms", "decision_function", "predict", "support_matrix",
+    kernel.KernelModel: ["n_support", "decision_function", "predict", "support_matrix",
                          "squared_norm", "regularizer", "to_text", "save"],
     options.TrainOptions: ["step_is_automatic", "length_is_automatic", "kernel_dual", "finishes_given_length",
                            "name", "subject", "replace", "task", "validate", "finish_unavailable", "check_finish",
