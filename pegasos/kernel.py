@@ -151,7 +151,8 @@ class KernelModel:
         return finite_decisions(out, X)
 
     def predict(self, X: Matrix) -> NDArray[np.float64]:
-        """Predicted label values (float64): positive where the decision value is > 0."""
+        """Predicted label values, float64 (m,): positive where the decision value is > 0.  Raises as
+        :meth:`decision_function`."""
         f = self.decision_function(X)
         return np.where(f > 0, self.labels.positive, self.labels.negative)
 

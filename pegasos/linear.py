@@ -122,7 +122,8 @@ class LinearModel:
     def predict(self, X: Matrix) -> NDArray[np.float64]:
         """Predictions (float64): for classification the label values
         (positive where the decision value is > 0); for regression and
-        ranking the decision values themselves."""
+        ranking the decision values themselves; shape (m,).  Raises as
+        :meth:`decision_function`."""
         f = self.decision_function(X)
         if self.labels is None:
             return f

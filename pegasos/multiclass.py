@@ -111,11 +111,12 @@ class MulticlassModel:
         return finite_decisions(out.T, X)
 
     def predict_index(self, X: Matrix) -> NDArray[np.int64]:
-        """Index (0..K-1) of the predicted class of each row, int64 (m,)."""
+        """Index (0..K-1) of the predicted class of each row, int64 (m,).  Raises as
+        :meth:`decision_function`."""
         return np.argmax(self.decision_function(X), axis=1)
 
     def predict(self, X: Matrix) -> NDArray[np.float64]:
-        """Predicted label values, float64 (m,)."""
+        """Predicted label values, float64 (m,).  Raises as :meth:`decision_function`."""
         return self.classes[self.predict_index(X)]
 
     def class_index(self, y: ArrayLike, path: str | None = None) -> NDArray[np.int32]:
