@@ -79,6 +79,11 @@ demo: install
 	fi; \
 	echo "model written to $$model"; head -20 "$$model"
 
+# mypy over the package with pyproject's [tool.mypy] settings (mypy comes with the test extras).
+.PHONY: typecheck
+typecheck: $(VENV)/.installed-test
+	$(PY) -m mypy
+
 test: $(VENV)/.installed-test
 	@$(BYTECODE)
 	$(PY) -m pytest -q tests

@@ -14,6 +14,8 @@ Python API (the command line ``pegasos`` is a thin layer over it)::
 Names are imported lazily, so ``import pegasos`` is cheap.
 """
 
+TYPE_CHECKING = False     # typing.TYPE_CHECKING without importing typing (type checkers take it as true)
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -52,6 +54,30 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    # The names above as type checkers see them (at run time __getattr__ imports each when first used);
+    # "name as name" marks each as exported (mypy reads no computed __all__).
+    from pegasos.api import fit as fit
+    from pegasos.certificate import duality_gap as duality_gap
+    from pegasos.errors import (DamagedCacheError as DamagedCacheError, DataError as DataError,
+                                ExampleError as ExampleError, ModelFormatError as ModelFormatError,
+                                ParameterError as ParameterError, PegasosError as PegasosError)
+    from pegasos.io import (iter_svmlight as iter_svmlight, load_svmlight as load_svmlight,
+                            read_svmlight as read_svmlight)
+    from pegasos.kernel import KernelModel as KernelModel
+    from pegasos.labels import BinaryLabels as BinaryLabels
+    from pegasos.linear import LinearModel as LinearModel
+    from pegasos.model import save_model as save_model
+    from pegasos.modelfile import load_model as load_model
+    from pegasos.multiclass import MulticlassModel as MulticlassModel
+    from pegasos.options import TrainOptions as TrainOptions
+    from pegasos.plot import plot_traces as plot_traces
+    from pegasos.scoring import (evaluate as evaluate, evaluate_file as evaluate_file, objective as objective,
+                                 objective_file as objective_file)
+    from pegasos.selection import cross_validate as cross_validate, search as search
+    from pegasos.trace import Trace as Trace, read_trace as read_trace
+    from pegasos.trainers import train as train, train_kernel as train_kernel, train_multiclass as train_multiclass
 
 
 def __dir__():

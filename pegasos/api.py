@@ -7,9 +7,12 @@ through a shuffle buffer — makes the automatic choices of the "auto" preset
 model.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import os
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,9 +26,26 @@ from .options import TrainOptions
 from .outcome import record_outcome, warn_diagnostics
 from .solver import Problem, plan, run_options
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias
 
-def fit(data, options=None, *, progress=None, on_plan=None, init=None, trace=None, validation=None,
-        engine=None, **settings):
+    from .engine_dask import DaskEngine
+    from .examples import Examples
+    from .io import SVMLightData
+    from .linear import LinearModel
+    from .modelfile import Model
+    from .trace import Trace
+
+    #: What :func:`fit` trains on: (X, y), (X, y, qid) or (X, y, qid, sample_weight), an SVMLightData
+    #: (or its stream.Scan), an examples.Examples, or a file name.
+    Data: TypeAlias = "tuple | SVMLightData | Examples | str | os.PathLike[str]"
+
+
+def fit(data: Data, options: TrainOptions | None = None, *, progress: Callable[[int], object] | None = None,
+        on_plan: Callable[[int], object] | None = None, init: LinearModel | str | os.PathLike[str] | None = None,
+        trace: Trace | None = None, validation: tuple | SVMLightData | None = None, engine: DaskEngine | None = None,
+        **settings: Any) -> Model:
     """Train a model with Pegasos.
 
     Parameters

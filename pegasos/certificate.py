@@ -27,14 +27,24 @@ Sundararajan, ICML 2008, Algorithm 1 and Sec. 3.2; compiled in
 alpha at the end, not taken from the solver's running sums.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .defaults import lambda_problem
 from .errors import ExampleError, ParameterError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .io import Matrix
+    from .linear import LinearModel
+    from .multiclass import MulticlassModel
 
 MAX_GAP_PASSES = 1_000_000
 # The bound of the passes run until the gap stops shrinking (``until_stalled``), whatever the data:
@@ -619,8 +629,10 @@ def _crammer_singer_gap(model, arrays, raw, c, primal, *, lam, passes, tol, seed
     return out
 
 
-def duality_gap(model, X, y, *, passes=None, tol=None, lam=None, seed=1, return_alpha=False,
-                until_stalled=False, sample_weight=None, helper=False, qid=None):
+def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *, passes: int | None = None,
+                tol: float | None = None, lam: float | None = None, seed: int = 1, return_alpha: bool = False,
+                until_stalled: bool = False, sample_weight: ArrayLike | None = None, helper: bool = False,
+                qid: ArrayLike | None = None) -> dict[str, Any]:
     """Certified duality gap of a linear model on (X, y).
 
     Parameters

@@ -83,8 +83,8 @@ class Shard:
     """One shard: a whole file, or its bytes [start, end) (cut at line starts)."""
 
     path: str
-    start: int = None
-    end: int = None
+    start: int | None = None
+    end: int | None = None
 
     @property
     def name(self):
@@ -216,14 +216,14 @@ class EngineSettings:
     """
 
     engine: str = "local"
-    scheduler: str = None
-    local_workers: int = None
+    scheduler: str | None = None
+    local_workers: int | None = None
     sync_every: object = 1
-    checkpoint_every: int = None
-    checkpoint: str = None
-    resume: str = None
-    zero_based: bool = None
-    n_features: int = None
+    checkpoint_every: int | None = None
+    checkpoint: str | None = None
+    resume: str | None = None
+    zero_based: bool | None = None
+    n_features: int | None = None
     dtype: str = "float64"
     processes: bool = True
 

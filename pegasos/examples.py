@@ -43,8 +43,8 @@ class Examples:
     data: np.ndarray
     y: np.ndarray
     n_features: int
-    qid: np.ndarray = None
-    sample_weight: np.ndarray = None
+    qid: np.ndarray | None = None
+    sample_weight: np.ndarray | None = None
     source: object = field(default=None, repr=False)
 
     @property

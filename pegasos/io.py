@@ -16,6 +16,8 @@ Two ways in:
   evaluation use memory that does not grow with the number of examples.
 """
 
+from __future__ import annotations
+
 import bz2
 import io
 import lzma
@@ -26,10 +28,22 @@ import sys
 import threading
 import zlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import DataError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import TypeAlias
+
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
+    from scipy.sparse import csr_matrix, sparray, spmatrix
+
+    #: Examples (one per row, shape (m, d)) as the models and trainers take them: a scipy.sparse
+    #: matrix or array, a dense array-like, a Chunk or an SVMLightData.
+    Matrix: TypeAlias = "ArrayLike | spmatrix | sparray | Chunk | SVMLightData"
 
 BLOCK_SIZE = 4 << 20          # bytes of text handed to the parser at a time
 MAX_LINE_BYTES = 256 << 20    # longest line held while looking for its end (PEGASOS_MAX_LINE_BYTES)
@@ -97,18 +111,18 @@ class Chunk:
         below 10^18).
     """
 
-    labels: np.ndarray
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
+    labels: NDArray[np.float64]
+    indptr: NDArray[np.int64]
+    indices: NDArray[np.int32]
+    data: NDArray[np.floating]
     first_row: int = 0
-    qid: np.ndarray = None
+    qid: NDArray[np.int64] | None = None
 
     @property
-    def n_rows(self):
+    def n_rows(self) -> int:
         return self.labels.shape[0]
 
-    def matrix(self, n_features=None):
+    def matrix(self, n_features: int | None = None) -> csr_matrix:
         """The chunk as a ``scipy.sparse.csr_matrix`` (no copy of the arrays)."""
         from scipy.sparse import csr_matrix
 
@@ -151,25 +165,25 @@ class SVMLightData:
     path: str
     chunk: Chunk
     n_features: int
-    distinct_labels: list = field(default_factory=list)
+    distinct_labels: list[LabelInfo] = field(default_factory=list)
     labels_overflow: bool = False
     n_lines: int = 0
     zero_based: bool = False
 
     @property
-    def X(self):
+    def X(self) -> csr_matrix:
         return self.chunk.matrix(self.n_features)
 
     @property
-    def y(self):
+    def y(self) -> NDArray[np.float64]:
         return self.chunk.labels
 
     @property
-    def n_examples(self):
+    def n_examples(self) -> int:
         return self.chunk.n_rows
 
     @property
-    def nnz(self):
+    def nnz(self) -> int:
         return int(self.chunk.indices.shape[0])
 
 
@@ -648,8 +662,9 @@ def _file_size(path):
         return None
 
 
-def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZE, progress=None, labels=None,
-                  summary=None):
+def iter_svmlight(path: str | os.PathLike[str], zero_based: bool = False, dtype: DTypeLike = np.float64,
+                  block_size: int = BLOCK_SIZE, progress: Callable[[int], object] | None = None,
+                  labels: Any = None, summary: dict | None = None) -> Iterator[Chunk]:
     """Yield the rows of an SVMlight file as :class:`Chunk` objects.
 
     Each chunk holds the rows of about ``block_size`` bytes of text, so the
@@ -700,8 +715,9 @@ def iter_svmlight(path, zero_based=False, dtype=np.float64, block_size=BLOCK_SIZ
             stream.close()
 
 
-def read_svmlight(path, zero_based=False, dtype=np.float64, n_features=None, block_size=BLOCK_SIZE,
-                  progress=None, threads=1):
+def read_svmlight(path: str | os.PathLike[str], zero_based: bool = False, dtype: DTypeLike = np.float64,
+                  n_features: int | None = None, block_size: int = BLOCK_SIZE,
+                  progress: Callable[[int], object] | None = None, threads: int = 1) -> SVMLightData:
     """Load a whole SVMlight/LIBSVM file.
 
     Parameters
@@ -989,7 +1005,8 @@ def example_line(path, example, block_size=BLOCK_SIZE):
     return None
 
 
-def load_svmlight(path, zero_based=False, dtype=np.float64, n_features=None):
+def load_svmlight(path: str | os.PathLike[str], zero_based: bool = False, dtype: DTypeLike = np.float64,
+                  n_features: int | None = None) -> tuple[csr_matrix, NDArray[np.float64]]:
     """Load an SVMlight/LIBSVM file as ``(X, y)``, like scikit-learn's
     ``load_svmlight_file``.
 

@@ -21,9 +21,12 @@ is right for every lambda m (at lambda = 1e-4, 10 epochs cost a9a 46 times
 one epoch for 1.6% of the objective, and leave heart_scale far from it).
 """
 
+from __future__ import annotations
+
 import math
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +39,12 @@ from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consi
 from .options import KERNELS, MAX_DEGREE
 from .solver import psd_kernel
 from .sampling import Orders
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+    from scipy.sparse import csr_matrix
+
+    from .io import Matrix
 
 DEFAULT_DEGREE = 3
 DEFAULT_COEF0 = 0.0
@@ -77,26 +86,26 @@ class KernelModel:
     gamma: float
     degree: int
     coef0: float
-    sv_indptr: np.ndarray
-    sv_indices: np.ndarray
-    sv_data: np.ndarray
-    coef: np.ndarray
-    labels: object
+    sv_indptr: NDArray[np.int64]
+    sv_indices: NDArray[np.int32]
+    sv_data: NDArray[np.float64]
+    coef: NDArray[np.float64]
+    labels: BinaryLabels
     lam: float
     n_features: int
     bias: float = 0.0
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
     threads: int = 0
-    _sv_sqn: np.ndarray = field(default=None, repr=False)
+    _sv_sqn: np.ndarray | None = field(default=None, repr=False)
     #: the dual solver's model: its objective on the training data (the keys of pegasos.objective), from
     #: the solver's margins, so that train's summary does not compute |S| (|S| + m) kernel values again
-    train_objective: dict = field(default=None, repr=False)
+    train_objective: dict | None = field(default=None, repr=False)
 
     kind = "kernel"
 
     @property
-    def n_support(self):
+    def n_support(self) -> int:
         return int(self.coef.shape[0])
 
     @property
@@ -106,12 +115,18 @@ class KernelModel:
             self._sv_sqn = _kernel.row_sqnorms(self.sv_indptr, self.sv_data)
         return self._sv_sqn
 
-    def decision_function(self, X):
+    def decision_function(self, X: Matrix) -> NDArray[np.float64]:
         """Decision values sum_s coef_s K(sv_s, x_i) + bias, shape (m,) float64.
 
         X is a scipy sparse matrix or :class:`pegasos.io.Chunk` of any width.
         Rows are split among threads (one per core by default, ``threads``
         to override); the values do not depend on the number of threads.
+
+        Raises
+        ------
+        ParameterError
+            X is not a matrix of numbers; ExampleError for a NaN or infinite
+            value (naming the example).
         """
         from . import _kernel
 
@@ -136,19 +151,20 @@ class KernelModel:
                 j.result()
         return finite_decisions(out, X)
 
-    def predict(self, X):
-        """Predicted label values (float64): positive where the decision value is > 0."""
+    def predict(self, X: Matrix) -> NDArray[np.float64]:
+        """Predicted label values, float64 (m,): positive where the decision value is > 0.  Raises as
+        :meth:`decision_function`."""
         f = self.decision_function(X)
         return np.where(f > 0, self.labels.positive, self.labels.negative)
 
-    def support_matrix(self):
+    def support_matrix(self) -> csr_matrix:
         """The support vectors as a scipy CSR matrix (n_sv, n_features)."""
         from scipy.sparse import csr_matrix
 
         return csr_matrix((self.sv_data, self.sv_indices, self.sv_indptr),
                           shape=(self.n_support, self.n_features))
 
-    def squared_norm(self):
+    def squared_norm(self) -> float:
         """||w||^2 = sum_ij coef_i coef_j K(sv_i, sv_j): |S|^2 kernel evaluations
         (O(|S|^2 nnz) time, O(|S|) memory, split among threads like predict)."""
         if self.n_support == 0:
@@ -160,16 +176,22 @@ class KernelModel:
             self.bias = bias
         return max(0.0, float(np.dot(self.coef, f)))
 
-    def regularizer(self):
+    def regularizer(self) -> float:
         """lambda/2 ||w||^2."""
         return 0.5 * self.lam * self.squared_norm()
 
-    def to_text(self):
+    def to_text(self) -> str:
         """The model file contents (str; see :func:`kernel_model_text`)."""
         return kernel_model_text(self)
 
-    def save(self, path):
-        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model file atomically (see :func:`pegasos.model.save_model`).
+
+        Raises
+        ------
+        PegasosError
+            The file cannot be written; no partial file is left.
+        """
         save_model(self, path)
 
 

@@ -18,9 +18,12 @@ streaming and one-vs-rest trainers.  Most users call :func:`pegasos.fit` or
 :func:`pegasos.train`.
 """
 
+from __future__ import annotations
+
 import math
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +33,11 @@ from .labels import BinaryLabels, sample_weights
 from .model import linear_model_text, save_model
 from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .io import Matrix
 
 __all__ = ["LinearModel", "BinaryLabels", "LOSSES", "TASK_OF_LOSS", "example_losses", "fit_linear", "solve",
            "new_state", "start_state", "LinearRun", "restart_average", "grow_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus",
@@ -66,27 +74,27 @@ class LinearModel:
         section (what ``pegasos train --init`` continues exactly).
     """
 
-    w: np.ndarray
+    w: NDArray[np.float64]
     bias: float
-    labels: BinaryLabels
+    labels: BinaryLabels | None
     lam: float
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
     loss: str = "hinge"
-    epsilon: float = None
-    solver_state: dict = field(default=None, repr=False, compare=False)
+    epsilon: float | None = None
+    solver_state: dict | None = field(default=None, repr=False, compare=False)
     save_state: bool = field(default=False, repr=False, compare=False)
 
     @property
-    def task(self):
+    def task(self) -> str:
         """"binary", "regression" or "ranking" (from the loss)."""
         return TASK_OF_LOSS[self.loss]
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return int(self.w.shape[0])
 
-    def decision_function(self, X):
+    def decision_function(self, X: Matrix) -> NDArray[np.float64]:
         """Decision values <w, x_i> + bias.
 
         Parameters
@@ -97,6 +105,12 @@ class LinearModel:
         Returns
         -------
         ndarray of shape (m,), float64
+
+        Raises
+        ------
+        ParameterError
+            X is not a matrix of numbers; ExampleError for a NaN or infinite
+            value (naming the example).
         """
         from . import _core
 
@@ -105,16 +119,17 @@ class LinearModel:
         _core.decision_values(indptr, indices, data, self.w, float(self.bias), out)
         return finite_decisions(out, X)
 
-    def predict(self, X):
+    def predict(self, X: Matrix) -> NDArray[np.float64]:
         """Predictions (float64): for classification the label values
         (positive where the decision value is > 0); for regression and
-        ranking the decision values themselves."""
+        ranking the decision values themselves; shape (m,).  Raises as
+        :meth:`decision_function`."""
         f = self.decision_function(X)
         if self.labels is None:
             return f
         return np.where(f > 0, self.labels.positive, self.labels.negative)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Matrix) -> NDArray[np.float64]:
         """P(positive label | x) = 1 / (1 + exp(-f(x))) for a model trained
         with the log loss; shape (m,), float64.
 
@@ -129,12 +144,12 @@ class LinearModel:
         e = np.exp(-np.abs(f))          # 1/(1+e^-f) for f >= 0, e^f/(1+e^f) below: no cancellation
         return np.where(f >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
-    def losses(self, f, y):
+    def losses(self, f: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         """Per-example loss of decision values f against targets y (label
         values for classification), float64 (m,)."""
         return example_losses(self.loss, f, y if self.labels is None else self.labels.encode(y), self.epsilon)
 
-    def regularizer(self):
+    def regularizer(self) -> float:
         """lambda/2 times the squared norm of the regularised parameters
         (w, and b too when the bias is a constant feature)."""
         sq = self.squared_norm()
@@ -142,17 +157,23 @@ class LinearModel:
             sq += self.bias * self.bias
         return 0.5 * self.lam * sq
 
-    def squared_norm(self):
+    def squared_norm(self) -> float:
         """||w||^2 (the bias excluded), float.  By np.einsum, not BLAS: a threaded ddot of 55,197 weights
         took 8 ms on a busy 2-core machine, einsum 0.1 ms."""
         return float(np.einsum("i,i->", self.w, self.w))
 
-    def to_text(self):
+    def to_text(self) -> str:
         """The model file contents (str; see :mod:`pegasos.model`)."""
         return linear_model_text(self)
 
-    def save(self, path):
-        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model file atomically (see :func:`pegasos.model.save_model`).
+
+        Raises
+        ------
+        PegasosError
+            The file cannot be written; no partial file is left.
+        """
         save_model(self, path)
 
 

@@ -51,7 +51,9 @@ HEADER_KEYS = (
     "n_features", "index_base", "seed", "train_file", "train_examples",
 )
 # written after those only when they apply (absent: binary task, no class weights)
-OPTIONAL_KEYS = ("solver", "solver_reason", "stop", "tol", "task", "epsilon", "class_weights", "multiclass", "classes", "class_labels", "cost_matrix",
+OPTIONAL_KEYS: tuple[str, ...]    # extended below
+OPTIONAL_KEYS = ("solver", "solver_reason", "stop", "tol", "task", "epsilon", "class_weights", "multiclass",
+                 "classes", "class_labels", "cost_matrix",
                  "step_offset", "schedule", "eta", "shuffle_buffer", "step_offset_rule", "eta0", "epochs",
                  "epochs_trained", "stopping", "finish", "finish_passes", "finish_kept", "finish_discarded_gap",
                  "certified_gap", "early_stop", "early_stop_metric", "best_iteration", "best_validation", "warm_start")
@@ -549,7 +551,7 @@ def _regular_stat(path, std_fd):
     return st if stat.S_ISREG(st.st_mode) else False
 
 
-def save_model(model, path):
+def save_model(model: object, path: str | os.PathLike[str]) -> None:
     """Write ``model`` to ``path`` atomically (temporary file + rename).
 
     A name ending in ``.gz``, ``.bz2``, ``.xz`` or ``.lzma`` is written
@@ -557,10 +559,15 @@ def save_model(model, path):
     reader of a model knows gzip, bzip2 and xz by their first bytes, and
     legacy LZMA, which has none, by the name ``.lzma``.
 
+    ``model`` is a LinearModel, MulticlassModel or KernelModel (what has a
+    ``to_text()``); ``path`` a file name or path-like.
+
     Raises
     ------
     PegasosError
         The file cannot be written; no partial file is left.
+    TypeError
+        ``model`` is not a pegasos model.
     """
     from .io import compress, compression_by_name
 

@@ -6,6 +6,10 @@ writes its own text through it.  This module sits above the model classes:
 it recognises the kind of a file and builds the model.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .defaults import MIN_LAMBDA, lambda_problem
@@ -16,8 +20,18 @@ from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TAS
                     check_header_consistency, check_weights_fit, expect_end, header_float, read_header,
                     read_model_bytes, read_resume, read_weights)
 
+if TYPE_CHECKING:
+    import os
+    from typing import TypeAlias
 
-def load_model(path):
+    from .kernel import KernelModel
+    from .multiclass import MulticlassModel
+
+    #: A trained model of any kind, as :func:`load_model` returns them.
+    Model: TypeAlias = "LinearModel | MulticlassModel | KernelModel"
+
+
+def load_model(path: str | os.PathLike[str]) -> Model:
     """Read a model file written by :func:`save_model`.
 
     A linear binary or regression model may carry the optional resume
@@ -26,7 +40,8 @@ def load_model(path):
 
     Returns
     -------
-    pegasos.linear.LinearModel
+    LinearModel, MulticlassModel or KernelModel
+        As the file's ``kind`` and ``task`` say.
 
     Raises
     ------

@@ -16,11 +16,14 @@ The predicted class is the one with the largest decision value (the first in
 label order on ties).
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +37,13 @@ from .model import linear_model_text, save_model
 from .options import MULTICLASS_METHODS as METHODS
 from .options import fmt_label
 from .sampling import Orders
+
+if TYPE_CHECKING:
+    import os
+
+    from numpy.typing import ArrayLike, NDArray
+
+    from .io import Matrix
 
 
 class _Stopped(Exception):
@@ -57,33 +67,39 @@ class MulticlassModel:
         The binary loss of each one-vs-rest problem, or "hinge" for Crammer-Singer.
     """
 
-    W: np.ndarray
-    biases: np.ndarray
-    classes: np.ndarray
-    class_texts: list
+    W: NDArray[np.float64]
+    biases: NDArray[np.float64]
+    classes: NDArray[np.float64]
+    class_texts: list[str]
     lam: float
     method: str = "ovr"
     loss: str = "hinge"
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
-    cost: np.ndarray = None
+    cost: NDArray[np.float64] | None = None
 
     task = "multiclass"
     labels = None
     epsilon = None
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return int(self.W.shape[1])
 
     @property
-    def n_classes(self):
+    def n_classes(self) -> int:
         return int(self.W.shape[0])
 
-    def decision_function(self, X):
+    def decision_function(self, X: Matrix) -> NDArray[np.float64]:
         """Decision values, shape (m, K), float64; column c is <W_c, x> + b_c.
 
         Columns of X at or beyond ``n_features`` contribute 0.
+
+        Raises
+        ------
+        ParameterError
+            X is not a matrix of numbers; ExampleError for a NaN or infinite
+            value (naming the example).
         """
         from . import _core
 
@@ -94,15 +110,16 @@ class MulticlassModel:
             _core.decision_values(indptr, indices, data, self.W[c], float(self.biases[c]), out[c])
         return finite_decisions(out.T, X)
 
-    def predict_index(self, X):
-        """Index (0..K-1) of the predicted class of each row, int64 (m,)."""
+    def predict_index(self, X: Matrix) -> NDArray[np.int64]:
+        """Index (0..K-1) of the predicted class of each row, int64 (m,).  Raises as
+        :meth:`decision_function`."""
         return np.argmax(self.decision_function(X), axis=1)
 
-    def predict(self, X):
-        """Predicted label values, float64 (m,)."""
+    def predict(self, X: Matrix) -> NDArray[np.float64]:
+        """Predicted label values, float64 (m,).  Raises as :meth:`decision_function`."""
         return self.classes[self.predict_index(X)]
 
-    def class_index(self, y, path=None):
+    def class_index(self, y: ArrayLike, path: str | None = None) -> NDArray[np.int32]:
         """Map label values to class indices (int32).
 
         Raises
@@ -120,19 +137,25 @@ class MulticlassModel:
             raise ExampleError(f"example {i + 1}: {detail}", i, detail)
         return idx.astype(np.int32)
 
-    def regularizer(self):
+    def regularizer(self) -> float:
         """lambda/2 ||W||_F^2 (biases included when they are a regularised feature)."""
         sq = float(np.sum(self.W * self.W))
         if self.bias_mode == "feature":
             sq += float(np.sum(self.biases ** 2))
         return 0.5 * self.lam * sq
 
-    def to_text(self):
+    def to_text(self) -> str:
         """The model file contents (str; see :mod:`pegasos.model`)."""
         return linear_model_text(self)
 
-    def save(self, path):
-        """Write the model file atomically (see :func:`pegasos.model.save_model`)."""
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model file atomically (see :func:`pegasos.model.save_model`).
+
+        Raises
+        ------
+        PegasosError
+            The file cannot be written; no partial file is left.
+        """
         save_model(self, path)
 
 

@@ -19,9 +19,12 @@ Only the standard library is imported here, so the command line can build
 and check options before NumPy is loaded.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
                        MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
@@ -127,7 +130,7 @@ class RunPlan:
     T: int
     k: int
     avg_start: int
-    average_from: float
+    average_from: float | None
     t0: float
     projection: bool
     schedule: str = "pegasos"
@@ -300,21 +303,21 @@ class TrainOptions:
     """
 
     lam: float = DEFAULT_LAMBDA
-    iterations: int = None
-    epochs: float = None
+    iterations: int | None = None
+    epochs: float | None = None
     batch_size: int = 1
-    sampling: str = None
+    sampling: str | None = None
     projection: bool = False
-    average: bool = None
-    average_from: float = None
-    step_offset: float = None
-    eta0: float = None
+    average: bool | None = None
+    average_from: float | None = None
+    step_offset: float | None = None
+    eta0: float | None = None
     schedule: str = "pegasos"
-    eta: float = None
+    eta: float | None = None
     tol: float = DEFAULT_TOL
-    tol_gap: float = None
+    tol_gap: float | None = None
     solver: str = "auto"
-    finish: str = None
+    finish: str | None = None
     finish_passes: object = None
     preset: str = "auto"
     max_classes: int = DEFAULT_MAX_CLASSES
@@ -323,24 +326,24 @@ class TrainOptions:
     loss: str = "hinge"
     epsilon: float = 0.1
     bias: str = "none"
-    class_weight: dict = None
-    multiclass: str = None
-    cost: tuple = None
+    class_weight: dict | None = None
+    multiclass: str | None = None
+    cost: tuple | None = None
     allow_one_class: bool = False
     kernel: str = "linear"
-    gamma: float = None
-    degree: int = None
-    coef0: float = None
-    budget: int = None
+    gamma: float | None = None
+    degree: int | None = None
+    coef0: float | None = None
+    budget: int | None = None
     cache_mb: float = DEFAULT_CACHE_MB
-    shuffle_buffer: int = None
+    shuffle_buffer: int | None = None
     trace_points: int = 10
-    early_stop: int = None
-    early_stop_metric: str = None
+    early_stop: int | None = None
+    early_stop_metric: str | None = None
     restart_schedule: bool = False
-    resume_state: bool = None
+    resume_state: bool | None = None
     spelling: str = "api"       # "cli": messages name --options; not a training setting
-    given: frozenset = None     # the settings the user gave (resuming takes the others from the model)
+    given: frozenset | None = None     # the settings the user gave (resuming takes the others from the model)
 
     def __post_init__(self):
         self._settle_preset()
@@ -385,20 +388,20 @@ class TrainOptions:
             object.__setattr__(self, "finish", "none")
 
     @property
-    def step_is_automatic(self):
+    def step_is_automatic(self) -> bool:
         """Whether :func:`pegasos.fit` chooses t0 from the data (no t0 or eta0 given, preset "auto",
         the Pegasos step rule)."""
         return self.step_offset is None and self.eta0 is None and self.schedule == "pegasos"
 
     @property
-    def length_is_automatic(self):
+    def length_is_automatic(self) -> bool:
         """Whether :func:`pegasos.fit` chooses the number of epochs (neither T nor epochs given, preset "auto",
         the Pegasos step rule)."""
         return (self.preset == "auto" and self.iterations is None and self.epochs is None
                 and self.schedule == "pegasos")
 
     @property
-    def kernel_dual(self):
+    def kernel_dual(self) -> bool:
         """Whether a kernel model is trained by the dual solver (:func:`pegasos.kernel.fit_kernel_dual`)
         instead of Pegasos' Fig. 3: where :func:`pegasos.solver.plan` chooses the dual, and with T = 0
         and ``finish="dual"`` where no Pegasos setting asks for Fig. 3 (no budget, no projection, k = 1)
@@ -414,7 +417,7 @@ class TrainOptions:
             return False
 
     @property
-    def finishes_given_length(self):
+    def finishes_given_length(self) -> bool:
         """Whether a run of a given T or epochs is finished in the dual after its T iterations:
         with ``finish_passes`` or ``finish="dual"``, and by default (``finish`` None) with the
         "auto" preset and the step left to it (no t0 or eta0: whoever sets the step asks for that
@@ -430,7 +433,7 @@ class TrainOptions:
                 and self.finish_unavailable() is None)
 
     # ------------------------------------------------------------ naming --
-    def name(self, field):
+    def name(self, field: str) -> str:
         """The option as the user spelled it: ``--eta0`` (command line) or ``eta0=`` (Python)."""
         if self.spelling == "cli":
             return CLI_NAMES.get(field, field)
@@ -440,7 +443,7 @@ class TrainOptions:
         """``--finish dual`` or ``finish="dual"``, as the user spells it."""
         return "--finish dual" if self.spelling == "cli" else 'finish="dual"'
 
-    def subject(self, field):
+    def subject(self, field: str) -> str:
         """The option as the subject of a message, ``--eta0: ...`` or ``eta0: ...`` (no ``eta0=:``)."""
         name = self.name(field)
         return name[:-1] if name.endswith("=") else name
@@ -448,17 +451,17 @@ class TrainOptions:
     def _fail(self, field, message):
         raise ParameterError(f"{self.subject(field)}: {message}")
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some settings changed (the options are immutable)."""
         return replace(self, **changes)
 
     @property
-    def task(self):
+    def task(self) -> str:
         """"binary", "regression" or "ranking": what the loss trains (multiclass is decided by the data)."""
         return TASK_OF_LOSS.get(self.loss, "binary")
 
     # -------------------------------------------------------- validation --
-    def validate(self):
+    def validate(self) -> TrainOptions:
         """Check every setting that does not depend on the data.
 
         Returns
@@ -581,7 +584,7 @@ class TrainOptions:
         if self.early_stop is not None:
             raise ParameterError(f"give either {self.name('tol_gap')} or {self.name('early_stop')}, not both")
 
-    def finish_unavailable(self, on_shards=False):
+    def finish_unavailable(self, on_shards: bool = False) -> str | None:
         """Why the dual finish (:mod:`pegasos.finish`) cannot run with these options (a phrase), or None.
 
         It needs a linear model with the hinge, the squared hinge or the rank loss (the hinge of the
@@ -615,7 +618,7 @@ class TrainOptions:
             return f"{self.name('resume_state')} keeps the state of the Pegasos run, which w(alpha) is not"
         return None
 
-    def check_finish(self, on_shards=False):
+    def check_finish(self, on_shards: bool = False) -> None:
         """Refuse a dual finish asked for (``finish="dual"``, ``finish_passes``, or ``tol_gap``, which runs
         through it, on shards) where it does not apply
         (:meth:`finish_unavailable`, with ``on_shards`` for a run on shards); the one check behind
@@ -788,13 +791,13 @@ class TrainOptions:
 
     # ---------------------------------------------------- derived values --
     @property
-    def t0(self):
+    def t0(self) -> float:
         """The step offset t0 (``eta0`` turned into t0 = 1/(lambda eta0))."""
         if self.eta0 is not None:
             return 1.0 / (self.lam * self.eta0)
         return float(self.step_offset or 0.0)      # unset: 0 unless fit() calibrated it
 
-    def plan(self, m, sampling=None):
+    def plan(self, m: int, sampling: str | None = None) -> RunPlan:
         """Derive the run for m examples (pairs for the rank loss).
 
         Parameters
@@ -837,7 +840,7 @@ class TrainOptions:
                        projection=projection, schedule=self.schedule, eta=eta)
 
     # ------------------------------------------------------ model header --
-    def header(self, plan, sampling=None, examples=None):
+    def header(self, plan: RunPlan, sampling: str | None = None, examples: int | None = None) -> dict[str, Any]:
         """The model-file header entries of a run (str -> str), in :data:`HEADER_FIELDS` order.
 
         Parameters
@@ -880,7 +883,7 @@ class TrainOptions:
         return info
 
     @classmethod
-    def from_header(cls, header):
+    def from_header(cls, header: dict[str, str]) -> TrainOptions:
         """The options a model file records (the inverse of :meth:`header`).
 
         Parameters

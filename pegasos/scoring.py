@@ -6,7 +6,10 @@ number of examples.  :func:`evaluate_file` keeps one float64 decision value
 per example for the exact ROC AUC (pass ``auc=False`` to keep memory flat).
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +18,15 @@ from .examples import check_query_ids, check_sample_weight
 from .io import example_line, iter_svmlight
 from .linear import example_losses
 from .options import parse_class_weights
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
+
+    from .io import Matrix
+    from .modelfile import Model
 
 
 def class_weights(model):
@@ -174,7 +186,8 @@ def _stream(model, path, progress, keep_scores, sample=None, seed=1):
     return totals
 
 
-def evaluate_file(model, path, auc=True, progress=None):
+def evaluate_file(model: Model, path: str | os.PathLike[str], auc: bool = True,
+                  progress: Callable[[int], object] | None = None) -> dict[str, Any]:
     """Classification metrics of ``model`` on an SVMlight file.
 
     Returns
@@ -195,9 +208,16 @@ def evaluate_file(model, path, auc=True, progress=None):
     return _metrics(_stream(model, path, progress, auc), model)
 
 
-def evaluate(model, X, y, qid=None):
-    """In-memory version of :func:`evaluate_file`; ``y`` holds label values
-    (``qid``, int64 (m,), the queries of a ranking model's examples)."""
+def evaluate(model: Model, X: Matrix, y: ArrayLike, qid: ArrayLike | None = None) -> dict[str, Any]:
+    """In-memory version of :func:`evaluate_file`; ``X`` of shape (m, d), ``y``
+    (m,) holds label values (``qid``, int64 (m,), the queries of a ranking
+    model's examples).
+
+    Raises
+    ------
+    ExampleError
+        A label that is not one of the model's (a ParameterError).
+    """
     if getattr(model, "task", "binary") != "binary":
         return _evaluate_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)])
     totals = _Totals(True, model)
@@ -227,7 +247,9 @@ def _objective(totals, model, lam):
     }
 
 
-def objective_file(model, path, lam=None, progress=None, sample=None, seed=1):
+def objective_file(model: Model, path: str | os.PathLike[str], lam: float | None = None,
+                   progress: Callable[[int], object] | None = None, sample: float | None = None,
+                   seed: int = 1) -> dict[str, Any]:
     """Primal objective of ``model`` on an SVMlight file, streamed.
 
     f(w) = lambda/2 ||w||^2 + 1/m sum_i max(0, 1 - y_i (<w, x_i> + b))
@@ -249,6 +271,11 @@ def objective_file(model, path, lam=None, progress=None, sample=None, seed=1):
     dict
         ``objective``, ``lambda``, ``regularizer``, ``hinge_loss`` (mean),
         ``norm_w`` (||w||, bias excluded), ``error_rate``, ``examples``.
+
+    Raises
+    ------
+    DataError
+        Malformed file, or a label that is not one of the model's.
     """
     if getattr(model, "task", "binary") != "binary":
         return _in_file(path, lambda: _objective_other(model, _collect(model, path, progress), lam))
@@ -258,7 +285,8 @@ def objective_file(model, path, lam=None, progress=None, sample=None, seed=1):
     return r
 
 
-def objective(model, X, y, lam=None, qid=None, sample_weight=None):
+def objective(model: Model, X: Matrix, y: ArrayLike, lam: float | None = None, qid: ArrayLike | None = None,
+              sample_weight: ArrayLike | None = None) -> dict[str, Any]:
     """In-memory version of :func:`objective_file`, optionally with example weights.
 
     Parameters

@@ -19,11 +19,14 @@ the fold's whole lambda path (warm starts go along lambda within a fold, so
 a fold is the natural task).  The numbers are the ones of the local run.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +39,13 @@ from .linear import fit_linear
 from .scoring import evaluate, objective
 from .outcome import record_outcome
 from .solver import plan, run_options
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .api import Data
+    from .engine_dask import DaskEngine
+    from .options import TrainOptions
 
 #: the metrics cross-validation reports for each task (keys of ``pegasos eval --json``)
 TASK_METRICS = {
@@ -188,7 +198,7 @@ class DataFile:
             return _READ_CACHE["data"]
 
 
-_READ_CACHE = {}
+_READ_CACHE: dict = {}
 _READ_LOCK = threading.Lock()
 
 
@@ -359,7 +369,8 @@ def _summary(values):
 
 # ------------------------------------------------------------------------------- cross-validation --
 
-def cross_validate(data, options=None, folds=5, seed=None, jobs=1, engine=None, **settings):
+def cross_validate(data: Data | DataFile, options: TrainOptions | None = None, folds: int = 5, seed: int | None = None,
+                   jobs: int = 1, engine: DaskEngine | None = None, **settings: Any) -> dict[str, Any]:
     """k-fold cross-validation of :func:`pegasos.fit` with ``options``.
 
     Fold i trains ``pegasos.fit`` on the examples of the other folds (in their
@@ -524,8 +535,11 @@ def parse_grid(text, points=None, name="--lambda"):
     return values
 
 
-def search(data, options=None, lambdas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas=None, *, folds=5,
-           validation=None, metric=None, seed=None, jobs=1, warm_start=True, engine=None, **settings):
+def search(data: Data | DataFile, options: TrainOptions | None = None,
+           lambdas: Sequence[float] = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2), gammas: Sequence[float] | None = None, *,
+           folds: int = 5, validation: Data | DataFile | None = None, metric: str | None = None,
+           seed: int | None = None, jobs: int = 1, warm_start: bool = True, engine: DaskEngine | None = None,
+           **settings: Any) -> dict[str, Any]:
     """Choose lambda (and gamma, for kernels) by cross-validation or on a validation set.
 
     Every grid point (lambda, or each pair (lambda, gamma)) is scored by the

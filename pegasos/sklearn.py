@@ -137,11 +137,14 @@ model where it is.  ``t_`` counts the iterations of all passes, ``n_iter_``
 the passes.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import numbers
 import os
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -157,6 +160,16 @@ except ImportError as exc:           # scikit-learn missing or older than 1.6 (n
 
 from .defaults import DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_TOL, MAX_WEIGHT, lambda_problem
 from .errors import ParameterError
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import ArrayLike, NDArray
+    from scipy.sparse import sparray, spmatrix
+    from typing_extensions import Self
+
+    #: The estimators' examples: a dense array-like or a scipy.sparse matrix or array, shape (m, n_features).
+    Input: TypeAlias = "ArrayLike | spmatrix | sparray"
 
 __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
 
@@ -466,7 +479,7 @@ class _PegasosBase(BaseEstimator):
         self.set_params(**{k: v for k, v in settings.items() if k in self.get_params()})
         return options
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the fitted model as a pegasos text model file (:func:`pegasos.save_model`),
         readable by ``pegasos predict/eval/objective`` and by :meth:`load`.
 
@@ -596,7 +609,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             return "none" if self._kernel() is not None else "feature"
         return self.bias
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Input, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Train on X and labels y.
 
         Parameters
@@ -659,7 +672,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         self._keep_state()
         return self
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: Input, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> Self:
         """One more epoch over X, continuing the run (binary linear models only).
 
         The pass visits the rows of X in their order, one batch of k after
@@ -869,7 +883,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
 
     # ---------------------------------------------------------- prediction --
 
-    def decision_function(self, X):
+    def decision_function(self, X: Input) -> NDArray[np.float64]:
         """Decision values.
 
         Parameters
@@ -880,6 +894,14 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         -------
         ndarray of shape (m,) for two classes (> 0 predicts ``classes_[1]``),
         (m, K) otherwise (column c for ``classes_[c]``), float64
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ParameterError (a ValueError)
+            X with another number of features than the training data, or
+            not a matrix of finite numbers.
         """
         check_is_fitted(self, "model_")
         X = self._check_X(X, reset=False)
@@ -887,7 +909,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             return np.column_stack([km.decision_function(X) for km in self.model_])
         return self.model_.decision_function(X)
 
-    def predict(self, X):
+    def predict(self, X: Input) -> NDArray[Any]:
         """Predicted labels (elements of ``classes_``), shape (m,): the positive class
         where the decision value is > 0, or the class of the largest value."""
         f = self.decision_function(X)
@@ -900,7 +922,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         return True
 
     @available_if(_has_proba)
-    def predict_proba(self, X):
+    def predict_proba(self, X: Input) -> NDArray[np.float64]:
         """Class probabilities of a log-loss model, shape (m, K), float64, rows summing to 1.
 
         Two classes: P(classes_[1] | x) = 1/(1 + exp(-f(x))).  More
@@ -919,14 +941,14 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)
 
     @available_if(_has_proba)
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: Input) -> NDArray[np.float64]:
         """Logarithm of :meth:`predict_proba`, shape (m, K)."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     # --------------------------------------------------------------- files --
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model as a pegasos text model file (``pegasos predict`` reads it).
 
         Numeric labels are written as such (a kind other than int64 and
@@ -972,7 +994,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             atomic_write(sidecar, lambda f: f.write(text))
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: str | os.PathLike[str]) -> Self:
         """A fitted classifier from a model file of :meth:`save` or ``pegasos train``.
 
         The constructor parameters are set from the file's header (T as
@@ -1119,7 +1141,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Input, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Train on X (array-like or sparse, shape (m, n_features)) and real targets y (m,).
 
         ``sample_weight`` (m,), finite and >= 0, multiplies each example's
@@ -1143,7 +1165,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         self._keep_state()
         return self
 
-    def partial_fit(self, X, y, sample_weight=None):
+    def partial_fit(self, X: Input, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """One more epoch over X (shape (m, n_features)) and targets y (m,),
         continuing the run.
 
@@ -1183,13 +1205,13 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         self.n_features_in_ = self.model_.n_features
         self._record_run(self.model_.info)
 
-    def predict(self, X):
+    def predict(self, X: Input) -> NDArray[np.float64]:
         """Predicted targets <w, x> + b, shape (m,), float64."""
         check_is_fitted(self, "model_")
         return self.model_.decision_function(self._check_X(X, reset=False))
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: str | os.PathLike[str]) -> Self:
         """A fitted regressor from a regression model file (:meth:`save`, ``pegasos train
         --loss eps-insensitive``); raises ModelFormatError for another kind of model."""
         from .errors import ModelFormatError
@@ -1260,7 +1282,7 @@ class PegasosRanker(_PegasosBase):
         tags.target_tags.required = True
         return tags
 
-    def fit(self, X, y, qid=None):
+    def fit(self, X: Input, y: ArrayLike, qid: ArrayLike | None = None) -> Self:
         """Train on X (array-like or sparse, shape (m, n_features)), relevance y (m,)
         and query ids qid (m,) integers >= 0; qid=None puts every example in one query.
 
@@ -1295,12 +1317,13 @@ class PegasosRanker(_PegasosBase):
             self.n_iter_ = int(self.model_.info["finish_passes"])
         return self
 
-    def predict(self, X):
+    def predict(self, X: Input) -> NDArray[np.float64]:
         """Scores <w, x>, shape (m,), float64: a higher score ranks an example higher."""
         check_is_fitted(self, "model_")
         return self.model_.decision_function(self._check_X(X, reset=False))
 
-    def score(self, X, y, qid=None, sample_weight=None):
+    def score(self, X: Input, y: ArrayLike, qid: ArrayLike | None = None,
+              sample_weight: ArrayLike | None = None) -> float:
         """Pairwise accuracy: the fraction of the pairs (a, b) with the same query id
         and y_a > y_b that the scores order correctly, f(x_a) > f(x_b) (a tie
         counts as wrong), as ``pegasos eval`` reports it.
@@ -1343,7 +1366,7 @@ class PegasosRanker(_PegasosBase):
         return correct / pairs
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: str | os.PathLike[str]) -> Self:
         """A fitted ranker from a ranking model file; raises ModelFormatError for another kind."""
         from .errors import ModelFormatError
 

@@ -7,14 +7,33 @@ trainer on arrays.  :func:`pegasos.fit` is the entry point that picks the
 trainer and the automatic defaults.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, overload
+
 from .examples import as_examples
 from .labels import BinaryLabels
 from .linear import fit_linear
 from .options import TrainOptions
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
-def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=None, sample_weight=None,
-          init=None, monitor=None, start=None, **settings):
+    from numpy.typing import ArrayLike
+
+    from .io import Matrix
+    from .kernel import KernelModel
+    from .linear import LinearModel
+    from .multiclass import MulticlassModel
+    from .trace import Monitor
+
+
+def train(X: Matrix, y: ArrayLike, *, labels: BinaryLabels | None = None, n_features: int | None = None,
+          order: ArrayLike | None = None, progress: Callable[[int], object] | None = None,
+          qid: ArrayLike | None = None, sample_weight: ArrayLike | None = None, init: dict | None = None,
+          monitor: Monitor | None = None,
+          start: tuple[ArrayLike, float] | tuple[ArrayLike, float, int | None] | None = None,
+          **settings: Any) -> LinearModel:
     """Train a linear binary classifier, regression or ranking model (Fig. 1 for k = 1, Fig. 2 for k > 1).
 
     Parameters
@@ -40,8 +59,9 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
         :func:`pegasos.linear.fit_linear`).
     monitor : pegasos.trace.Monitor or None
         Checks during the run (see :func:`pegasos.linear.fit_linear`).
-    start : (w, b) or None
-        Start from these weights with a fresh step schedule (see
+    start : (w, b), (w, b, t) or None
+        Start from these weights with a fresh step schedule, or with the
+        schedule going on from iteration t (see
         :func:`pegasos.linear.fit_linear`); not together with ``init``.
     **settings
         The fields of :class:`pegasos.options.TrainOptions`: ``lam`` (lambda;
@@ -69,8 +89,10 @@ def train(X, y, *, labels=None, n_features=None, order=None, progress=None, qid=
                       start=start)
 
 
-def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_texts=None, n_jobs=2,
-                     progress=None, sample_weight=None, **settings):
+def train_multiclass(X: Matrix, y: ArrayLike, *, method: str = "ovr", n_features: int | None = None,
+                     cost: ArrayLike | None = None, class_texts: Sequence[str] | None = None, n_jobs: int = 2,
+                     progress: Callable[[int], object] | None = None, sample_weight: ArrayLike | None = None,
+                     **settings: Any) -> MulticlassModel:
     """Train a multiclass linear SVM with Pegasos (one-vs-rest or Crammer-Singer, Sec. 5).
 
     Parameters
@@ -107,8 +129,20 @@ def train_multiclass(X, y, *, method="ovr", n_features=None, cost=None, class_te
     return fit_multiclass(ex, options, class_texts=class_texts, progress=progress)
 
 
-def train_kernel(X, y, *, kernel="rbf", labels=None, n_features=None, order=None, progress=None,
-                 return_state=False, **settings):
+@overload
+def train_kernel(X: Matrix, y: ArrayLike, *, kernel: str = ..., labels: BinaryLabels | None = ...,
+                 n_features: int | None = ..., order: ArrayLike | None = ...,
+                 progress: Callable[[int], object] | None = ..., return_state: Literal[False] = ...,
+                 **settings: Any) -> KernelModel: ...
+@overload
+def train_kernel(X: Matrix, y: ArrayLike, *, kernel: str = ..., labels: BinaryLabels | None = ...,
+                 n_features: int | None = ..., order: ArrayLike | None = ...,
+                 progress: Callable[[int], object] | None = ..., return_state: Literal[True],
+                 **settings: Any) -> tuple[KernelModel, Any]: ...
+def train_kernel(X: Matrix, y: ArrayLike, *, kernel: str = "rbf", labels: BinaryLabels | None = None,
+                 n_features: int | None = None, order: ArrayLike | None = None,
+                 progress: Callable[[int], object] | None = None, return_state: bool = False,
+                 **settings: Any) -> KernelModel | tuple[KernelModel, Any]:
     """Train a kernel SVM with Pegasos (Fig. 3; Fig. 2's mini-batches for k > 1).
 
     Parameters
@@ -125,6 +159,12 @@ def train_kernel(X, y, *, kernel="rbf", labels=None, n_features=None, order=None
     Returns
     -------
     KernelModel (and the state with ``return_state``)
+
+    Raises
+    ------
+    ParameterError
+        An unknown kernel, labels that are not exactly two values, or a
+        setting out of range (gamma, degree, budget, lambda, ...).
     """
     options = TrainOptions(**{"preset": "paper", "kernel": kernel, **settings}).validate()
     ex = as_examples((X, y), n_features)
