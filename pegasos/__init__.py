@@ -60,9 +60,11 @@ if TYPE_CHECKING:
     # "name as name" marks each as exported (mypy reads no computed __all__).
     from pegasos.api import fit as fit
     from pegasos.certificate import duality_gap as duality_gap
-    from pegasos.errors import (DamagedCacheError as DamagedCacheError, DataError as DataError,
+    from pegasos.errors import (ConvergenceWarning as ConvergenceWarning, DamagedCacheError as DamagedCacheError,
+                                DataError as DataError,
                                 ExampleError as ExampleError, ModelFormatError as ModelFormatError,
                                 ParameterError as ParameterError, PegasosError as PegasosError)
+    from pegasos.outcome import Outcome as Outcome
     from pegasos.io import (iter_svmlight as iter_svmlight, load_svmlight as load_svmlight,
                             read_svmlight as read_svmlight)
     from pegasos.kernel import KernelModel as KernelModel

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from .solver import Plan, Solver
 
@@ -126,7 +127,7 @@ class Outcome:
         """
         if "stop" not in info or "solver" not in info:
             return None
-        values = {}
+        values: dict[str, Any] = {}
         for key, field, parse in OUTCOME_FIELDS:
             if info.get(key, "-") != "-":
                 values[field] = parse(info[key])
