@@ -7,12 +7,13 @@ and returns one :class:`Examples`, the single place where arrays are coerced
 (:func:`pegasos.data.csr_arrays` checks the matrix) and their shapes checked.
 """
 
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .defaults import MAX_WEIGHT
-from .data import csr_arrays
+from .data import check_n_features, chunk_arrays, csr_arrays
 from .errors import ExampleError, ParameterError
 from .labels import label_values
 
@@ -88,11 +89,11 @@ def as_examples(data, n_features=None):
     from .io import SVMLightData
 
     if isinstance(data, Examples):
-        ex = data
+        ex = _checked_examples(data)
     elif isinstance(data, SVMLightData):
         chunk = data.chunk
-        ex = Examples(chunk.indptr, chunk.indices, chunk.data, chunk.labels, int(data.n_features), chunk.qid,
-                      None, data)
+        ex = _checked_examples(Examples(chunk.indptr, chunk.indices, chunk.data, chunk.labels, data.n_features,
+                                        chunk.qid, None, data))
     elif isinstance(data, tuple) and 2 <= len(data) <= 4:
         X, y, qid, sw = (tuple(data) + (None, None))[:4]
         indptr, indices, values = csr_arrays(X, n_features)
@@ -118,6 +119,34 @@ def as_examples(data, n_features=None):
                                  "columns the data use")
         ex = Examples(ex.indptr, ex.indices, ex.data, ex.y, int(n_features), ex.qid, ex.sample_weight, ex.source)
     return ex
+
+
+def _checked_examples(ex):
+    """``ex`` (an Examples, or the arrays of an SVMLightData) with its arrays checked as a matrix handed in
+    is: the caller holds them and may have edited them in place since they were made, and the compiled
+    loops index with them unchecked.  Well-formed arrays are kept as they are (no copy)."""
+    indptr, indices, values = chunk_arrays(ex.indptr, ex.indices, ex.data)
+    m = indptr.shape[0] - 1
+    try:
+        n_features = operator.index(ex.n_features)
+    except TypeError:
+        raise ParameterError(f"n_features must be an integer, not {type(ex.n_features).__name__}") from None
+    check_n_features(indices, n_features)
+    y = np.asarray(ex.y)
+    if y.shape != (m,):
+        raise ParameterError(f"y has shape {y.shape}; it needs one label per example ({m})")
+    y = np.ascontiguousarray(label_values(y))
+    qid = ex.qid
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape != (m,) or qid.dtype.kind not in "iu":
+            raise ParameterError(f"qid has shape {qid.shape} and type {qid.dtype}; it needs one integer query id "
+                                 f"per example ({m})")
+        qid = qid.astype(np.int64, copy=False)
+    sw = ex.sample_weight
+    if sw is not None:
+        sw = check_sample_weight(sw, m)
+    return Examples(indptr, indices, values, y, int(n_features), qid, sw, ex.source)
 
 
 def check_sample_weight(sw, m):

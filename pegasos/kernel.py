@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .defaults import MIN_LAMBDA, lambda_problem
-from .errors import ModelFormatError, ParameterError
-from .data import csr_arrays, finite_decisions
+from .errors import ModelFormatError, ParameterError, PegasosError
+from .data import chunk_arrays, csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency, header_float, read_header,
                     read_index_value, save_model)
@@ -100,10 +100,28 @@ class KernelModel:
 
     @property
     def sv_sqnorms(self):
-        if self._sv_sqn is None:
-            from . import _kernel
-            self._sv_sqn = _kernel.row_sqnorms(self.sv_indptr, self.sv_data)
+        self._checked_support()
         return self._sv_sqn
+
+    def _checked_support(self):
+        """The support vectors' CSR arrays and coefficients, checked before the compiled loop indexes with
+        them: the attributes are the caller's and may have been edited or replaced since training."""
+        try:
+            sv_indptr, sv_indices, sv_data = chunk_arrays(self.sv_indptr, self.sv_indices, self.sv_data)
+        except PegasosError as error:
+            raise ParameterError(f"the model's support vectors: {error}") from None
+        n_sv = sv_indptr.shape[0] - 1
+        coef = np.asarray(self.coef)
+        if coef.shape != (n_sv,) or coef.dtype.kind not in "fiu":
+            raise ParameterError(f"the model's coef has shape {coef.shape} and type {coef.dtype} for {n_sv} support "
+                                 "vectors; it needs one number per support vector")
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        sv_data = np.ascontiguousarray(sv_data, dtype=np.float64)
+        if (sv_indptr is not self.sv_indptr or sv_indices is not self.sv_indices or sv_data is not self.sv_data
+                or self._sv_sqn is None or self._sv_sqn.shape != (n_sv,)):
+            from . import _kernel
+            self._sv_sqn = _kernel.row_sqnorms(sv_indptr, sv_data)
+        return sv_indptr, sv_indices, sv_data, coef
 
     def decision_function(self, X):
         """Decision values sum_s coef_s K(sv_s, x_i) + bias, shape (m,) float64.
@@ -117,7 +135,8 @@ class KernelModel:
         indptr, indices, data = csr_arrays(X)
         m = indptr.shape[0] - 1
         out = np.empty(m, dtype=np.float64)
-        args = (self.sv_indptr, self.sv_indices, self.sv_data, self.sv_sqnorms, self.coef,
+        sv_indptr, sv_indices, sv_data, coef = self._checked_support()
+        args = (sv_indptr, sv_indices, sv_data, self._sv_sqn, coef,
                 _kernel.KERNEL_CODES[self.kernel], float(self.gamma), float(self.coef0), int(self.degree),
                 indptr, indices, data)
         n_threads = self.threads or os.cpu_count() or 1

@@ -199,15 +199,15 @@ def test_valid_csr_is_not_copied():
     assert np.shares_memory(v, X.data) and np.shares_memory(p, X.indptr)
 
 
-def test_reader_arrays_are_trusted(tmp_path):
+def test_reader_arrays_pass_the_checks_uncopied(tmp_path):
     f = tmp_path / "d.svm"
     f.write_text("+1 1:1 3:2\n-1 2:1\n")
     d = pegasos.read_svmlight(str(f))
     p, i, v = csr_arrays(d)
     assert p is d.chunk.indptr and i is d.chunk.indices and v is d.chunk.data
-    d.chunk.indices[0] = -1                          # a damaged Chunk is still checked when asked to
+    d.chunk.indices[0] = -1                          # a Chunk edited in place is checked again
     with pytest.raises(ExampleError, match="column index -1"):
-        csr_arrays(d.chunk.matrix(3), trusted=False)
+        csr_arrays(d.chunk)
 
 
 # ---------------------------------------------------------------------------------------------------------------
