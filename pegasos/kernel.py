@@ -29,7 +29,7 @@ import numpy as np
 
 from .defaults import MIN_LAMBDA, lambda_problem
 from .errors import ModelFormatError, ParameterError, PegasosError
-from .data import chunk_arrays, csr_arrays, finite_decisions
+from .data import INT32_MAX, chunk_arrays, compact_columns, csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency, header_float, read_header,
                     read_index_value, save_model)
@@ -136,6 +136,17 @@ class KernelModel:
         m = indptr.shape[0] - 1
         out = np.empty(m, dtype=np.float64)
         sv_indptr, sv_indices, sv_data, coef = self._checked_support()
+        top = int(sv_indices.max()) + 1 if sv_indices.size else 0
+        if top > 2 * sv_indices.shape[0] + 64:
+            # the compiled loop scatters each x into a buffer as wide as the largest support-vector column:
+            # on the support vectors' columns renumbered, x's other columns (which meet only zeros in the
+            # dot products but count in ||x||^2) at u, past the buffer's u columns
+            columns, sv_indices = compact_columns(sv_indices)
+            u = columns.shape[0]
+            pos = np.searchsorted(columns, indices)
+            hit = pos < u
+            hit[hit] = columns[pos[hit]] == indices[hit]
+            indices = np.where(hit, pos, u).astype(np.int32)
         args = (sv_indptr, sv_indices, sv_data, self._sv_sqn, coef,
                 _kernel.KERNEL_CODES[self.kernel], float(self.gamma), float(self.coef0), int(self.degree),
                 indptr, indices, data)
@@ -252,10 +263,11 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     gamma, degree, coef0 = _kernel_settings(options.kernel, options.gamma, options.degree, options.coef0,
                                             n_features)
     plan = options.plan(m)
-    check_kernel_memory(options, m, n_features, plan.T, plan.k)
+    dense_indices, n_dense = dense_columns(indices, n_features)
+    check_kernel_memory(options, m, n_dense, plan.T, plan.k)
     if on_plan is not None:
         on_plan(plan.T)
-    state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[options.kernel],
+    state = _kernel.KernelState(indptr, dense_indices, data, y_pm, int(n_dense), _kernel.KERNEL_CODES[options.kernel],
                                 gamma, coef0, degree, float(options.lam), plan.k, bool(options.projection),
                                 plan.avg_start, min(int(options.budget or 0), _HUGE),
                                 int(min(options.cache_mb * (1 << 20), _HUGE)))
@@ -278,6 +290,20 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
                         sv_indptr=sv_indptr, sv_indices=sv_indices, sv_data=sv_data, coef=coef,
                         labels=labels, lam=float(options.lam), n_features=int(n_features), info=info)
     return (model, state) if return_state else model
+
+
+def dense_columns(indices, n_features):
+    """(indices, n) for the compiled kernel loops, whose scatter buffers hold n doubles: ``indices``
+    (int32 (nnz,)) and ``n_features`` as they are, or, when the data use fewer than half of their
+    n_features columns (a stray huge index, hashed ids), the used columns renumbered 0..u-1 in order
+    and u.  Kernel values depend only on dot products and norms, which the renumbering keeps, so the
+    run is the same; its memory is then O(used columns), not O(largest index)."""
+    if indices.shape[0] >= n_features // 2:
+        return indices, n_features
+    columns, compact = compact_columns(indices)
+    if columns.shape[0] >= n_features // 2:
+        return indices, n_features
+    return compact, max(int(columns.shape[0]), 1)
 
 
 def _support_rows(indptr, indices, data, ex_sv):
@@ -349,7 +375,8 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     bound = dual_max_updates(m)
     if on_plan is not None:
         on_plan(None)
-    state = _kernel.KernelDual(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[options.kernel],
+    dense_indices, n_dense = dense_columns(indices, n_features)
+    state = _kernel.KernelDual(indptr, dense_indices, data, y_pm, int(n_dense), _kernel.KERNEL_CODES[options.kernel],
                                gamma, coef0, degree, C, int(min(options.cache_mb * (1 << 20), _HUGE)))
     why = "updates"
     while state.updates < bound:
@@ -585,12 +612,9 @@ def parse_kernel_model(path, lines):
                                            "feature value")
             cols.append(last)
             vals.append(value)
-        if last >= 0 and limit is not None and 8.0 * (last + 2) > limit:
-            # scoring scatters each example into a dense row as wide as the largest support-vector column
-            row = 8.0 * (last + 2) / 2**30
-            raise ModelFormatError(path, f"feature index {last + base} needs a dense row of {row:.1f} "
-                                         f"GiB to score with, more than the {limit / 2**30:.1f} GiB this process "
-                                         "can allocate (a damaged model file)", lineno)
+        if last > INT32_MAX:
+            raise ModelFormatError(path, f"feature index {last + base} is beyond the {INT32_MAX + 1} columns "
+                                         "pegasos supports", lineno)
         indptr[s + 1] = len(cols)
     info = {k: header[k] for k in keys if k not in KERNEL_KEYS}
     info.update({k: header[k] for k in ("budget", "support_vectors_removed")})
