@@ -10,6 +10,12 @@ MAX_WEIGHT = 1e150        # class and example weights above it overflow the weig
 DEFAULT_TOL = 0.002       # the automatic runs' tolerance: a certified relative gap, or a doubling's relative gain
 DEFAULT_CACHE_MB = 100.0  # MiB of kernel rows cached (pegasos train --cache-mb)
 DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (and of the stream's first pass)
+#: Training on shards keeps dense weight vectors in every column on each worker and exchanges them every
+#: round, so it refuses data whose largest feature index n is beyond both DENSE_COLUMNS_FLOOR and
+#: DENSE_COLUMNS_PER_VALUE times the values stored: a stray huge index set its memory (index 1e8 in two
+#: lines: 1.6 GB), not the data.  The other trainers run on the used columns renumbered instead.
+DENSE_COLUMNS_FLOOR = 1 << 24
+DENSE_COLUMNS_PER_VALUE = 4
 
 SAMPLINGS = ("uniform", "permutation", "shuffle-once", "sequential")
 SCHEDULES = ("pegasos", "norma", "constant")
