@@ -696,9 +696,8 @@ cdef class Parser:
         """``None`` or ``(line, message)`` describing the first error met."""
         if self.err == E_OK:
             return None
-        # the token's own bytes (NULs included, undecodable ones as U+FFFD); {tok!r}
-        # shows control characters escaped
-        tok = self.err_tok[:self.err_tok_len].decode("utf-8", "replace")
+        # the token's bytes quoted, every byte or character that does not print escaped
+        tok = Shown(self.err_tok[:self.err_tok_len])
         base = "zero-based" if self.zero_based else "one-based"
         msgs = {
             E_LABEL: f"label {tok!r} is not a number",
@@ -725,6 +724,37 @@ cdef class Parser:
             message = ("the line holds a carriage return (\\r) not followed by a line feed: CR-only line ends "
                        f"(classic Mac OS) are not supported, convert them to LF or CRLF (at {tok!r}: {message})")
         return self.err_line, message
+
+
+def shown_bytes(bytes raw):
+    """``raw`` (bytes of a data file) as a quoted one-line excerpt safe to print on a terminal: valid
+    UTF-8 text that prints is kept, every other character (control characters, NUL, line and
+    paragraph separators, bidirectional overrides) is escaped as ``repr`` escapes it and every byte
+    that is not UTF-8 as ``\\xNN``."""
+    cdef list out = []
+    for ch in raw.decode("utf-8", "surrogateescape"):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch == "'" or ch == "\\":
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1])
+    return "'" + "".join(out) + "'"
+
+
+class Shown(str):
+    """A token's text whose ``{tok!r}`` is :func:`shown_bytes` of its bytes."""
+
+    def __new__(cls, bytes raw):
+        self = str.__new__(cls, raw.decode("utf-8", "replace"))
+        self.raw = raw
+        return self
+
+    def __repr__(self):
+        return shown_bytes(self.raw)
 
 
 def parse_float(bytes text):

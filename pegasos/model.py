@@ -631,8 +631,12 @@ def read_model_bytes(path):
 
         with f:
             head = _read_full(f, FIRST_LINE_BYTES)
-            if head.startswith(UTF8_BOM):
+            bom = head.startswith(UTF8_BOM)
+            if bom:
                 head = head[len(UTF8_BOM):] + _read_full(f, len(UTF8_BOM))
+            nul = head.find(b"\0")
+            if nul >= 0:
+                refuse(binary_model(nul + (len(UTF8_BOM) if bom else 0)), None)
             if not head.strip() and len(head) < FIRST_LINE_BYTES:
                 return head                  # an empty file: load_model says so
             end = head.find(b"\n")
@@ -649,7 +653,7 @@ def read_model_bytes(path):
                     break
                 nul = piece.find(b"\0")
                 if nul >= 0:
-                    refuse(f"not a pegasos model file (a NUL byte at byte {offset + nul}: binary data)")
+                    refuse(binary_model(offset + nul + (len(UTF8_BOM) if bom else 0)))
                 cut = piece.rfind(b"\n")
                 line_length = line_length + len(piece) if cut < 0 else len(piece) - cut - 1
                 if line_length > limit or (cut >= 0 and len(piece) > limit):
@@ -670,6 +674,11 @@ def read_model_bytes(path):
         # gzip.BadGzipFile and bz2's "Invalid data stream" are OSErrors without an errno
         raise ModelFormatError(path, f"cannot read model: {e.strerror or e}") from None
     return b"".join(pieces)
+
+
+def binary_model(offset):
+    """The message for a NUL byte at ``offset`` of a model file (no model holds one: the loader stops there)."""
+    return f"binary data at byte {offset} (a NUL byte; not a pegasos model file)"
 
 
 def _drain(f, limit=4 << 20):
