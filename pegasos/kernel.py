@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .defaults import MIN_LAMBDA, lambda_problem
+from .defaults import MIN_LAMBDA, lambda_problem, max_cache_mb
 from .errors import ModelFormatError, ParameterError, PegasosError
 from .data import INT32_MAX, chunk_arrays, compact_columns, csr_arrays, finite_decisions
 from .labels import BinaryLabels
@@ -270,7 +270,7 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     state = _kernel.KernelState(indptr, dense_indices, data, y_pm, int(n_dense), _kernel.KERNEL_CODES[options.kernel],
                                 gamma, coef0, degree, float(options.lam), plan.k, bool(options.projection),
                                 plan.avg_start, min(int(options.budget or 0), _HUGE),
-                                int(min(options.cache_mb * (1 << 20), _HUGE)))
+                                cache_bytes(options))
     for block, n in Orders(m, plan.k, options.sampling, options.seed, order).blocks(plan.T):
         state.run(block, n)
         if progress is not None:
@@ -290,6 +290,16 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
                         sv_indptr=sv_indptr, sv_indices=sv_indices, sv_data=sv_data, coef=coef,
                         labels=labels, lam=float(options.lam), n_features=int(n_features), info=info)
     return (model, state) if return_state else model
+
+
+def cache_bytes(options):
+    """The kernel-row cache bound of ``options`` in bytes (for the compiled trainers); ParameterError naming
+    the option when ``cache_mb`` is above :func:`pegasos.defaults.max_cache_mb`, the physical memory."""
+    limit = max_cache_mb()
+    if float(options.cache_mb) > limit:
+        raise ParameterError(f"{options.subject('cache_mb')}: a cache of {float(options.cache_mb):g} MiB is more than "
+                             f"the {limit:.0f} MiB of physical memory of this machine")
+    return int(min(float(options.cache_mb) * (1 << 20), _HUGE))
 
 
 def dense_columns(indices, n_features):
@@ -377,7 +387,7 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
         on_plan(None)
     dense_indices, n_dense = dense_columns(indices, n_features)
     state = _kernel.KernelDual(indptr, dense_indices, data, y_pm, int(n_dense), _kernel.KERNEL_CODES[options.kernel],
-                               gamma, coef0, degree, C, int(min(options.cache_mb * (1 << 20), _HUGE)))
+                               gamma, coef0, degree, C, cache_bytes(options))
     why = "updates"
     while state.updates < bound:
         chunk = min(bound - state.updates, max(1000, bound // 100))

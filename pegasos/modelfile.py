@@ -131,6 +131,11 @@ def read_multiclass(path, lines, i, header, n, base, lam, info):
         if cost.shape != (K, K):
             raise ModelFormatError(path, f"cost_matrix must be {K} x {K}", header.line("cost_matrix"))
         cost = cost.ravel()
+        from .multiclass import cost_problem        # imported for multiclass models only
+
+        problem = cost_problem(cost, K)
+        if problem is not None:
+            raise ModelFormatError(path, f"cost_matrix {problem}", header.line("cost_matrix"))
     W = np.zeros((K, n))
     biases = np.zeros(K)
     for c in range(K):
