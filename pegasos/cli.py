@@ -213,6 +213,10 @@ class _SectionedCommand(click.Command):
                 i += 2
                 continue
             if a == "--early-stop" and (i + 1 == len(args) or not args[i + 1].isdigit()):
+                if i + 1 < len(args) and _is_number(args[i + 1]):
+                    out += [a, args[i + 1]]                  # a negative or fractional PATIENCE: its range error
+                    i += 2
+                    continue
                 out += [a, str(DEFAULT_PATIENCE)]            # PATIENCE left out
                 i += 1
                 continue
@@ -978,6 +982,18 @@ def _given_on_command_line():
     return frozenset(given)
 
 
+def _note_unused_qid(d, options):
+    """A note on stderr, with the summary of a run that trained, when DATA holds qid: tokens and the loss is
+    not rank: the run then silently trained one-vs-rest or binary classifiers on the relevance grades."""
+    if options.loss == "rank":
+        return
+    qid = getattr(getattr(d, "chunk", None), "qid", None)
+    found = getattr(d, "has_qid", False) or (qid is not None and bool((qid != -1).any()))
+    if found:
+        click.echo(f"pegasos: note: {d.path} holds qid: tokens, which only --loss rank uses (pairs within each "
+                   "query); this run ignores them and learns its labels as classes or targets", err=True)
+
+
 def _options_of_data(options, d, class_weights, cost_factor, cost_matrix):
     """The options with -j (which needs the positive label of DATA) and --cost-matrix (its classes)."""
     if cost_factor is not None:
@@ -1021,7 +1037,10 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
     result.save(model)
     if not quiet:
         info = result.info
-        click.echo(f"{info['train_examples']} examples in {info['shards']} shards, {result.n_features} features | "
+        from .errors import counted
+
+        click.echo(f"{counted(info['train_examples'], 'example')} in {counted(info['shards'], 'shard')}, "
+                   f"{counted(result.n_features, 'feature')} | "
                    f"engine {engine}, sync every {info['sync_every']} | T = {info['iterations']}, k = "
                    f"{info['batch_size']}, lambda = {result.lam:g} | {seconds:.2f} s | model: "
                    f"{'standard output' if to_stdout else model}", err=to_stdout)
@@ -1191,6 +1210,7 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
     with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
     objective computed is left in ``seen`` (a dict), for the notes."""
+    _note_unused_qid(d, options)
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
@@ -1199,7 +1219,9 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")
     else:
         if getattr(result, "kind", "linear") == "kernel":
-            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: {result.n_support} support vectors")
+            from .errors import counted
+
+            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: {counted(result.n_support, 'support vector')}")
         if getattr(result, "task", None) == "multiclass":
             parts.append(f"{result.method}, {result.n_classes} classes")
         parts.append(f"read {t_read:.2f} s, train {t_train:.2f} s")
@@ -2103,7 +2125,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         _echo_json(r)
         _note_uncertified_points(r["rows"], options.tol)        # on stderr, as cv --json keeps its notes
         _note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
-                                   "lambda {:.4g}")
+                                   "lambda {!r}")
         return
     out = sys.stderr if model is not None and _is_stdout(model) else sys.stdout
     how = f"{r['folds']}-fold cross-validation" if validation is None else f"validation on {validation}"
@@ -2116,21 +2138,21 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     for row in r["rows"]:
         mean, sd = row["mean"][name], row["sd"][name]
         shown = _fmt(mean) + (" ± " + _fmt(sd) if validation is None else "")    # one validation set: no sd
-        lines.append(("* " if row["best"] else "  ") + f"{row['lam']:>10.4g}"
-                     + (f" {row['gamma']:>10.4g}" if gammas is not None else "")
+        lines.append(("* " if row["best"] else "  ") + f"{row['lam']!r:>10}"      # as the best: line shows it
+                     + (f" {row['gamma']!r:>10}" if gammas is not None else "")
                      + f" {shown:>24} {row['objective']:>11.6g} {row['seconds']:>8.2f}")
     best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
     lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
     click.echo("\n".join(lines), file=out)
     _note_uncertified_points(r["rows"], options.tol)
     _note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
-                               "lambda {:.4g}")
+                               "lambda {!r}")
 
 
 def _note_uncertified_points(rows, tol):
     """search's note naming the grid points whose models (the worst fold's) were not certified within
     ``tol``, as cv's names its folds: their metrics may be those of models far from the optimum."""
-    above, which = _above_tol(rows, "lam", tol, "{:.4g}")
+    above, which = _above_tol(rows, "lam", tol, "{!r}")
     if not above:
         return
     click.echo(f"pegasos: note: at {len(above)} of {len(rows)} points the models were not certified within --tol "

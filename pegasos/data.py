@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from .errors import ExampleError, ParameterError
+from .errors import ExampleError, ParameterError, counted
 
 # elements per block of the vectorised checks (temporaries stay at a few MiB)
 CHECK_BLOCK = 1 << 19
@@ -117,8 +117,14 @@ def finite_decisions(f, X):
         return f
     row = int(np.flatnonzero(~ok.reshape(ok.shape[0], -1).all(axis=1))[0])
     i = int(getattr(X, "first_row", 0)) + row
-    detail = ("its decision value is not a finite number (its values times the model's weights overflow "
-              "float64)")
+    values = np.asarray(f[row]).ravel()
+    if np.isnan(values).any():
+        # a nan among the model's weights (set in Python) or products that overflow with both signs
+        detail = ("its decision value is not a number (nan): the model's weights hold a nan, or its values "
+                  "times the weights overflow float64 with both signs")
+    else:
+        detail = ("its decision value is infinite (its values times the model's weights overflow "
+                  "float64)")
     raise ExampleError(f"example {i + 1}: {detail}", i, detail)
 
 
@@ -126,7 +132,7 @@ def check_n_features(indices, n_features):
     """Raise ParameterError unless every column index is below ``n_features``
     (int, the dimension of w); ``indices`` int (nnz,), already known >= 0."""
     if indices.size and int(indices.max()) >= n_features:
-        raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
+        raise ParameterError(f"n_features = {n_features} is less than the {counted(int(indices.max()) + 1, 'column')} "
                              "the data use")
 
 

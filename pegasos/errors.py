@@ -99,3 +99,10 @@ class ExampleError(ParameterError):
         if line is None:
             return DataError(f"{path}, example {self.example + 1}", self.detail)
         return DataError(path, self.detail, line)
+
+
+def counted(n, noun, nouns=None):
+    """``n`` and the noun in the number it takes, for messages: "1 feature", "2 features", "0 shards"
+    (``nouns``: the plural when it is not ``noun`` + "s")."""
+    n = int(n)
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"

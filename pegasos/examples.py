@@ -14,7 +14,7 @@ import numpy as np
 
 from .defaults import MAX_WEIGHT
 from .data import check_n_features, chunk_arrays, csr_arrays
-from .errors import ExampleError, ParameterError
+from .errors import ExampleError, ParameterError, counted
 from .labels import label_values
 
 
@@ -164,12 +164,12 @@ def check_sample_weight(sw, m):
     except (TypeError, ValueError):
         raise ParameterError("sample_weight must hold numbers") from None
     if sw.shape != (m,):
-        raise ParameterError(f"sample_weight has {sw.size} weights for {m} examples (shape {sw.shape}; it needs "
-                             "one weight per example)")
+        raise ParameterError(f"sample_weight has {counted(sw.size, 'weight')} for {counted(m, 'example')} (shape "
+                             f"{sw.shape}; it needs one weight per example)")
     bad = np.flatnonzero(~((sw >= 0) & (sw <= MAX_WEIGHT)))
     if bad.size:
         i = int(bad[0])
-        detail = f"sample weight {sw[i]!r} is not a finite number in [0, {MAX_WEIGHT:g}]"
+        detail = f"sample weight {float(sw[i])!r} is not a finite number in [0, {MAX_WEIGHT:g}]"
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)
     return np.ascontiguousarray(sw)
 

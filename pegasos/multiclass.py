@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .defaults import MAX_COST
-from .errors import DataError, ExampleError, ParameterError
+from .errors import DataError, ExampleError, ParameterError, counted
 from .data import csr_arrays, finite_decisions
 from .labels import sample_weights
 from .data import check_weight_memory
@@ -157,7 +157,7 @@ def read_cost_matrix(path, n_classes):
         raise DataError(path, f"cannot read the cost matrix: {e.strerror or e}") from None
     rows = [(i + 1, ln) for i, ln in enumerate(lines) if ln]
     if len(rows) != n_classes:
-        raise DataError(path, f"the cost matrix has {len(rows)} rows; the data have {n_classes} classes")
+        raise DataError(path, f"the cost matrix has {counted(len(rows), 'row')}; the data have {n_classes} classes")
     cost = np.zeros((n_classes, n_classes))
     for r, (line, tokens) in enumerate(rows):
         if len(tokens) != n_classes:

@@ -475,6 +475,18 @@ def _fold_args(ex, assignment, folds, options, points, warm, metric_names):
 
 # --------------------------------------------------------------------------------------- search --
 
+def round_grid(values, lo, hi):
+    """Log-spaced grid values as a user would write them: each rounded to the fewest significant digits,
+    at least 4, that keep them distinct, with the ends ``lo`` and ``hi`` as given.  NumPy's logspace
+    gives 9.999999999999999e-06 for the 1e-05 of 1e-7:1e-1; the search's table showed 1e-05 and its
+    ``best:`` line (and the model) the other value."""
+    for digits in range(4, 18):
+        rounded = [lo] + [float(f"{v:.{digits}g}") for v in values[1:-1]] + [hi]
+        if all(a < b for a, b in zip(rounded[:-1], rounded[1:])):
+            return rounded
+    return [lo] + list(values[1:-1]) + [hi]
+
+
 def parse_grid(text, points=None, name="--lambda"):
     """Grid values from ``lo:hi`` (``points`` values spaced evenly in log scale, default
     :data:`DEFAULT_POINTS`), a comma list ``a,b,c``, or one number; all must be finite and > 0.
@@ -504,8 +516,7 @@ def parse_grid(text, points=None, name="--lambda"):
             raise ParameterError(f"{name}: a range lo:hi takes 2 to {MAX_POINTS} points, got {n!r}")
         if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
             raise ParameterError(f"{name}: a range lo:hi needs 0 < lo < hi, got {text!r}")
-        values = np.logspace(math.log10(lo), math.log10(hi), int(n)).tolist()
-        values[0], values[-1] = lo, hi
+        values = round_grid(np.logspace(math.log10(lo), math.log10(hi), int(n)).tolist(), lo, hi)
     else:
         if points is not None:
             raise ParameterError(f"{name}: --points applies to a range lo:hi, not to a list")

@@ -544,9 +544,11 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, 
     summary, counts, eps_sum = {}, {}, 0.0
     kept = _Sample(int(sample_size), seed, dtype)
     used = UsedColumns()
+    has_qid = False
     for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, progress=progress, summary=summary):
         kept.offer(chunk)
         used.add(chunk)
+        has_qid = has_qid or (chunk.qid is not None and bool((chunk.qid != -1).any()))
         if len(counts) <= 64:
             values, n = np.unique(chunk.labels, return_counts=True)
             for v, c in zip(values.tolist(), n.tolist()):
@@ -558,7 +560,7 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, 
                 distinct_labels=summary["distinct_labels"], labels_overflow=summary["labels_overflow"],
                 n_lines=summary["n_lines"], zero_based=bool(zero_based), m=summary["n_examples"],
                 nnz_total=summary["nnz"], label_counts=counts, eps_loss_sum=eps_sum, sample=kept.chunk(),
-                columns=used.columns(), largest_index_row=used.largest_row)
+                columns=used.columns(), largest_index_row=used.largest_row, has_qid=has_qid)
 
 
 class UsedColumns:
@@ -640,6 +642,8 @@ class Scan(SVMLightData):
     #: the distinct column indices of the file, increasing (int32), and the 0-based example holding the largest
     columns: np.ndarray = None
     largest_index_row: int = -1
+    #: a line of the file has a qid: token
+    has_qid: bool = False
 
     @property
     def n_examples(self):
