@@ -14,7 +14,7 @@ from .labels import BinaryLabels
 from .linear import LinearModel
 from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TASKS, VERSION, check_float,
                     check_header_consistency, check_weights_fit, expect_end, header_float, read_header,
-                    read_model_bytes, read_resume, read_weights)
+                    read_model_bytes, read_resume, read_weight_entries, read_weights)
 
 
 def load_model(path):
@@ -145,7 +145,8 @@ def read_multiclass(path, lines, i, header, n, base, lam, info):
         if key != "bias":
             raise ModelFormatError(path, "truncated or damaged model file: expected a 'bias' line", i + 2)
         biases[c] = check_float(value.strip(), path, i + 2, "bias")
-        W[c], i = read_weights(path, lines, i + 2, n, base)
+        cols, values, i = read_weight_entries(path, lines, i + 2, n, base)
+        W[c, cols] = values                         # only the pages of the weights written
     from .multiclass import MulticlassModel         # imported for multiclass models only
 
     return MulticlassModel(W=W, biases=biases, classes=classes, class_texts=texts, lam=lam, method=method,
