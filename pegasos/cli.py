@@ -1221,7 +1221,8 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         if getattr(result, "kind", "linear") == "kernel":
             from .errors import counted
 
-            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: {counted(result.n_support, 'support vector')}")
+            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: "
+                         f"{counted(result.n_support, 'support vector')}")
         if getattr(result, "task", None) == "multiclass":
             parts.append(f"{result.method}, {result.n_classes} classes")
         parts.append(f"read {t_read:.2f} s, train {t_train:.2f} s")

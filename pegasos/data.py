@@ -120,10 +120,10 @@ def finite_decisions(f, X):
     values = np.asarray(f[row]).ravel()
     if np.isnan(values).any():
         # a nan among the model's weights (set in Python) or products that overflow with both signs
-        detail = ("its decision value is not a number (nan): the model's weights hold a nan, or its values "
-                  "times the weights overflow float64 with both signs")
+        detail = ("its decision value is not a finite number but not a number (nan): a nan among the model's "
+                  "weights, or its values times the weights overflowing float64 with both signs")
     else:
-        detail = ("its decision value is infinite (its values times the model's weights overflow "
+        detail = ("its decision value is not a finite number (its values times the model's weights overflow "
                   "float64)")
     raise ExampleError(f"example {i + 1}: {detail}", i, detail)
 

@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .defaults import DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE
-from .errors import DataError, ParameterError, PegasosError
+from .errors import DataError, ParameterError, PegasosError, counted
 from .io import example_line, line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
 from .linear import LinearModel, new_state, projection_radius2
@@ -1012,10 +1012,10 @@ def check_dense_width(reports, shards, n_features):
     if n_features <= max(DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE * nnz):
         return
     j = max(range(len(reports)), key=lambda i: reports[i]["max_index"])
-    word = "value" if nnz == 1 else "values"
-    detail = (f"feature index {reports[j]['max_index']} makes {n_features} columns for {nnz} stored {word}: training on "
-              f"shards keeps dense weights in every column (at most {DENSE_COLUMNS_PER_VALUE} columns per stored "
-              f"value, or {DENSE_COLUMNS_FLOOR}); check the data for a stray huge index, or train without shards")
+    detail = (f"feature index {reports[j]['max_index']} makes {n_features} columns for {counted(nnz, 'stored value')}: "
+              f"training on shards keeps dense weights in every column (at most {DENSE_COLUMNS_PER_VALUE} columns per "
+              f"stored value, or {DENSE_COLUMNS_FLOOR}); check the data for a stray huge index, or train without "
+              "shards")
     shard = shards[j]
     if not isinstance(shard, Shard):
         raise ParameterError(f"{reports[j]['name']}: {detail}")

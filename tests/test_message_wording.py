@@ -33,15 +33,16 @@ def test_a_nan_decision_value_is_called_not_a_number(kind):
         model.W[1, X.indices[0]] = np.nan
     with pytest.raises(ExampleError, match=r"not a number \(nan\)") as e:
         model.decision_function(X)
-    assert "infinite" not in str(e.value)
+    assert "overflow float64)" not in str(e.value)
 
 
 def test_an_infinite_decision_value_is_called_an_overflow():
     X, y = _data()
     model = pegasos.train(X, y, epochs=1)
     model.w[:] = 1e308
-    with pytest.raises(ExampleError, match=r"is infinite \(its values times the model's weights overflow"):
+    with pytest.raises(ExampleError, match=r"not a finite number \(its values times the model's weights overflow") as e:
         model.decision_function(X * 10.0)
+    assert "nan" not in str(e.value)
 
 
 @pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, 1e300])

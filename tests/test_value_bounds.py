@@ -76,7 +76,8 @@ def test_costs_above_the_bound_are_refused_at_model_load(tmp_path, bad):
     assert lines[at].endswith(",2.0,0.0")
     lines[at] = lines[at][:-len("2.0,0.0")] + f"{bad},0.0"
     (tmp_path / "m").write_text("\n".join(lines) + "\n")
-    with pytest.raises(ModelFormatError, match=rf"line {at + 1}: cost_matrix entry \(row 3, column 2\) = {re.escape(repr(float(bad)))} "):
+    shown = re.escape(repr(float(bad)))
+    with pytest.raises(ModelFormatError, match=rf"line {at + 1}: cost_matrix entry \(row 3, column 2\) = {shown} "):
         pegasos.load_model(str(tmp_path / "m"))
     for command in (["predict", f], ["objective", f], ["info"]):
         r = run_pegasos(*command, tmp_path / "m")
