@@ -714,12 +714,19 @@ def eval_metric_names(model):
     return names
 
 
-def _weights_summary(w, bias, base, top):
+def _weights_summary(w, bias, base, top, columns=None):
+    """``columns``: int (u,), increasing, outside which ``w`` is known to be 0 (None: anywhere)."""
     w = np.asarray(w, dtype=np.float64)
-    nonzero = np.flatnonzero(w)
+    n = int(w.shape[0])
+    if columns is not None:
+        values = w[columns]
+        nonzero = columns[np.flatnonzero(values)]
+    else:
+        values = w
+        nonzero = np.flatnonzero(w)
     order = nonzero[np.argsort(-np.abs(w[nonzero]), kind="stable")][:top]
-    return {"features": int(w.shape[0]), "nonzero_weights": int(nonzero.size),
-            "norm_w": float(math.sqrt(float(w @ w))), "bias": float(bias),
+    return {"features": n, "nonzero_weights": int(nonzero.size),
+            "norm_w": float(math.sqrt(float(values @ values))), "bias": float(bias),
             "top_weights": [{"feature": int(j) + base, "weight": float(w[j])} for j in order]}
 
 
@@ -750,7 +757,8 @@ def describe_model(model, top=10):
         out.update(support_vectors=int(model.n_support), kernel=model.kernel)
         return out
     if getattr(model, "task", None) == "multiclass":
-        out["classes"] = [{"label": label, **_weights_summary(model.W[c], model.biases[c], base, top)}
+        columns = getattr(model, "weight_columns", None)        # a model read from a file: where W is not 0
+        out["classes"] = [{"label": label, **_weights_summary(model.W[c], model.biases[c], base, top, columns)}
                           for c, label in enumerate(model.class_texts)]
         return out
     out.update(_weights_summary(model.w, model.bias, base, top))

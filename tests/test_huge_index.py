@@ -174,3 +174,18 @@ def test_a_multiclass_model_with_a_huge_dimension_loads_only_its_weights(tmp_pat
         status, peak = (int(v) for v in r.stdout.split()[-2:])
         assert status == 0 and "Traceback" not in r.stderr, r.stderr
         assert peak < 400 << 20, f"{command[0]}: peak RSS {peak / 2**20:.0f} MiB"
+
+
+def test_info_of_a_loaded_multiclass_model_reads_only_its_written_columns(tmp_path):
+    from pegasos.selection import describe_model
+
+    X = sp.random(60, 40, density=0.2, format="csr", random_state=3)
+    model = pegasos.train_multiclass(X, np.arange(60) % 3.0, epochs=2)
+    model.W[:, 7] = 0.0                                     # a column no class has a weight in
+    model.save(str(tmp_path / "m"))
+    loaded = pegasos.load_model(str(tmp_path / "m"))
+    written = set(np.flatnonzero(np.any(loaded.W != 0, axis=0)).tolist())
+    assert set(loaded.weight_columns.tolist()) == written and 7 not in written
+    full = describe_model(loaded, top=5)
+    del loaded.weight_columns
+    assert describe_model(loaded, top=5) == full
