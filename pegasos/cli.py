@@ -2133,14 +2133,16 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     name = r["metric"]
     order = "smaller" if name in LOWER_IS_BETTER else "larger"
     start = "warm starts from the largest lambda" if r["warm_start"] else "cold starts"
+    wl = max([10] + [len(repr(row["lam"])) for row in r["rows"]])             # the widest value sets the column
+    wg = max([10] + [len(repr(row["gamma"])) for row in r["rows"] if gammas is not None])
     lines = [f"search on {path}: {how}, metric {name} ({order} is better), {start}",
-             f"  {'lambda':>10}" + (f" {'gamma':>10}" if gammas is not None else "")
+             f"  {'lambda':>{wl}}" + (f" {'gamma':>{wg}}" if gammas is not None else "")
              + f" {name + (' (mean ± sd)' if validation is None else ''):>24} {'objective':>11} {'seconds':>8}"]
     for row in r["rows"]:
         mean, sd = row["mean"][name], row["sd"][name]
         shown = _fmt(mean) + (" ± " + _fmt(sd) if validation is None else "")    # one validation set: no sd
-        lines.append(("* " if row["best"] else "  ") + f"{row['lam']!r:>10}"      # as the best: line shows it
-                     + (f" {row['gamma']!r:>10}" if gammas is not None else "")
+        lines.append(("* " if row["best"] else "  ") + f"{row['lam']!r:>{wl}}"    # as the best: line shows it
+                     + (f" {row['gamma']!r:>{wg}}" if gammas is not None else "")
                      + f" {shown:>24} {row['objective']:>11.6g} {row['seconds']:>8.2f}")
     best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
     lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
