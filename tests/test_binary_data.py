@@ -152,3 +152,18 @@ def test_the_command_line_on_a_binary_model_and_test_file(tmp_path):
     (tmp_path / "t.svm").write_bytes(b"+1 1:1\n\0")
     for command in ("predict", "eval"):
         one_error(run_pegasos(command, tmp_path / "t.svm", tmp_path / "m.model"), "binary data at byte 7 ")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_bytes_with_carriage_returns_are_not_called_cr_only_text(tmp_path, seed):
+    rng = random.Random(seed)
+    f = tmp_path / "r.svm"
+    f.write_bytes(bytes(rng.choice([b for b in range(1, 256) if b != 10]) for _ in range(2000)) + b"\r\n")
+    with pytest.raises(DataError) as e:
+        read_svmlight(str(f))
+    text = str(e.value)
+    assert "CR-only" not in text and "binary data" in text and text.isprintable(), text
+    mac = tmp_path / "mac.svm"
+    mac.write_bytes(b"+1 1:1\r-1 2:1\r")
+    with pytest.raises(DataError, match="CR-only line ends"):
+        read_svmlight(str(mac))
