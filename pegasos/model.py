@@ -114,17 +114,34 @@ def linear_model_text(model):
         for c in range(model.n_classes):
             lines.append(f"class {model.class_texts[c]}")
             lines.append(f"bias {float(model.biases[c])!r}")
-            lines.extend(weight_lines(model.W[c], base))
+            lines.extend(weight_lines(model.W[c], base, model.biases[c]))
     else:
-        lines.extend(weight_lines(model.w, base))
+        lines.extend(weight_lines(model.w, base, model.bias))
         if getattr(model, "save_state", False) and model.solver_state is not None and model.task != "ranking":
             lines.extend(resume_lines(model.solver_state))
     lines.append("end")
     return "\n".join(lines) + "\n"
 
 
-def weight_lines(w, base):
+def weight_lines(w, base, bias=0.0):
+    """The ``weights N`` line and the ``index:value`` lines of the non-zero weights ``w`` (float (n,)).
+
+    Raises
+    ------
+    ParameterError
+        A weight or the ``bias`` is nan or infinite (set in Python: no training ends there); the file would
+        not load, so nothing is written.
+    """
     nz = np.flatnonzero(w)
+    values = np.asarray(w)[nz]
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        j = int(nz[bad[0]])
+        raise ParameterError(f"the model's weight of feature {j + base} is {float(w[j])!r}: a model with a weight "
+                             "that is not a finite number is not written (it could not be loaded)")
+    if not math.isfinite(float(bias)):
+        raise ParameterError(f"the model's bias is {float(bias)!r}: a model with a bias that is not a finite "
+                             "number is not written (it could not be loaded)")
     return [f"weights {nz.size}"] + [f"{j + base}:{float(w[j])!r}" for j in nz.tolist()]
 
 

@@ -179,3 +179,29 @@ def test_unsorted_rows_of_an_edited_chunk_are_sorted_as_for_a_matrix(tmp_path):
     p, i, v = csr_arrays(d)
     np.testing.assert_array_equal(i, [0, 2, 4, 1])
     np.testing.assert_array_equal(v, [1, 2, 4, 1])
+
+
+@pytest.mark.parametrize("edit", ["w_nan", "w_inf", "bias_nan", "W_inf", "biases_nan"])
+def test_a_model_edited_to_a_non_finite_weight_is_not_written(tmp_path, edit):
+    import scipy.sparse as sp
+
+    from pegasos.errors import ParameterError
+
+    X = sp.random(30, 5, density=0.6, format="csr", random_state=1)
+    y = np.where(np.arange(30) % 2, 1.0, -1.0)
+    if edit in ("W_inf", "biases_nan"):
+        model = pegasos.train_multiclass(X, np.arange(30) % 3.0, epochs=1)
+        if edit == "W_inf":
+            model.W[2, 3] = np.inf
+        else:
+            model.biases[1] = np.nan
+    else:
+        model = pegasos.train(X, y, epochs=1)
+        if edit == "bias_nan":
+            model.bias = float("nan")
+        else:
+            model.w[2] = np.nan if edit == "w_nan" else -np.inf
+    target = tmp_path / "m.model"
+    with pytest.raises(ParameterError, match="not a finite number is not written"):
+        model.save(str(target))
+    assert not target.exists() and not list(tmp_path.iterdir())
