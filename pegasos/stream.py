@@ -840,8 +840,15 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None, block_size=BLOCK_SI
                 sw = None
                 if class_weight:
                     sw = np.where(y > 0, weights.get(labels.positive, 1.0), weights.get(labels.negative, 1.0))
-                indices = buf.indices if columns is None else (
-                    np.searchsorted(columns, buf.indices).astype(np.int32, copy=False))
+                indices = buf.indices
+                if columns is not None:
+                    indices = np.searchsorted(columns, buf.indices)
+                    # a column the first pass did not see would be renumbered past the solver's vectors
+                    if indices.size and (int(indices.max()) >= columns.shape[0]
+                                         or not np.array_equal(columns[indices], buf.indices)):
+                        raise DataError(path, "changed while training: a feature index that its first pass did "
+                                              "not have")
+                    indices = indices.astype(np.int32, copy=False)
                 yield buf.indptr, indices, buf.data, y, sw, rows, n
                 done += n
                 if done >= T:
