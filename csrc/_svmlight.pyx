@@ -220,6 +220,7 @@ cdef class Parser:
     cdef char err_tok[TOKEN_LEN]
     cdef int err_tok_len
     cdef bint err_bare_cr                  # the failing line holds a CR not followed by LF
+    cdef bint err_control                  # ... or a control byte no text line holds (binary data)
     cdef const unsigned char* cur_line     # start of the line being parsed (valid inside _parse)
     cdef Pair* pairs
     cdef Py_ssize_t cap_pairs
@@ -326,11 +327,13 @@ cdef class Parser:
         self.err_tok[i] = 0
         self.err_tok_len = i
         self.err_bare_cr = False
+        self.err_control = False
         if q != NULL:                        # the buffer ends in '\n', so the scan stops
             while q[0] != 10:
                 if q[0] == 13 and q[1] != 10:
                     self.err_bare_cr = True
-                    break
+                elif (q[0] < 32 and q[0] != 9 and q[0] != 11 and q[0] != 12 and q[0] != 13) or q[0] == 127:
+                    self.err_control = True
                 q += 1
 
     cdef void _note_label(self, double y, const unsigned char* tok, Py_ssize_t toklen) noexcept nogil:
@@ -696,9 +699,8 @@ cdef class Parser:
         """``None`` or ``(line, message)`` describing the first error met."""
         if self.err == E_OK:
             return None
-        # the token's own bytes (NULs included, undecodable ones as U+FFFD); {tok!r}
-        # shows control characters escaped
-        tok = self.err_tok[:self.err_tok_len].decode("utf-8", "replace")
+        # the token's bytes quoted, every byte or character that does not print escaped
+        tok = Shown(self.err_tok[:self.err_tok_len])
         base = "zero-based" if self.zero_based else "one-based"
         msgs = {
             E_LABEL: f"label {tok!r} is not a number",
@@ -721,10 +723,44 @@ cdef class Parser:
                     "at the start of the file"),
         }
         message = msgs.get(self.err, f"parse error {self.err}")
-        if self.err_bare_cr and self.err != E_NOMEM:
+        if self.err_control and self.err != E_NOMEM:
+            # random bytes hold CRs too: the CR-only hint would point the wrong way
+            message += " (the line holds control bytes: binary data, not an SVMlight/LIBSVM text file?)"
+        elif self.err_bare_cr and self.err != E_NOMEM:
             message = ("the line holds a carriage return (\\r) not followed by a line feed: CR-only line ends "
                        f"(classic Mac OS) are not supported, convert them to LF or CRLF (at {tok!r}: {message})")
         return self.err_line, message
+
+
+def shown_bytes(bytes raw):
+    """``raw`` (bytes of a data file) as a quoted one-line excerpt safe to print on a terminal: valid
+    UTF-8 text that prints is kept, every other character (control characters, NUL, line and
+    paragraph separators, bidirectional overrides) is escaped as ``repr`` escapes it and every byte
+    that is not UTF-8 as ``\\xNN``."""
+    cdef list out = []
+    for ch in raw.decode("utf-8", "surrogateescape"):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch == "'" or ch == "\\":
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1])
+    return "'" + "".join(out) + "'"
+
+
+class Shown(str):
+    """A token's text whose ``{tok!r}`` is :func:`shown_bytes` of its bytes."""
+
+    def __new__(cls, bytes raw):
+        self = str.__new__(cls, raw.decode("utf-8", "replace"))
+        self.raw = raw
+        return self
+
+    def __repr__(self):
+        return shown_bytes(self.raw)
 
 
 def parse_float(bytes text):

@@ -521,7 +521,7 @@ def _fit_linear_auto(ex, options, labels, progress, on_plan, checks=None):
             if options.early_stop is not None:
                 options = options.replace(finish="none")      # the best model seen is returned, not finished
     columns = None
-    if monitor is None and options.task in ("binary", "regression"):
+    if monitor is None and options.task in ("binary", "regression", "ranking"):
         ex, columns = _on_used_columns(ex)
     model = _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor)
     if columns is not None:

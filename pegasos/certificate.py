@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .data import csr_arrays
 from .defaults import lambda_problem
 from .errors import ExampleError, ParameterError
 
@@ -114,20 +115,18 @@ def check_passes(passes, name="passes"):
 
 def _csr(X):
     """(indptr int64, indices int32, data float32/64, n_cols) of a CSR matrix, Chunk or dense array."""
-    from .io import Chunk
+    from .io import Chunk, SVMLightData
 
-    if isinstance(X, Chunk):
-        indptr, indices, data = X.indptr, X.indices, X.data
+    indptr, indices, data = csr_arrays(X)         # checked: the compiled passes index with them unchecked
+    if isinstance(X, SVMLightData):
+        n_cols = int(X.n_features)
+    elif isinstance(X, Chunk):
         n_cols = int(indices.max()) + 1 if indices.size else 0
-        return indptr, indices, data, n_cols
-    import scipy.sparse as sp
-
-    if not sp.issparse(X):
-        X = sp.csr_matrix(np.atleast_2d(np.asarray(X, dtype=np.float64)))
-    X = X.tocsr()
-    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
-    return (np.ascontiguousarray(X.indptr, dtype=np.int64), np.ascontiguousarray(X.indices, dtype=np.int32),
-            np.ascontiguousarray(data), int(X.shape[1]))
+    elif hasattr(X, "shape") and len(X.shape) == 2:
+        n_cols = int(X.shape[1])
+    else:
+        n_cols = int(np.atleast_2d(np.asarray(X)).shape[1])
+    return indptr, indices, data, n_cols
 
 
 def _example_weights(model, raw):

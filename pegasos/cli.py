@@ -298,6 +298,10 @@ class _SectionedCommand(click.Command):
                 i += 2
                 continue
             if a == "--early-stop" and (i + 1 == len(args) or not args[i + 1].isdigit()):
+                if i + 1 < len(args) and _is_number(args[i + 1]):
+                    out += [a, args[i + 1]]                  # a negative or fractional PATIENCE: its range error
+                    i += 2
+                    continue
                 out += [a, str(DEFAULT_PATIENCE)]            # PATIENCE left out
                 i += 1
                 continue
@@ -1080,6 +1084,18 @@ def _given_on_command_line():
     return frozenset(given)
 
 
+def _note_unused_qid(d, options):
+    """A note on stderr, with the summary of a run that trained, when DATA holds qid: tokens and the loss is
+    not rank: the run then silently trained one-vs-rest or binary classifiers on the relevance grades."""
+    if options.loss == "rank":
+        return
+    qid = getattr(getattr(d, "chunk", None), "qid", None)
+    found = getattr(d, "has_qid", False) or (qid is not None and bool((qid != -1).any()))
+    if found:
+        click.echo(f"pegasos: note: {d.path} holds qid: tokens, which only --loss rank uses (pairs within each "
+                   "query); this run ignores them and learns its labels as classes or targets", err=True)
+
+
 def _options_of_data(options, d, class_weights, cost_factor, cost_matrix, cost=None):
     """The options with -j (which needs the positive label of DATA), --cost-matrix (its classes) and
     -c C (its examples m: lambda = 1/(C m))."""
@@ -1137,7 +1153,10 @@ def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, eng
     result.save(model)
     if not quiet:
         info = result.info
-        click.echo(f"{info['train_examples']} examples in {info['shards']} shards, {result.n_features} features | "
+        from .errors import counted
+
+        click.echo(f"{counted(info['train_examples'], 'example')} in {counted(info['shards'], 'shard')}, "
+                   f"{counted(result.n_features, 'feature')} | "
                    f"engine {engine}, sync every {info['sync_every']} | T = {info['iterations']}, k = "
                    f"{info['batch_size']}, lambda = {result.lam:g} | {seconds:.2f} s | model: "
                    f"{'standard output' if to_stdout else model}", err=to_stdout)
@@ -1297,6 +1316,7 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
     with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
     objective computed is left in ``seen`` (a dict), for the notes."""
+    _note_unused_qid(d, options)
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
              f"solver {result.info['solver']} ({result.info['solver_reason']})" if "solver" in result.info else "",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
@@ -1306,7 +1326,10 @@ def _train_summary(result, d, options, t_read, t_train, cache_note, no_objective
         parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")
     else:
         if getattr(result, "kind", "linear") == "kernel":
-            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: {result.n_support} support vectors")
+            from .errors import counted
+
+            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: "
+                         f"{counted(result.n_support, 'support vector')}")
         if getattr(result, "task", None) == "multiclass":
             parts.append(f"{result.method}, {result.n_classes} classes")
         parts.append(f"read {t_read:.2f} s, train {t_train:.2f} s")
@@ -2207,34 +2230,36 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         _echo_json(r)
         _note_uncertified_points(r["rows"], options.tol)        # on stderr, as cv --json keeps its notes
         _note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
-                                   "lambda {:.4g}")
+                                   "lambda {!r}")
         return
     out = sys.stderr if model is not None and _is_stdout(model) else sys.stdout
     how = f"{r['folds']}-fold cross-validation" if validation is None else f"validation on {validation}"
     name = r["metric"]
     order = "smaller" if name in LOWER_IS_BETTER else "larger"
     start = "warm starts from the largest lambda" if r["warm_start"] else "cold starts"
+    wl = max([10] + [len(repr(row["lam"])) for row in r["rows"]])             # the widest value sets the column
+    wg = max([10] + [len(repr(row["gamma"])) for row in r["rows"] if gammas is not None])
     lines = [f"search on {path}: {how}, metric {name} ({order} is better), {start}",
-             f"  {'lambda':>10}" + (f" {'gamma':>10}" if gammas is not None else "")
+             f"  {'lambda':>{wl}}" + (f" {'gamma':>{wg}}" if gammas is not None else "")
              + f" {name + (' (mean ± sd)' if validation is None else ''):>24} {'objective':>11} {'seconds':>8}"]
     for row in r["rows"]:
         mean, sd = row["mean"][name], row["sd"][name]
         shown = _fmt(mean) + (" ± " + _fmt(sd) if validation is None else "")    # one validation set: no sd
-        lines.append(("* " if row["best"] else "  ") + f"{row['lam']:>10.4g}"
-                     + (f" {row['gamma']:>10.4g}" if gammas is not None else "")
+        lines.append(("* " if row["best"] else "  ") + f"{row['lam']!r:>{wl}}"    # as the best: line shows it
+                     + (f" {row['gamma']!r:>{wg}}" if gammas is not None else "")
                      + f" {shown:>24} {row['objective']:>11.6g} {row['seconds']:>8.2f}")
     best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
     lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
     click.echo("\n".join(lines), file=out)
     _note_uncertified_points(r["rows"], options.tol)
     _note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
-                               "lambda {:.4g}")
+                               "lambda {!r}")
 
 
 def _note_uncertified_points(rows, tol):
     """search's note naming the grid points whose models (the worst fold's) were not certified within
     ``tol``, as cv's names its folds: their metrics may be those of models far from the optimum."""
-    above, which = _above_tol(rows, "lam", tol, "{:.4g}")
+    above, which = _above_tol(rows, "lam", tol, "{!r}")
     if not above:
         return
     click.echo(f"pegasos: note: at {len(above)} of {len(rows)} points the models were not certified within --tol "

@@ -8,16 +8,17 @@ matrix handed to ``train``, ``train_multiclass``, ``train_kernel`` or a
 model's ``decision_function`` is checked and converted, in O(nnz) vectorised
 passes over bounded blocks (no temporary larger than a few MiB).
 
-Arrays made by :mod:`pegasos.io` (a :class:`pegasos.io.Chunk` or
-:class:`pegasos.io.SVMLightData`, from the reader or from a cache that was
-checked when it was opened) are trusted and returned as they are.
+Arrays of a :class:`pegasos.io.Chunk` or :class:`pegasos.io.SVMLightData`
+are checked too: they were well formed when the reader made them, but the
+caller holds them (``d.X`` shares them) and may have edited them in place
+since; a well-formed chunk is returned without a copy.
 """
 
 import os
 
 import numpy as np
 
-from .errors import ExampleError, ParameterError
+from .errors import ExampleError, ParameterError, counted
 
 # elements per block of the vectorised checks (temporaries stay at a few MiB)
 CHECK_BLOCK = 1 << 19
@@ -40,9 +41,9 @@ def csr_arrays(X, n_features=None, trusted=None):
         width d only (scoring: columns at or beyond a model's n_features
         contribute 0).
     trusted : bool or None
-        True skips the structural and value checks; False checks whatever X
-        is; None (default) trusts a Chunk or SVMLightData of
-        :mod:`pegasos.io` and checks everything else.
+        True skips the structural and value checks (for arrays that no
+        caller could have changed since they were checked); False or None
+        (default) checks whatever X is, a Chunk or SVMLightData included.
 
     Returns
     -------
@@ -70,14 +71,39 @@ def csr_arrays(X, n_features=None, trusted=None):
 
     if isinstance(X, SVMLightData):
         X = X.chunk
-    if isinstance(X, Chunk) and trusted is not False:
+    if isinstance(X, Chunk):
         indptr, indices, data = X.indptr, X.indices, X.data
+        if not trusted:
+            indptr, indices, data = chunk_arrays(indptr, indices, data)
     elif trusted:
         indptr, indices, data = _convert_trusted(X)
     else:
         indptr, indices, data = _checked(X)
     if n_features is not None:
         check_n_features(indices, n_features)
+    return indptr, indices, data
+
+
+def chunk_arrays(indptr, indices, data):
+    """The checked (indptr int64, indices int32, data float) of a :class:`pegasos.io.Chunk`'s arrays,
+    as :func:`csr_arrays` returns them: the same arrays when they are well formed (no copy), rows
+    sorted and repeated columns summed when they are not; ParameterError or ExampleError when they
+    would make a compiled loop read or write outside its buffers (row pointers not from 0 to nnz or
+    decreasing, pointing past the stored values, a negative column index) or hold a value that is not finite."""
+    indptr = np.asarray(indptr)
+    if indptr.ndim != 1 or indptr.shape[0] < 1:
+        raise ParameterError(f"the row pointers (indptr) have shape {indptr.shape}; they must be a 1-D array of "
+                             "m + 1 integers")
+    m = int(indptr.shape[0]) - 1
+    width = INT32_MAX + 1
+    indptr, indices, data, unsorted = _check_compressed(indptr, indices, data, m, width, "csr")
+    if unsorted:
+        import scipy.sparse as sp
+
+        n = int(indices.max()) + 1 if indices.size else 0
+        X = sp.csr_matrix((data, indices, indptr), shape=(m, n), copy=True)
+        X.sum_duplicates()
+        indptr, indices, data, _ = _check_compressed(X.indptr, X.indices, X.data, m, n, "csr")
     return indptr, indices, data
 
 
@@ -91,8 +117,14 @@ def finite_decisions(f, X):
         return f
     row = int(np.flatnonzero(~ok.reshape(ok.shape[0], -1).all(axis=1))[0])
     i = int(getattr(X, "first_row", 0)) + row
-    detail = ("its decision value is not a finite number (its values times the model's weights overflow "
-              "float64)")
+    values = np.asarray(f[row]).ravel()
+    if np.isnan(values).any():
+        # a nan among the model's weights (set in Python) or products that overflow with both signs
+        detail = ("its decision value is not a finite number but not a number (nan): a nan among the model's "
+                  "weights, or its values times the weights overflowing float64 with both signs")
+    else:
+        detail = ("its decision value is not a finite number (its values times the model's weights overflow "
+                  "float64)")
     raise ExampleError(f"example {i + 1}: {detail}", i, detail)
 
 
@@ -100,7 +132,7 @@ def check_n_features(indices, n_features):
     """Raise ParameterError unless every column index is below ``n_features``
     (int, the dimension of w); ``indices`` int (nnz,), already known >= 0."""
     if indices.size and int(indices.max()) >= n_features:
-        raise ParameterError(f"n_features = {n_features} is less than the {int(indices.max()) + 1} columns "
+        raise ParameterError(f"n_features = {n_features} is less than the {counted(int(indices.max()) + 1, 'column')} "
                              "the data use")
 
 
@@ -218,7 +250,8 @@ def _check_compressed(indptr, indices, data, n_major, n_minor, fmt):
     if nnz > indices.shape[0] or nnz > data.shape[0]:
         raise ParameterError(f"the {fmt.upper()} matrix X has indptr[-1] = {nnz} but {indices.shape[0]} column "
                              f"indices and {data.shape[0]} values")
-    indices, data = indices[:nnz], data[:nnz]
+    if indices.shape[0] != nnz or data.shape[0] != nnz:      # (a whole array is kept as it is, not a view)
+        indices, data = indices[:nnz], data[:nnz]
 
     def major_of(p):
         return int(np.searchsorted(indptr, p, side="right")) - 1

@@ -9,7 +9,14 @@ DEFAULT_SHUFFLE_BUFFER = 100_000   # examples held by `train --stream` without -
 MAX_WEIGHT = 1e150        # class and example weights above it overflow the weighted losses and the dual's box
 DEFAULT_TOL = 0.002       # the automatic runs' tolerance: a certified relative gap, or a doubling's relative gain
 DEFAULT_CACHE_MB = 100.0  # MiB of kernel rows cached (pegasos train --cache-mb)
+MAX_COST = 1e150          # Crammer-Singer costs above it overflow the losses, as class weights above MAX_WEIGHT do
 DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (and of the stream's first pass)
+#: Training on shards keeps dense weight vectors in every column on each worker and exchanges them every
+#: round, so it refuses data whose largest feature index n is beyond both DENSE_COLUMNS_FLOOR and
+#: DENSE_COLUMNS_PER_VALUE times the values stored: a stray huge index set its memory (index 1e8 in two
+#: lines: 1.6 GB), not the data.  The other trainers run on the used columns renumbered instead.
+DENSE_COLUMNS_FLOOR = 1 << 24
+DENSE_COLUMNS_PER_VALUE = 4
 
 SAMPLINGS = ("uniform", "permutation", "shuffle-once", "sequential")
 SCHEDULES = ("pegasos", "norma", "constant")
@@ -29,3 +36,15 @@ def lambda_problem(lam):
         return (f"lambda must be at least {MIN_LAMBDA:g}, got {lam!r}: below it 1/lambda, the bound on "
                 "||w||^2, and the steps 1/(lambda t) overflow float64")
     return None
+
+
+def max_cache_mb():
+    """The largest kernel-row cache (``--cache-mb``, ``cache_mb=``) in MiB: the machine's physical memory
+    (``os.sysconf``), or 2^20 MiB (1 TiB) where it is not known.  A larger bound is not a bound at all:
+    ``--cache-mb 1e12`` let the cache of a9a's rbf run grow to 3.4 GB (155 MB with the default)."""
+    import os
+
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE")) * os.sysconf("SC_PHYS_PAGES") / (1 << 20)
+    except (AttributeError, ValueError, OSError):
+        return float(1 << 20)

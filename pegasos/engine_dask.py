@@ -52,8 +52,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import DataError, ParameterError, PegasosError
-from .io import line_ranges, read_svmlight, read_svmlight_range
+from .defaults import DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE
+from .errors import DataError, ParameterError, PegasosError, counted
+from .io import example_line, line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
 from .linear import LinearModel, new_state, projection_radius2
 from .model import atomic_write
@@ -309,6 +310,7 @@ class ShardWorker:
             out.append({"name": p["name"], "rows": int(p["y"].shape[0]), "nnz": int(ind.shape[0]),
                         "min_index": int(ind.min()) if ind.size else -1,
                         "max_index": int(ind.max()) if ind.size else -1,
+                        "max_index_row": _first_row_of_max(p["indptr"], ind),
                         "labels": p["labels"], "overflow": p["overflow"],
                         "classes": p["classes"],
                         "finite": bool(np.all(np.isfinite(p["y"]))), "version": self.version})
@@ -807,6 +809,7 @@ def _train(groups, shards, spec, options, settings, progress, on_plan, auto_batc
     if n == 0:
         raise DataError(spec if isinstance(spec, str) else shards[0].path, "no training examples in the shards")
     base, n_features = _dimension(reports, settings)
+    check_dense_width(reports, shards, n_features)
     if auto_batch:
         options = options.replace(batch_size=automatic_batch_size(n))
     classes = _ovr_classes(reports, options) if options.task == "binary" else None
@@ -996,6 +999,35 @@ def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, repor
     return MulticlassModel(W=np.ascontiguousarray(W), biases=biases, classes=np.asarray(values, dtype=np.float64),
                            class_texts=list(texts), lam=float(options.lam), method="ovr", loss=options.loss,
                            bias_mode=options.bias, info=info)
+
+
+def _first_row_of_max(indptr, indices):
+    """The 0-based row holding the largest of ``indices`` (its first), -1 when there is none."""
+    if not indices.size:
+        return -1
+    return int(np.searchsorted(indptr, int(np.argmax(indices)), side="right")) - 1
+
+
+def check_dense_width(reports, shards, n_features):
+    """Refuse a dimension far beyond the data (:data:`pegasos.defaults.DENSE_COLUMNS_FLOOR`): raise
+    DataError naming the shard's file and the line of its largest index, or ParameterError for shards held
+    in memory."""
+    nnz = sum(int(r["nnz"]) for r in reports)
+    if n_features <= max(DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE * nnz):
+        return
+    j = max(range(len(reports)), key=lambda i: reports[i]["max_index"])
+    detail = (f"feature index {reports[j]['max_index']} makes {n_features} columns for {counted(nnz, 'stored value')}: "
+              f"training on shards keeps dense weights in every column (at most {DENSE_COLUMNS_PER_VALUE} columns per "
+              f"stored value, or {DENSE_COLUMNS_FLOOR}); check the data for a stray huge index, or train without "
+              "shards")
+    shard = shards[j]
+    if not isinstance(shard, Shard):
+        raise ParameterError(f"{reports[j]['name']}: {detail}")
+    row = int(reports[j]["max_index_row"])
+    before = sum(int(r["rows"]) for s, r in zip(shards, reports)
+                 if isinstance(s, Shard) and s.path == shard.path and s.start is not None and shard.start is not None
+                 and s.start < shard.start)
+    raise DataError(shard.path, detail, example_line(shard.path, before + row))
 
 
 def _dimension(reports, settings):

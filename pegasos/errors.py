@@ -105,3 +105,10 @@ class ConvergenceWarning(UserWarning):
     """A run ended short of what was asked: a dual solver above ``tol`` (the model is not certified), or
     Pegasos' automatic length at its cap (:attr:`pegasos.outcome.Outcome.diagnostics`).  The model is
     still returned; ``pegasos train`` prints the same diagnostics as its notes."""
+
+
+def counted(n, noun, nouns=None):
+    """``n`` and the noun in the number it takes, for messages: "1 feature", "2 features", "0 shards"
+    (``nouns``: the plural when it is not ``noun`` + "s")."""
+    n = int(n)
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"

@@ -7,13 +7,14 @@ and returns one :class:`Examples`, the single place where arrays are coerced
 (:func:`pegasos.data.csr_arrays` checks the matrix) and their shapes checked.
 """
 
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .defaults import MAX_WEIGHT
-from .data import csr_arrays
-from .errors import ExampleError, ParameterError
+from .data import check_n_features, chunk_arrays, csr_arrays
+from .errors import ExampleError, ParameterError, counted
 from .labels import label_values
 
 
@@ -88,11 +89,11 @@ def as_examples(data, n_features=None):
     from .io import SVMLightData
 
     if isinstance(data, Examples):
-        ex = data
+        ex = _checked_examples(data)
     elif isinstance(data, SVMLightData):
         chunk = data.chunk
-        ex = Examples(chunk.indptr, chunk.indices, chunk.data, chunk.labels, int(data.n_features), chunk.qid,
-                      None, data)
+        ex = _checked_examples(Examples(chunk.indptr, chunk.indices, chunk.data, chunk.labels, data.n_features,
+                                        chunk.qid, None, data))
     elif isinstance(data, tuple) and 2 <= len(data) <= 4:
         X, y, qid, sw = (tuple(data) + (None, None))[:4]
         indptr, indices, values = csr_arrays(X, n_features)
@@ -120,6 +121,34 @@ def as_examples(data, n_features=None):
     return ex
 
 
+def _checked_examples(ex):
+    """``ex`` (an Examples, or the arrays of an SVMLightData) with its arrays checked as a matrix handed in
+    is: the caller holds them and may have edited them in place since they were made, and the compiled
+    loops index with them unchecked.  Well-formed arrays are kept as they are (no copy)."""
+    indptr, indices, values = chunk_arrays(ex.indptr, ex.indices, ex.data)
+    m = indptr.shape[0] - 1
+    try:
+        n_features = operator.index(ex.n_features)
+    except TypeError:
+        raise ParameterError(f"n_features must be an integer, not {type(ex.n_features).__name__}") from None
+    check_n_features(indices, n_features)
+    y = np.asarray(ex.y)
+    if y.shape != (m,):
+        raise ParameterError(f"y has shape {y.shape}; it needs one label per example ({m})")
+    y = np.ascontiguousarray(label_values(y))
+    qid = ex.qid
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape != (m,) or qid.dtype.kind not in "iu":
+            raise ParameterError(f"qid has shape {qid.shape} and type {qid.dtype}; it needs one integer query id "
+                                 f"per example ({m})")
+        qid = qid.astype(np.int64, copy=False)
+    sw = ex.sample_weight
+    if sw is not None:
+        sw = check_sample_weight(sw, m)
+    return Examples(indptr, indices, values, y, int(n_features), qid, sw, ex.source)
+
+
 def check_sample_weight(sw, m):
     """Example weights ``sw`` as a contiguous float64 (m,) array of finite numbers >= 0.
 
@@ -135,12 +164,12 @@ def check_sample_weight(sw, m):
     except (TypeError, ValueError):
         raise ParameterError("sample_weight must hold numbers") from None
     if sw.shape != (m,):
-        raise ParameterError(f"sample_weight has {sw.size} weights for {m} examples (shape {sw.shape}; it needs "
-                             "one weight per example)")
+        raise ParameterError(f"sample_weight has {counted(sw.size, 'weight')} for {counted(m, 'example')} (shape "
+                             f"{sw.shape}; it needs one weight per example)")
     bad = np.flatnonzero(~((sw >= 0) & (sw <= MAX_WEIGHT)))
     if bad.size:
         i = int(bad[0])
-        detail = f"sample weight {sw[i]!r} is not a finite number in [0, {MAX_WEIGHT:g}]"
+        detail = f"sample weight {float(sw[i])!r} is not a finite number in [0, {MAX_WEIGHT:g}]"
         raise ExampleError(f"example {i + 1}: {detail}", i, detail)
     return np.ascontiguousarray(sw)
 

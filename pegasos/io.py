@@ -507,6 +507,7 @@ def _cut_lines(blocks, path, on_bytes, at_start=True):
     tail = bytearray()      # the unfinished line, grown in place until its end arrives
     line_start = 0          # byte offset of the unfinished line in the text
     offset = 0              # bytes of text before ``block``
+    at_first = at_start     # the file's first block of text is next
     while True:
         block = _next_block(blocks, path)
         if at_start and block:
@@ -530,11 +531,15 @@ def _cut_lines(blocks, path, on_bytes, at_start=True):
             return
         if on_bytes is not None:
             on_bytes(len(block))
+        nul = block.find(b"\0")
+        if nul >= 0:
+            raise DataError(path, binary_data(offset + nul, block if at_first else b""))
         cut = block.rfind(b"\n")
         first_end = cut if cut < 0 else block.find(b"\n")
         if len(tail) + (len(block) if cut < 0 else first_end) > limit:
             _too_long(path, limit, line_start, tail, block)
         offset += len(block)
+        at_first = False
         if cut < 0:
             tail += block
             continue
@@ -558,7 +563,8 @@ def _lines_into(stream, path, block_size, on_bytes, at_start):
     limit = max_line_bytes()
     buf = bytearray(max(2 * block_size, 2 * len(UTF8_BOM)))
     keep = 0                # bytes of the unfinished line at the front of buf
-    base = 0                # byte offset in the text of buf[0]
+    base = getattr(stream, "range_start", 0)        # byte offset in the file of buf[0]
+    at_first = at_start                             # buf holds the file's first block of text
     while True:
         if len(buf) - keep < block_size:
             grown = bytearray(max(2 * len(buf), keep + block_size))   # a long line: a bigger buffer
@@ -595,6 +601,9 @@ def _lines_into(stream, path, block_size, on_bytes, at_start):
         if on_bytes is not None:
             on_bytes(n)
         end = keep + n
+        nul = buf.find(b"\0", keep, end)
+        if nul >= 0:
+            raise DataError(path, binary_data(base + nul, bytes(buf[:min(end, 64)]) if at_first else b""))
         cut = buf.rfind(b"\n", keep, end)
         line_end = end if cut < 0 else buf.find(b"\n", keep, end)
         if line_end > limit:
@@ -602,10 +611,20 @@ def _lines_into(stream, path, block_size, on_bytes, at_start):
         if cut < 0:
             keep = end
             continue
+        at_first = False
         yield memoryview(buf)[:cut + 1]
         keep = end - cut - 1
         buf[:keep] = bytes(buf[cut + 1:end])       # the unfinished line (a copy: the ranges may overlap)
         base += cut + 1
+
+
+def binary_data(offset, start=b""):
+    """The message for a NUL byte at ``offset`` of a data file: no SVMlight/LIBSVM text holds one, so the
+    readers stop there (a file of NULs without a newline was otherwise held up to the line limit, 256 MiB,
+    and then reported as a long line).  ``start``: the first bytes of the text when the NUL is in the
+    first block read, whose compression signature, if any, is named."""
+    token = bytes(start[:64]).split(None, 1)[0][:47] if bytes(start[:64]).strip() else b""
+    return f"binary data at byte {offset} (a NUL byte; not an SVMlight/LIBSVM text file){_compressed_hint(token)}"
 
 
 def _too_long(path, limit, line_start, tail, block):
@@ -813,14 +832,29 @@ def _line_ranges(path, size, parts):
     cuts = [0]
     with open(path, "rb") as f:
         for j in range(1, parts):
-            f.seek(max(size * j // parts - 1, cuts[-1]))
-            f.readline()                         # to just after the next newline
-            pos = min(f.tell(), size)
+            pos = _after_newline(f, max(size * j // parts - 1, cuts[-1]), size)
             if pos > cuts[-1]:
                 cuts.append(pos)
     if cuts[-1] < size:
         cuts.append(size)
     return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _after_newline(f, start, size, piece=1 << 20):
+    """The offset just after the first newline at or after ``start`` in the open file ``f`` (``size`` when there
+    is none), read in pieces of ``piece`` bytes (``readline`` held a whole line: 150 MB of a 300 MB file of NUL
+    bytes); past :func:`max_line_bytes` without one, ``size`` (the range's parse refuses that line anyway)."""
+    f.seek(start)
+    scanned, limit = 0, max_line_bytes()
+    while scanned <= limit:
+        block = f.read(piece)
+        if not block:
+            return size
+        i = block.find(b"\n")
+        if i >= 0:
+            return min(start + scanned + i + 1, size)
+        scanned += len(block)
+    return size
 
 
 def line_ranges(path, parts):

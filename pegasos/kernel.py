@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .defaults import MIN_LAMBDA, lambda_problem
-from .errors import ModelFormatError, ParameterError
-from .data import csr_arrays, finite_decisions
+from .defaults import MIN_LAMBDA, lambda_problem, max_cache_mb
+from .errors import ModelFormatError, ParameterError, PegasosError
+from .data import INT32_MAX, chunk_arrays, compact_columns, csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency, header_float, read_header,
                     read_index_value, save_model)
@@ -110,10 +110,28 @@ class KernelModel:
 
     @property
     def sv_sqnorms(self):
-        if self._sv_sqn is None:
-            from . import _kernel
-            self._sv_sqn = _kernel.row_sqnorms(self.sv_indptr, self.sv_data)
+        self._checked_support()
         return self._sv_sqn
+
+    def _checked_support(self):
+        """The support vectors' CSR arrays and coefficients, checked before the compiled loop indexes with
+        them: the attributes are the caller's and may have been edited or replaced since training."""
+        try:
+            sv_indptr, sv_indices, sv_data = chunk_arrays(self.sv_indptr, self.sv_indices, self.sv_data)
+        except PegasosError as error:
+            raise ParameterError(f"the model's support vectors: {error}") from None
+        n_sv = sv_indptr.shape[0] - 1
+        coef = np.asarray(self.coef)
+        if coef.shape != (n_sv,) or coef.dtype.kind not in "fiu":
+            raise ParameterError(f"the model's coef has shape {coef.shape} and type {coef.dtype} for {n_sv} support "
+                                 "vectors; it needs one number per support vector")
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        sv_data = np.ascontiguousarray(sv_data, dtype=np.float64)
+        if (sv_indptr is not self.sv_indptr or sv_indices is not self.sv_indices or sv_data is not self.sv_data
+                or self._sv_sqn is None or self._sv_sqn.shape != (n_sv,)):
+            from . import _kernel
+            self._sv_sqn = _kernel.row_sqnorms(sv_indptr, sv_data)
+        return sv_indptr, sv_indices, sv_data, coef
 
     def decision_function(self, X: Matrix) -> NDArray[np.float64]:
         """Decision values sum_s coef_s K(sv_s, x_i) + bias, shape (m,) float64.
@@ -133,7 +151,19 @@ class KernelModel:
         indptr, indices, data = csr_arrays(X)
         m = indptr.shape[0] - 1
         out = np.empty(m, dtype=np.float64)
-        args = (self.sv_indptr, self.sv_indices, self.sv_data, self.sv_sqnorms, self.coef,
+        sv_indptr, sv_indices, sv_data, coef = self._checked_support()
+        top = int(sv_indices.max()) + 1 if sv_indices.size else 0
+        if top > 2 * sv_indices.shape[0] + 64:
+            # the compiled loop scatters each x into a buffer as wide as the largest support-vector column:
+            # on the support vectors' columns renumbered, x's other columns (which meet only zeros in the
+            # dot products but count in ||x||^2) at u, past the buffer's u columns
+            columns, sv_indices = compact_columns(sv_indices)
+            u = columns.shape[0]
+            pos = np.searchsorted(columns, indices)
+            hit = pos < u
+            hit[hit] = columns[pos[hit]] == indices[hit]
+            indices = np.where(hit, pos, u).astype(np.int32)
+        args = (sv_indptr, sv_indices, sv_data, self._sv_sqn, coef,
                 _kernel.KERNEL_CODES[self.kernel], float(self.gamma), float(self.coef0), int(self.degree),
                 indptr, indices, data)
         n_threads = self.threads or os.cpu_count() or 1
@@ -256,13 +286,14 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     gamma, degree, coef0 = _kernel_settings(options.kernel, options.gamma, options.degree, options.coef0,
                                             n_features)
     plan = options.plan(m)
-    check_kernel_memory(options, m, n_features, plan.T, plan.k)
+    dense_indices, n_dense = dense_columns(indices, n_features)
+    check_kernel_memory(options, m, n_dense, plan.T, plan.k)
     if on_plan is not None:
         on_plan(plan.T)
-    state = _kernel.KernelState(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[options.kernel],
+    state = _kernel.KernelState(indptr, dense_indices, data, y_pm, int(n_dense), _kernel.KERNEL_CODES[options.kernel],
                                 gamma, coef0, degree, float(options.lam), plan.k, bool(options.projection),
                                 plan.avg_start, min(int(options.budget or 0), _HUGE),
-                                int(min(options.cache_mb * (1 << 20), _HUGE)))
+                                cache_bytes(options))
     for block, n in Orders(m, plan.k, options.sampling, options.seed, order).blocks(plan.T):
         state.run(block, n)
         if progress is not None:
@@ -282,6 +313,30 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
                         sv_indptr=sv_indptr, sv_indices=sv_indices, sv_data=sv_data, coef=coef,
                         labels=labels, lam=float(options.lam), n_features=int(n_features), info=info)
     return (model, state) if return_state else model
+
+
+def cache_bytes(options):
+    """The kernel-row cache bound of ``options`` in bytes (for the compiled trainers); ParameterError naming
+    the option when ``cache_mb`` is above :func:`pegasos.defaults.max_cache_mb`, the physical memory."""
+    limit = max_cache_mb()
+    if float(options.cache_mb) > limit:
+        raise ParameterError(f"{options.subject('cache_mb')}: a cache of {float(options.cache_mb):g} MiB is more than "
+                             f"the {limit:.0f} MiB of physical memory of this machine")
+    return int(min(float(options.cache_mb) * (1 << 20), _HUGE))
+
+
+def dense_columns(indices, n_features):
+    """(indices, n) for the compiled kernel loops, whose scatter buffers hold n doubles: ``indices``
+    (int32 (nnz,)) and ``n_features`` as they are, or, when the data use fewer than half of their
+    n_features columns (a stray huge index, hashed ids), the used columns renumbered 0..u-1 in order
+    and u.  Kernel values depend only on dot products and norms, which the renumbering keeps, so the
+    run is the same; its memory is then O(used columns), not O(largest index)."""
+    if indices.shape[0] >= n_features // 2:
+        return indices, n_features
+    columns, compact = compact_columns(indices)
+    if columns.shape[0] >= n_features // 2:
+        return indices, n_features
+    return compact, max(int(columns.shape[0]), 1)
 
 
 def _support_rows(indptr, indices, data, ex_sv):
@@ -353,8 +408,9 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     bound = dual_max_updates(m)
     if on_plan is not None:
         on_plan(None)
-    state = _kernel.KernelDual(indptr, indices, data, y_pm, int(n_features), _kernel.KERNEL_CODES[options.kernel],
-                               gamma, coef0, degree, C, int(min(options.cache_mb * (1 << 20), _HUGE)))
+    dense_indices, n_dense = dense_columns(indices, n_features)
+    state = _kernel.KernelDual(indptr, dense_indices, data, y_pm, int(n_dense), _kernel.KERNEL_CODES[options.kernel],
+                               gamma, coef0, degree, C, cache_bytes(options))
     why = "updates"
     while state.updates < bound:
         chunk = min(bound - state.updates, max(1000, bound // 100))
@@ -591,12 +647,9 @@ def parse_kernel_model(path, lines):
                                            "feature value")
             cols.append(last)
             vals.append(value)
-        if last >= 0 and limit is not None and 8.0 * (last + 2) > limit:
-            # scoring scatters each example into a dense row as wide as the largest support-vector column
-            row = 8.0 * (last + 2) / 2**30
-            raise ModelFormatError(path, f"feature index {last + base} needs a dense row of {row:.1f} "
-                                         f"GiB to score with, more than the {limit / 2**30:.1f} GiB this process "
-                                         "can allocate (a damaged model file)", lineno)
+        if last > INT32_MAX:
+            raise ModelFormatError(path, f"feature index {last + base} is beyond the {INT32_MAX + 1} columns "
+                                         "pegasos supports", lineno)
         indptr[s + 1] = len(cols)
     info = {k: header[k] for k in keys if k not in KERNEL_KEYS}
     info.update({k: header[k] for k in ("budget", "support_vectors_removed")})

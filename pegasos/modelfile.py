@@ -18,7 +18,7 @@ from .labels import BinaryLabels
 from .linear import LinearModel
 from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TASKS, VERSION, check_float,
                     check_header_consistency, check_weights_fit, expect_end, header_float, read_header,
-                    read_model_bytes, read_resume, read_weights)
+                    read_model_bytes, read_resume, read_weight_entries, read_weights)
 
 if TYPE_CHECKING:
     import os
@@ -146,8 +146,14 @@ def read_multiclass(path, lines, i, header, n, base, lam, info):
         if cost.shape != (K, K):
             raise ModelFormatError(path, f"cost_matrix must be {K} x {K}", header.line("cost_matrix"))
         cost = cost.ravel()
+        from .multiclass import cost_problem        # imported for multiclass models only
+
+        problem = cost_problem(cost, K)
+        if problem is not None:
+            raise ModelFormatError(path, f"cost_matrix {problem}", header.line("cost_matrix"))
     W = np.zeros((K, n))
     biases = np.zeros(K)
+    written = []
     for c in range(K):
         if i >= len(lines) or lines[i].strip() != f"class {texts[c]}":
             raise ModelFormatError(path, f"truncated or damaged model file: expected 'class {texts[c]}'", i + 1)
@@ -155,8 +161,14 @@ def read_multiclass(path, lines, i, header, n, base, lam, info):
         if key != "bias":
             raise ModelFormatError(path, "truncated or damaged model file: expected a 'bias' line", i + 2)
         biases[c] = check_float(value.strip(), path, i + 2, "bias")
-        W[c], i = read_weights(path, lines, i + 2, n, base)
+        cols, values, i = read_weight_entries(path, lines, i + 2, n, base)
+        W[c, cols] = values                         # only the pages of the weights written
+        written.append(cols)
     from .multiclass import MulticlassModel         # imported for multiclass models only
 
-    return MulticlassModel(W=W, biases=biases, classes=classes, class_texts=texts, lam=lam, method=method,
-                           loss=header["loss"], bias_mode=header["bias_mode"], info=info, cost=cost), i
+    model = MulticlassModel(W=W, biases=biases, classes=classes, class_texts=texts, lam=lam, method=method,
+                            loss=header["loss"], bias_mode=header["bias_mode"], info=info, cost=cost)
+    # the columns the file gives weights in (the others of W are 0): describe_model reads only these, not
+    # K x n_features values (105 classes of n_features 8e6: 12.8 s of `pegasos info`)
+    model.weight_columns = np.unique(np.concatenate(written)) if written else np.zeros(0, dtype=np.int64)
+    return model, i

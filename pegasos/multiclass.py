@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import DataError, ExampleError, ParameterError
+from .defaults import MAX_COST
+from .errors import DataError, ExampleError, ParameterError, counted
 from .data import csr_arrays, finite_decisions
 from .labels import sample_weights
 from .data import check_weight_memory
@@ -179,7 +180,7 @@ def read_cost_matrix(path, n_classes):
         raise DataError(path, f"cannot read the cost matrix: {e.strerror or e}") from None
     rows = [(i + 1, ln) for i, ln in enumerate(lines) if ln]
     if len(rows) != n_classes:
-        raise DataError(path, f"the cost matrix has {len(rows)} rows; the data have {n_classes} classes")
+        raise DataError(path, f"the cost matrix has {counted(len(rows), 'row')}; the data have {n_classes} classes")
     cost = np.zeros((n_classes, n_classes))
     for r, (line, tokens) in enumerate(rows):
         if len(tokens) != n_classes:
@@ -191,6 +192,8 @@ def read_cost_matrix(path, n_classes):
                 raise DataError(path, f"cost {tok!r} is not a number", line) from None
             if not (math.isfinite(v) and v >= 0):
                 raise DataError(path, f"cost {tok!r} must be finite and >= 0", line)
+            if v > MAX_COST:
+                raise DataError(path, f"cost {tok!r} is above {MAX_COST:g} (larger costs overflow the losses)", line)
             if r == c and v != 0:
                 raise DataError(path, f"the cost of the true class must be 0, not {tok}", line)
             cost[r, c] = v
@@ -203,7 +206,22 @@ def crammer_singer_costs(cost, K):
     out = (1.0 - np.eye(K)).ravel() if cost is None else np.ascontiguousarray(cost, dtype=np.float64).ravel()
     if out.shape != (K * K,):
         raise ParameterError(f"the cost matrix must be {K} x {K}")
+    problem = cost_problem(out, K)
+    if problem is not None:
+        raise ParameterError(f"the cost matrix's {problem}")
     return out
+
+
+def cost_problem(cost, K):
+    """Why the K * K costs ``cost`` (row-major [y * K + r]) cannot be Crammer-Singer's (a phrase naming the first
+    bad entry, "entry (row 2, column 3) = 1e+308 ..."), or None: each must be a number in [0, MAX_COST]
+    (larger ones overflow the losses and the objective, as class weights above MAX_WEIGHT do)."""
+    bad = np.flatnonzero(~((cost >= 0) & (cost <= MAX_COST)))
+    if not bad.size:
+        return None
+    p = int(bad[0])
+    return (f"entry (row {p // K + 1}, column {p % K + 1}) = {float(cost[p])!r} is not a number in [0, {MAX_COST:g}] "
+            "(larger costs overflow the losses)")
 
 
 def _classes(y, options):

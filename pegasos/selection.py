@@ -490,6 +490,18 @@ def _fold_args(ex, assignment, folds, options, points, warm, metric_names):
 
 # --------------------------------------------------------------------------------------- search --
 
+def round_grid(values, lo, hi):
+    """Log-spaced grid values as a user would write them: each rounded to the fewest significant digits,
+    at least 4, that keep them distinct, with the ends ``lo`` and ``hi`` as given.  NumPy's logspace
+    gives 9.999999999999999e-06 for the 1e-05 of 1e-7:1e-1; the search's table showed 1e-05 and its
+    ``best:`` line (and the model) the other value."""
+    for digits in range(4, 18):
+        rounded = [lo] + [float(f"{v:.{digits}g}") for v in values[1:-1]] + [hi]
+        if all(a < b for a, b in zip(rounded[:-1], rounded[1:])):
+            return rounded
+    return [lo] + list(values[1:-1]) + [hi]
+
+
 def parse_grid(text, points=None, name="--lambda"):
     """Grid values from ``lo:hi`` (``points`` values spaced evenly in log scale, default
     :data:`DEFAULT_POINTS`), a comma list ``a,b,c``, or one number; all must be finite and > 0.
@@ -519,8 +531,7 @@ def parse_grid(text, points=None, name="--lambda"):
             raise ParameterError(f"{name}: a range lo:hi takes 2 to {MAX_POINTS} points, got {n!r}")
         if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
             raise ParameterError(f"{name}: a range lo:hi needs 0 < lo < hi, got {text!r}")
-        values = np.logspace(math.log10(lo), math.log10(hi), int(n)).tolist()
-        values[0], values[-1] = lo, hi
+        values = round_grid(np.logspace(math.log10(lo), math.log10(hi), int(n)).tolist(), lo, hi)
     else:
         if points is not None:
             raise ParameterError(f"{name}: --points applies to a range lo:hi, not to a list")
@@ -721,12 +732,19 @@ def eval_metric_names(model):
     return names
 
 
-def _weights_summary(w, bias, base, top):
+def _weights_summary(w, bias, base, top, columns=None):
+    """``columns``: int (u,), increasing, outside which ``w`` is known to be 0 (None: anywhere)."""
     w = np.asarray(w, dtype=np.float64)
-    nonzero = np.flatnonzero(w)
+    n = int(w.shape[0])
+    if columns is not None:
+        values = w[columns]
+        nonzero = columns[np.flatnonzero(values)]
+    else:
+        values = w
+        nonzero = np.flatnonzero(w)
     order = nonzero[np.argsort(-np.abs(w[nonzero]), kind="stable")][:top]
-    return {"features": int(w.shape[0]), "nonzero_weights": int(nonzero.size),
-            "norm_w": float(math.sqrt(float(w @ w))), "bias": float(bias),
+    return {"features": n, "nonzero_weights": int(nonzero.size),
+            "norm_w": float(math.sqrt(float(values @ values))), "bias": float(bias),
             "top_weights": [{"feature": int(j) + base, "weight": float(w[j])} for j in order]}
 
 
@@ -757,7 +775,8 @@ def describe_model(model, top=10):
         out.update(support_vectors=int(model.n_support), kernel=model.kernel)
         return out
     if getattr(model, "task", None) == "multiclass":
-        out["classes"] = [{"label": label, **_weights_summary(model.W[c], model.biases[c], base, top)}
+        columns = getattr(model, "weight_columns", None)        # a model read from a file: where W is not 0
+        out["classes"] = [{"label": label, **_weights_summary(model.W[c], model.biases[c], base, top, columns)}
                           for c, label in enumerate(model.class_texts)]
         return out
     out.update(_weights_summary(model.w, model.bias, base, top))

@@ -473,8 +473,8 @@ def test_data_compressed_twice_are_named_so(tmp_path, outer, inner):
     kind = {"gz": "gzip", "bz2": "bzip2", "xz": "xz"}[inner]
     path = tmp_path / f"twice.{outer}"
     path.write_bytes(PACKERS[outer](PACKERS[inner](b"+1 1:0.5\n-1 2:1\n")))
-    # (which error the inner bytes make depends on them: gzip's carry a time stamp)
-    with pytest.raises(DataError, match=rf"twice\.{outer}, line 1: .* \(the data start as {kind} "
+    # (which error the inner bytes make depends on them: gzip's carry a time stamp; most hold a NUL byte)
+    with pytest.raises(DataError, match=rf"twice\.{outer}(, line 1)?: .* \(the data start as {kind} "
                                         r"data do: were they compressed twice\?\)"):
         read_svmlight(str(path))
     r = subprocess.run([pegasos_executable(), "train", "-l", "1e-4", "-", "m"], input=path.read_bytes(),

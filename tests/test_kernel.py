@@ -418,16 +418,27 @@ def test_kernel_model_support_vector_count_beyond_memory_names_its_line(heart, t
         load_model(tmp_path / "m")
 
 
-def test_kernel_model_feature_index_beyond_memory_names_its_line(heart, tmp_path, monkeypatch):
+def test_kernel_model_with_a_far_feature_index_scores_on_its_used_columns(heart, tmp_path, monkeypatch):
+    """Scoring scatters each example into a row as wide as the support vectors' columns it uses, not
+    as wide as their largest index: a support vector with index 2000000000 scores (in a process that
+    can allocate 1 GiB) as the same model with that feature at index 14; an index beyond int32 is
+    refused at its line."""
     import pegasos.data
 
     X, y = heart
     text = model_text(train_kernel(X, y, kernel="rbf", lam=0.01, epochs=1))
     lines = text.splitlines()
     sv = next(i for i, ln in enumerate(lines) if ln.startswith("support_vectors ")) + 1
-    lines = [ln.replace("n_features 13", "n_features 3000000000") for ln in lines]
-    lines[sv] += " 2999999999:1.0"
-    (tmp_path / "m").write_text("\n".join(lines) + "\n")
+
+    def variant(index, n):
+        edited = [ln.replace("n_features 13", f"n_features {n}") for ln in lines]
+        edited[sv] += f" {index}:1.0"
+        (tmp_path / "m").write_text("\n".join(edited) + "\n")
+        return load_model(tmp_path / "m")
+
+    near = variant(14, 14)
     monkeypatch.setattr(pegasos.data, "memory_limit", lambda: float(1 << 30))
-    with pytest.raises(pegasos.ModelFormatError, match=f"line {sv + 1}: feature index 2999999999 needs a dense row"):
-        load_model(tmp_path / "m")
+    far = variant(2000000000, 2000000000)
+    np.testing.assert_array_equal(far.decision_function(X), near.decision_function(X))
+    with pytest.raises(pegasos.ModelFormatError, match=f"line {sv + 1}: feature index 2999999999 is beyond"):
+        variant(2999999999, 3000000000)

@@ -126,11 +126,13 @@ def test_kernel_degree_beyond_a_c_int(tmp_path, models):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.model", "poly.model"]
 
 
-def test_huge_budget_and_cache_mean_no_limit(tmp_path):
+def test_a_huge_budget_means_no_limit_and_a_cache_beyond_memory_is_refused(tmp_path):
     opts = ("-q", "--epochs", "1", "--kernel", "rbf", "--gamma", "0.1")
     ok(run_pegasos("train", *opts, HEART, tmp_path / "plain.model"))
     ok(run_pegasos("train", *opts, "--budget", "99999999999999999999", HEART, tmp_path / "budget.model"))
-    ok(run_pegasos("train", *opts, "--cache-mb", "1e300", HEART, tmp_path / "cache.model"))
+    one_error(run_pegasos("train", *opts, "--cache-mb", "1e300", HEART, tmp_path / "cache.model"),
+              "--cache-mb: a cache of 1e+300 MiB is more than the")
+    ok(run_pegasos("train", *opts, "--cache-mb", "1000", HEART, tmp_path / "cache.model"))
     plain = (tmp_path / "plain.model").read_text()
     assert (tmp_path / "cache.model").read_text() == plain
     # the budget is recorded as given; the support vectors are the same
