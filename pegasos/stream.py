@@ -640,7 +640,7 @@ class Scan(SVMLightData):
     eps_loss_sum: float = 0.0
     sample: object = None
     #: the distinct column indices of the file, increasing (int32), and the 0-based example holding the largest
-    columns: np.ndarray = None
+    columns: np.ndarray | None = None
     largest_index_row: int = -1
     #: a line of the file has a qid: token
     has_qid: bool = False
