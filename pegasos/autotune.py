@@ -849,7 +849,7 @@ def _record(model, E, history, rule, lam, step_offset, tol, max_epochs, reason):
     if step_offset:
         model.info["eta0"] = repr(1.0 / (lam * step_offset))
     model.info["stopping"] = f"tol={tol!r} max_epochs={int(max_epochs)} {reason}"
-    if reason in ("converged", "epoch cap", "work cap"):
+    if reason in ("converged", "epoch cap", "work cap", "certified"):     # pegasos.outcome.Stop
         model.info["stop"] = reason
     return model
 

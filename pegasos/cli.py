@@ -811,7 +811,7 @@ def _note_outcome(outcome, result, d, options, quiet, report_gap, certificate):
     from .outcome import DUAL_STOPS
     from .solver import Solver
 
-    uncertified_dual = outcome.stop in DUAL_STOPS and not outcome.certified
+    uncertified_dual = outcome.certified_gap is not None and not outcome.certified
     for line in outcome.diagnostics:
         if uncertified_dual:
             finding = _scale_finding(d)
@@ -821,6 +821,7 @@ def _note_outcome(outcome, result, d, options, quiet, report_gap, certificate):
         elif not quiet:
             click.echo(f"pegasos: note: {line}{_gap_hint(result, report_gap)}", err=True)
     if (report_gap and outcome.solver is Solver.PEGASOS and outcome.stop not in DUAL_STOPS
+            and outcome.certified_gap is None
             and not _within(certificate, options.tol) and "error" not in certificate):
         # a Pegasos model proven above --tol by --report-gap: said with -q too
         click.echo(f"pegasos: note: the model is not certified within --tol {100 * options.tol:.3g}%: "

@@ -103,6 +103,9 @@ class Outcome:
         if self.stop is Stop.EPOCH_CAP:
             return (f"Pegasos' automatic length reached its cap of epochs before the objective settled within tol "
                     f"(the model: {self.epochs:g} epochs); give epochs (or T) to train longer",)
+        if gap is not None and gap > self.tol:          # (a Pegasos model with the dual's bound)
+            return (f"the model's certified relative gap is {gap:.3g}, above tol {self.tol!r}: it is not "
+                    "certified",)
         if self.stop is Stop.WORK_CAP:
             return (f"Pegasos' automatic length stopped at {self.epochs:g} epochs, where the last doubling gained "
                     "at most 1% and the next would train more than 2^24 iterations (tol not reached); give "

@@ -181,3 +181,35 @@ def test_no_module_decides_from_the_stopping_text():
             if reads.search(line):
                 found.append(f"{path.name}:{n}: {line.strip()}")
     assert not found, found
+
+
+
+
+def test_uncertified_passes_keep_their_best_model(monkeypatch):
+    """A fresh user's trial: one feature x1000 at lambda = 1e-6; the objective of w(alpha) was 0.19 at
+    1000 passes and above 1 at the end of the bound (700,000 passes), so w = 0 was written.  Passes that
+    end uncertified now return the best model they checked, with the passes that retrain it."""
+    from pegasos import finish
+    from pegasos.examples import as_examples
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = np.where(X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=600) > 0, 1.0, -1.0)
+    X[:, 1] *= 1000
+    checks, real = [], finish._primal
+
+    def spy(*args):
+        value = real(*args)
+        checks.append(value)
+        return value
+
+    monkeypatch.setattr(finish, "_primal", spy)
+    zero = pegasos.fit((X, y), lam=1e-6, iterations=0, finish_passes=0)
+    checks.clear()
+    out = finish.finish_binary(zero, as_examples((X, y)), tol=1e-9, max_work=1 << 20)
+    monkeypatch.undo()
+    assert float(out.info["certified_gap"]) > 1e-9 and len(checks) >= 2
+    f = pegasos.objective(out, X, y)["objective"]
+    assert f == pytest.approx(min([*checks, pegasos.objective(zero, X, y)["objective"]]), rel=1e-9)
+    again = finish.finish_binary(zero, as_examples((X, y)), passes=int(out.info["finish_passes"]))
+    np.testing.assert_array_equal(again.w, out.w)
