@@ -77,7 +77,7 @@ demo: install
 	if [ "$$name" = a9a ]; then \
 	    echo "reference optimum (LIBLINEAR, duality gap < 1e-8, see the data README): f* = 0.3517618027"; \
 	fi; \
-	echo "model written to $$model"; head -20 "$$model"
+	echo "model written to $$model"; sed "/^weights \|^class /q" "$$model"
 
 # mypy over the package with pyproject's [tool.mypy] settings (mypy comes with the test extras).
 .PHONY: typecheck
