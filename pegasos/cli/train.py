@@ -1,0 +1,275 @@
+"""``pegasos train``: the options checked together, then read, fit, save, summary and notes."""
+
+import math
+import os
+import time
+
+import click
+
+from ..defaults import DEFAULT_SHUFFLE_BUFFER
+from .common import is_shard_data, echo_json, errors_to_click, was_given, is_stdout, is_number, quiet_dask
+from .progress import Progress, TrainingBar
+from .options import (SectionOption, SectionedCommand, solver_options, problem_options, kernel_options,
+                      streaming_options, data_options, check_options, shard_options, given_on_command_line,
+                      option_settings, parse_class_weights)
+from .notes import note_outcome, note_worse_than_start, note_worse_than_zero, note_stream_fits, gap_summary
+from .reading import index_base_of, options_of_data, read_training_data
+from .summary import explain_plan, train_summary, train_record, record_gap
+from .selection import cv_command
+
+
+@click.command(cls=SectionedCommand)
+@click.argument("data")
+@click.argument("model", required=False)
+@solver_options
+@problem_options
+@kernel_options
+@streaming_options
+@check_options
+@shard_options
+@data_options
+@click.option("-v", "cv_folds", type=click.IntRange(min=2), metavar="K", cls=SectionOption,
+              section="Input and output", help="K-fold cross-validation instead (LIBLINEAR -v); as pegasos cv "
+                                               "-v K, no model is written.")
+@click.option("--json", "as_json", is_flag=True, cls=SectionOption, section="Input and output",
+              help="Print the summary and options as JSON; on stdout, so not with MODEL -.")
+@click.option("--tol-gap", "tol_gap", type=float, metavar="EPS", cls=SectionOption,
+              section="Solver (paper Fig. 1 and 2)",
+              help="Instead of --tol: train until the certified relative duality gap (P - D)/P of the model "
+                   "is <= EPS: the dual passes from w = 0, and where they do not certify, Pegasos epochs "
+                   "doubled and finished in the dual (hinge, squared hinge or rank loss, binary, one-vs-rest "
+                   "or Crammer-Singer).")
+@errors_to_click
+def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
+          shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
+          trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
+          checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
+          cv_folds=None, as_json=False, tol_gap=None, **settings):
+    """Train an SVM on DATA and write MODEL (default: DATA's file name + .model, in the current
+    directory; MODEL - writes standard output).
+    """
+    from ..errors import ParameterError, PegasosError
+    from ..model import check_distinct_files, check_writable
+    from ..options import TrainOptions
+
+    explain = settings.pop("explain", False)
+    if cv_folds is not None:
+        if model is not None:
+            raise ParameterError("-v cross-validates and writes no model: drop MODEL")
+        for given, name in ((trace_file, "--trace"), (validation_file, "--validation"), (init_model, "--init"),
+                            (tol_gap, "--tol-gap"), (report_gap or None, "--report-gap")):
+            if given is not None:
+                raise ParameterError(f"-v cross-validates: {name} does not apply (train without -v)")
+        return cv_command(data, cv_folds, 1, as_json, paper, jobs, cost_matrix, cost_factor, class_weights,
+                           stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
+
+    if shuffle_buffer is not None and cache_file is not None:
+        raise ParameterError("give either --shuffle-buffer or --cache, not both")
+    if stream and cache_file is None and shuffle_buffer is None:
+        shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
+    if verbose and quiet:
+        raise ParameterError("give either -q/--quiet or --verbose, not both")
+    if not (progress_every > 0 and math.isfinite(progress_every)):
+        raise ParameterError(f"--progress-every: the interval must be a positive number of seconds, "
+                             f"got {progress_every!r}")
+    if report_gap and shuffle_buffer is not None:
+        raise ParameterError("--report-gap needs the data in memory (not --shuffle-buffer)")
+    if shuffle_buffer is not None and settings["sampling"] is not None:
+        raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
+                             "drop --sampling, or use --cache")
+    if cache_file is not None and is_number(cache_file) and not os.path.exists(cache_file):
+        raise ParameterError(f"--cache takes a file name, got {cache_file!r}; the kernel-row cache size in "
+                             "MiB is --cache-mb (write ./NAME for a file named so)")
+    if restart_schedule and init_model is None:
+        raise ParameterError("--restart-schedule needs --init MODEL")
+    if paper and init_model is not None:
+        raise ParameterError("--paper chooses the settings of a first run; a run resumed with --init keeps MODEL's "
+                             "(drop --paper)")
+    options = TrainOptions(n_threads=jobs, shuffle_buffer=shuffle_buffer, preset="paper" if paper else "auto",
+                           class_weight=parse_class_weights(class_weights, None, None), spelling="cli",
+                           restart_schedule=restart_schedule, resume_state=resume_state, tol_gap=tol_gap,
+                           given=given_on_command_line() if init_model is not None else None,
+                           **option_settings(settings)).validate()
+    if cost_matrix is not None and options.multiclass != "crammer-singer":
+        raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
+    if model is None:
+        if data == "-":
+            raise PegasosError("give a MODEL file name when DATA is read from standard input")
+        model = os.path.basename(data) + ".model"
+    to_stdout = is_stdout(model)
+    if as_json and to_stdout:
+        raise ParameterError("--json prints to standard output, where MODEL - writes the model: give MODEL a "
+                             "file name")
+    if model == "-":
+        model = "/dev/stdout"
+    check_writable(model)
+    check_distinct_files(model, "MODEL", (("DATA", data), ("--cost-matrix", cost_matrix)))
+    if cache_file is not None:
+        check_distinct_files(cache_file, "--cache", (("DATA", data), ("MODEL", model)))
+    if trace_file is not None:
+        from ..trace import trace_format
+
+        trace_format(trace_file)
+        check_writable(trace_file)
+        check_distinct_files(trace_file, "--trace", (("DATA", data), ("MODEL", model)))
+    if not (trace_budget >= 0 and math.isfinite(trace_budget)):
+        raise ParameterError(f"--trace-budget: the budget must be a fraction >= 0 of the training time, "
+                             f"got {trace_budget!r}")
+    if trace_sample is not None and (trace_file is None or trace_sample < 1):
+        raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
+    _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model)
+    if (checkpoint_every is not None or sync_every != "1") and not (
+            engine != "local" or split is not None or scheduler is not None or local_workers is not None
+            or resume is not None or (data != "-" and is_shard_data(data))):
+        raise ParameterError(f"{'--checkpoint-every' if checkpoint_every is not None else '--sync-every'} is an "
+                             "option of training on shards: give DATA as a glob, a directory or @list.txt, "
+                             "--split N, or --engine dask")
+    shard_run = (engine != "local" or split is not None or scheduler is not None or local_workers is not None
+                 or resume is not None or checkpoint_every is not None or sync_every != "1")
+    if shard_run or (data != "-" and not os.path.isfile(data) and is_shard_data(data)):
+        if (stream or cache_file is not None or report_gap or cost_matrix is not None or cost_factor is not None
+                or trace_file is not None or validation_file is not None or init_model is not None or as_json
+                or resume_state):
+            raise ParameterError("training on shards takes none of --stream, --cache, --report-gap, "
+                                 "--cost-matrix, -j, --trace, --validation, --init, --resume-state, --json "
+                                 "(its checkpoints are --checkpoint-every and --resume)")
+        if settings["sampling"] not in (None, "uniform"):
+            raise ParameterError(f"--sampling {settings['sampling']}: training on shards draws i.i.d. batches "
+                                 "(uniform) from all shards")
+        if explain:
+            return explain_plan(options, m=None, in_memory=False)
+        _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
+                      split, sync_every, checkpoint_every, checkpoint, resume)
+        return
+    if explain and (shuffle_buffer is not None or init_model is not None):
+        return explain_plan(options, m=None, in_memory=shuffle_buffer is None, resumed=init_model is not None)
+    if shuffle_buffer is not None:
+        from ..stream import check_rereadable
+
+        check_rereadable(data)
+
+    import numpy as np
+
+    from ..api import fit
+
+    if init_model is not None and not zero_based and not was_given("zero_based"):
+        zero_based = index_base_of(init_model) == "0"     # options not given are MODEL's, the index base too
+    progress = Progress(quiet)
+    t0 = time.perf_counter()
+    d, cache_note = read_training_data(data, options, progress, cache_file, zero_based, np.dtype(dtype))
+    options = options_of_data(options, d, class_weights, cost_factor, cost_matrix, settings["cost_c"])
+    if explain:
+        return explain_plan(options, m=d.n_examples)
+    checks = {}
+    if trace_file is not None:
+        from ..trace import Trace
+
+        checks["trace"] = Trace(sample=trace_sample, seed=options.seed, budget=trace_budget)
+    if validation_file is not None:
+        from ..io import read_svmlight
+
+        checks["validation"] = read_svmlight(validation_file, zero_based=zero_based, dtype=np.dtype(dtype))
+    t_read = time.perf_counter() - t0
+    bar = TrainingBar(progress, progress_every if verbose else None)
+    t1 = time.perf_counter()
+    try:
+        result = fit(d, options, progress=bar.update, on_plan=bar.start, init=init_model, **checks)
+    finally:
+        bar.close()
+    t_train = time.perf_counter() - t1
+    from ..outcome import Outcome
+    from ..solver import Solver
+
+    outcome = Outcome.from_header(result.info)
+    finish_gap = result.info.get("certified_gap")    # the solver's, before --report-gap's
+    seen = {}
+    certificate = record_gap(result, d, options.n_threads) if report_gap else None
+    result.save(model)
+    if trace_file is not None:
+        checks["trace"].write(trace_file)
+        if outcome.solver is Solver.DUAL:
+            click.echo("pegasos: note: --trace traces Pegasos' iterations, and the dual solver made the model, "
+                       "so the trace has no rows; --solver pegasos traces a Pegasos run", err=True)
+    if as_json:
+        record = train_record(result, d, options, t_read, t_train, cache_note, no_objective, model)
+        if certificate is not None:
+            record["certificate"] = certificate
+        echo_json(record)
+    elif not quiet:
+        summary = train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model,
+                                 finish_gap, seen)
+        if report_gap:
+            summary += " | " + gap_summary(certificate)
+        click.echo(summary, err=to_stdout)
+    elif report_gap and "error" in certificate:
+        click.echo(f"pegasos: note: {gap_summary(certificate)}", err=True)
+    note_worse_than_zero(result, d, options, seen.get("objective"))
+    note_worse_than_start(result, options)
+    if not quiet and options.shuffle_buffer is not None and options.length_is_automatic:
+        note_stream_fits(d, options)
+    note_outcome(outcome, result, d, options, quiet, report_gap, certificate)
+
+
+def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):
+    """One-line errors for options given on the command line that the run would ignore
+    (their siblings, --gamma with a linear model say, are refused the same way)."""
+    from click.core import ParameterSource
+
+    from ..errors import ParameterError
+
+    ctx = click.get_current_context()
+
+    def given(name):
+        return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+    if given("epsilon") and options.loss != "eps-insensitive" and init_model is None:   # --init: the model's loss
+        raise ParameterError(f"-p/--epsilon is the width of the eps-insensitive loss: it applies to --loss "
+                             f"eps-insensitive, not {options.loss}")
+    if given("cache_mb") and options.kernel == "linear":
+        raise ParameterError("--cache-mb sizes the cache of kernel rows: it applies with --kernel poly, rbf or "
+                             "sigmoid (the file cache of --stream is --cache FILE)")
+    if given("trace_points") and trace_file is None and validation_file is None:
+        raise ParameterError("--trace-points sets the checks of --trace FILE or --validation FILE: give one")
+    if given("trace_budget") and trace_file is None:
+        raise ParameterError("--trace-budget bounds the checks of --trace FILE: give it")
+
+
+def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
+                  split, sync_every, checkpoint_every, checkpoint, resume):
+    """train on shard files (pegasos.engine_dask.fit_shards), here or on a Dask cluster."""
+    from ..engine_dask import EngineSettings, fit_shards
+    from ..errors import ParameterError
+
+    if was_given("cost_c"):
+        raise ParameterError("-c C sets lambda = 1/(C m), and training on shards starts before the examples "
+                             "are counted: give -l/--lambda")
+    if sync_every != "epoch":
+        try:
+            sync_every = int(sync_every)
+        except ValueError:
+            raise ParameterError(f"--sync-every: a number of steps >= 1 or 'epoch', got {sync_every!r}") from None
+    if checkpoint_every is not None and checkpoint is None:
+        if to_stdout:
+            raise ParameterError("--checkpoint-every with MODEL on standard output needs --checkpoint FILE")
+        checkpoint = model + ".ckpt"
+    settings = EngineSettings(engine=engine, scheduler=scheduler, local_workers=local_workers, sync_every=sync_every,
+                              checkpoint_every=checkpoint_every, checkpoint=checkpoint, resume=resume,
+                              zero_based=True if zero_based else None, dtype=dtype).validate()
+    if engine == "dask":
+        quiet_dask()
+    progress = Progress(quiet)
+    bar = TrainingBar(progress)
+    t1 = time.perf_counter()
+    try:
+        result = fit_shards(data, options, settings, split=split, progress=bar.update, on_plan=bar.start,
+                            auto_batch=options.preset == "auto" and not was_given("batch_size"))
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t1
+    result.save(model)
+    if not quiet:
+        info = result.info
+        click.echo(f"{info['train_examples']} examples in {info['shards']} shards, {result.n_features} features | "
+                   f"engine {engine}, sync every {info['sync_every']} | T = {info['iterations']}, k = "
+                   f"{info['batch_size']}, lambda = {result.lam:g} | {seconds:.2f} s | model: "
+                   f"{'standard output' if to_stdout else model}", err=to_stdout)
