@@ -87,8 +87,8 @@ def _fold_text(task):
 
 
 def cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_factor, class_weights, stream,
-                shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine="local", scheduler=None,
-                local_workers=None):
+               shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine="local", scheduler=None,
+               local_workers=None):
     from ..selection import cross_validate
 
     cluster, source = _selection_engine(data, cache_file, cost_factor, cost_matrix, jobs, zero_based, dtype, engine,
@@ -145,8 +145,8 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
     metrics on its held-out examples, and their mean ± sd.  The folds are drawn with --seed.
     """
     cv_command(data, folds, fold_jobs, as_json, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
-                class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine,
-                scheduler, local_workers)
+               class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine,
+               scheduler, local_workers)
 
 
 @click.command(cls=SectionedCommand)
@@ -245,7 +245,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         echo_json(r)
         note_uncertified_points(r["rows"], options.tol)        # on stderr, as cv --json keeps its notes
         note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
-                                   "lambda {:.4g}")
+                                  "lambda {:.4g}")
         return
     out = sys.stderr if model is not None and is_stdout(model) else sys.stdout
     how = f"{r['folds']}-fold cross-validation" if validation is None else f"validation on {validation}"
@@ -266,4 +266,4 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     click.echo("\n".join(lines), file=out)
     note_uncertified_points(r["rows"], options.tol)
     note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
-                               "lambda {:.4g}")
+                              "lambda {:.4g}")

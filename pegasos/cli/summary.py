@@ -26,7 +26,7 @@ def _no_iteration(info):
 
 
 def train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model, finish_gap=None,
-                   seen=None):
+                  seen=None):
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
     with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
     objective computed is left in ``seen`` (a dict), for the notes."""
