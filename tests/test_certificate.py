@@ -565,10 +565,10 @@ def test_column_indices_are_tested_once_and_refused_with_their_value():
 
 def test_a_gap_below_zero_by_rounding_is_shown_as_zero():
     """The dual a few ulps above the primal (a model at the optimum) prints gap 0, not -1e-16."""
-    from pegasos.cli import _not_below_zero
+    from pegasos.cli.notes import not_below_zero
 
-    assert _not_below_zero(-1.1e-16) == 0.0 and _not_below_zero(0.003) == 0.003
-    assert math.isnan(_not_below_zero(math.nan)) and _not_below_zero(math.inf) == math.inf
+    assert not_below_zero(-1.1e-16) == 0.0 and not_below_zero(0.003) == 0.003
+    assert math.isnan(not_below_zero(math.nan)) and not_below_zero(math.inf) == math.inf
 
 
 def test_the_default_passes_run_until_the_gap_stops_shrinking():

@@ -1221,7 +1221,7 @@ def test_messages_that_said_the_wrong_thing(tmp_path):
     """From a fresh-user trial: -v dropped without a word beside --validation; an empty validation file
     'undefined at every grid point'; a roc_auc guard with --no-auc 'undefined on DATA'; numbers of a
     note or a comparison rounded until they looked equal."""
-    from pegasos.cli import _apart
+    from pegasos.cli.notes import apart
 
     data = tmp_path / "d.svm"
     data.write_text("".join(f"{'+1' if i % 3 else '-1'} 1:{i % 7 / 7} 2:{(i * 3) % 5 / 5}\n" for i in range(60)))
@@ -1237,8 +1237,8 @@ def test_messages_that_said_the_wrong_thing(tmp_path):
     one_error(r, "a guard on roc_auc needs the AUC, which --no-auc leaves out")
     assert r.returncode == 1
     ok(run_pegasos("eval", "--no-auc", "--fail-under", "accuracy=0.1", data, model))
-    assert _apart(0.10114, 0.10112) == ("0.10114", "0.10112") and _apart(4.39, 1.0) == ("4.39", "1")
-    assert _apart(1.0 + 1e-9, 1.0) == ("1.000000001", "1")
+    assert apart(0.10114, 0.10112) == ("0.10114", "0.10112") and apart(4.39, 1.0) == ("4.39", "1")
+    assert apart(1.0 + 1e-9, 1.0) == ("1.000000001", "1")
     one_error(run_pegasos("search", "--kernel", "rbf", "-l", "1e-2", "--gamma", "0.1:1", "--points", "2", data),
               "those of --gamma LO:HI are --gamma-points")
 
@@ -1247,16 +1247,16 @@ def test_the_epoch_cap_note_offers_report_gap_only_where_it_certifies():
     """The note of a capped run sent eps-insensitive and log-loss users to --report-gap, which then said
     'no certified gap'."""
     import pegasos
-    from pegasos.cli import _gap_hint
+    from pegasos.cli.notes import gap_hint
 
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.5]])
     y = np.array([1.0, -1.0, 1.0, -1.0])
     for loss, offered in (("hinge", True), ("squared-hinge", True), ("log", False)):
         model = pegasos.train(X, y, loss=loss, lam=1e-2, epochs=1)
-        assert ("--report-gap" in _gap_hint(model, False)) is offered
-        assert _gap_hint(model, True) == ""
+        assert ("--report-gap" in gap_hint(model, False)) is offered
+        assert gap_hint(model, True) == ""
     regression = pegasos.train(X, y, loss="eps-insensitive", lam=1e-2, epochs=1)
-    assert _gap_hint(regression, False) == ""
+    assert gap_hint(regression, False) == ""
 
 
 @pytest.mark.parametrize("weight", ["1e300", "inf", "nan", "0"])

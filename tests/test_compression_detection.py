@@ -176,9 +176,9 @@ def test_is_plain_text_file(tmp_path, packed):
 
 
 def test_progress_bar_has_no_byte_total_for_compressed_data(tmp_path, packed):
-    from pegasos.cli import _Progress
+    from pegasos.cli.progress import Progress
 
-    progress = _Progress(quiet=False)
+    progress = Progress(quiet=False)
     progress.enabled = True
     for path, total in [(str(HEART), os.path.getsize(HEART))] + [(str(p), None) for pair in packed.values()
                                                                   for p in pair]:

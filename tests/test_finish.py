@@ -626,13 +626,13 @@ def test_finish_dual_runs_its_passes_past_a_stall():
 def test_the_note_offers_four_times_the_passes():
     """The note on a dual stopped above tol offers -T 0 --finish-passes with four times its passes, which
     retrains the same dual from w = 0 further."""
-    from pegasos import cli
+    from pegasos.cli.notes import more_passes
     from pegasos.outcome import Outcome, Stop
     from pegasos.solver import Solver
 
     outcome = Outcome(Solver.DUAL, "asked for", Stop.BOUND, tol=0.002, passes=32768, certified_gap=0.01)
-    assert cli._more_passes(outcome) == "; -T 0 --finish-passes 131072 runs four times its passes"
-    assert cli._more_passes(Outcome(Solver.DUAL, "", Stop.STUCK, tol=0.002, certified_gap=0.01)) == ""
+    assert more_passes(outcome) == "; -T 0 --finish-passes 131072 runs four times its passes"
+    assert more_passes(Outcome(Solver.DUAL, "", Stop.STUCK, tol=0.002, certified_gap=0.01)) == ""
 
 
 @pytest.mark.parametrize("loss, bias", [("hinge", "none"), ("squared-hinge", "none"), ("hinge", "feature")])

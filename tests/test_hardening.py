@@ -580,11 +580,11 @@ def test_weights_whose_squared_norm_overflows_refused_at_their_line(tmp_path):
 
 
 def test_json_records_hold_no_nan_or_infinity():
-    from pegasos.cli import _strict_json
+    from pegasos.cli.common import strict_json
 
     record = {"a": math.inf, "b": [1.0, math.nan, {"c": -math.inf}], "d": np.float64("nan"), "e": 2.5, "f": "x"}
-    assert _strict_json(record) == {"a": None, "b": [1.0, None, {"c": None}], "d": None, "e": 2.5, "f": "x"}
-    json.dumps(_strict_json(record), allow_nan=False)
+    assert strict_json(record) == {"a": None, "b": [1.0, None, {"c": None}], "d": None, "e": 2.5, "f": "x"}
+    json.dumps(strict_json(record), allow_nan=False)
 
 
 @pytest.mark.parametrize("command", ["predict", "eval", "eval -q", "objective", "objective --json"])

@@ -10,6 +10,7 @@ import pytest
 
 from pegasos import cli
 from pegasos.cli import SHORT_HELP_OPTIONS
+from pegasos.cli.options import short_text
 
 from conftest import error_line, ok, one_error, run_pegasos
 
@@ -93,10 +94,10 @@ def test_help_all_lists_every_option_with_its_whole_text(command):
 def test_the_short_listing_cuts_a_long_text_at_its_first_clause():
     long = "Passes over the data instead of T: T = epochs*m/k [default: none where the finish (the solver); " + \
            "else until the objective settles, else 10]."
-    assert cli._short_text("epochs", long) == "Passes over the data instead of T: T = epochs*m/k."
-    assert cli._short_text("x", "Threads (any number; same model); one-vs-rest in parallel.") == \
+    assert short_text("epochs", long) == "Passes over the data instead of T: T = epochs*m/k."
+    assert short_text("x", "Threads (any number; same model); one-vs-rest in parallel.") == \
         "Threads (any number; same model)."
-    assert cli._short_text("x", "Kernel gamma > 0 [default: 1/n_features].") == \
+    assert short_text("x", "Kernel gamma > 0 [default: 1/n_features].") == \
         "Kernel gamma > 0 [default: 1/n_features]."
 
 

@@ -134,16 +134,16 @@ def test_a_one_vs_rest_note_says_which_classes_the_finish_did_not_run():
     finished.  Binary models and finishes that ran every class add nothing."""
     from types import SimpleNamespace
 
-    from pegasos.cli import _classes_not_finished
+    from pegasos.cli.notes import classes_not_finished
 
     def said(passes):
-        return _classes_not_finished(SimpleNamespace(info={"finish_passes": passes}))
+        return classes_not_finished(SimpleNamespace(info={"finish_passes": passes}))
 
     assert said("0,0,2048,0") == (" (3 of 4 classes were not finished, after the largest class's passes neither "
                                   "certified nor beat its Pegasos model: the gap of their Pegasos weights counts "
                                   "from the dual passes' start and says little about the model)")
     assert said("12,40,2048,7") == "" and said("2048") == "" and said("0") == ""
-    assert _classes_not_finished(SimpleNamespace(info={})) == ""
+    assert classes_not_finished(SimpleNamespace(info={})) == ""
 
 
 def test_a_model_worse_than_its_start_is_said_with_q_too(tmp_path):

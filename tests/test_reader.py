@@ -1129,6 +1129,7 @@ def test_train_reads_large_plain_files_with_two_threads_and_the_same_model(tmp_p
     from click.testing import CliRunner
 
     import pegasos.cli as cli
+    import pegasos.cli.reading as reading
     import pegasos.io as io
 
     rng = np.random.default_rng(5)
@@ -1147,7 +1148,7 @@ def test_train_reads_large_plain_files_with_two_threads_and_the_same_model(tmp_p
     monkeypatch.setattr(io, "read_svmlight", spy)
     models = []
     for limit in (1 << 62, 0):
-        monkeypatch.setattr(cli, "PARALLEL_READ_BYTES", limit)
+        monkeypatch.setattr(reading, "PARALLEL_READ_BYTES", limit)
         out = tmp_path / f"m{limit}.model"
         r = CliRunner().invoke(cli.main, ["train", "-q", "--epochs", "2", str(data), str(out)])
         assert r.exit_code == 0, r.output

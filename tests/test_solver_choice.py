@@ -174,12 +174,12 @@ def test_no_module_decides_from_the_stopping_text():
     package = Path(pegasos.__file__).parent
     reads = re.compile(r"""(\.get\(\s*["']stopping["']|\[["']stopping["']\](?!\s*=[^=])|["']stopping["']\s+in\b)""")
     found = []
-    for path in sorted(package.glob("*.py")):
+    for path in sorted(package.rglob("*.py")):
         if path.name == "autotune.py":
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if reads.search(line):
-                found.append(f"{path.name}:{n}: {line.strip()}")
+                found.append(f"{path.relative_to(package)}:{n}: {line.strip()}")
     assert not found, found
 
 

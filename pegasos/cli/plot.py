@@ -1,0 +1,33 @@
+"""``pegasos plot``: Fig. 4 of the paper from trace files."""
+
+import click
+
+from .common import errors_to_click
+
+
+@click.command()
+@click.argument("traces", nargs=-1, required=True, metavar="TRACE...")
+@click.option("-o", "--output", required=True, metavar="FIG",
+              help="Figure file: .png, .svg or .pdf.")
+@click.option("--x", "x_axis", type=click.Choice(["seconds", "iterations", "epochs"]), default="seconds",
+              show_default=True, help="Horizontal axis: training time (without the checks), iterations t, epochs.")
+@click.option("--optimum", type=float, metavar="F",
+              help="f*, the optimal primal objective [default: the best objective of the traces, minus a "
+                   "millionth of it].")
+@click.option("--title", help="Title of the figure.")
+@errors_to_click
+def plot(traces, output, x_axis, optimum, title):
+    """Plot TRACE files of `pegasos train --trace` as the paper's Fig. 4: primal suboptimality
+    (f - f*)/f* on a log axis (left) and the validation error, or the training error without
+    validation (right); one curve per trace, labelled by the settings that differ.
+
+    Needs matplotlib (pip install 'pegasos[plot]').
+    """
+    from ..model import check_writable
+    from ..plot import plot_traces, save_figure
+
+    check_writable(output)
+    fig = plot_traces(list(traces), x=x_axis, optimum=optimum, title=title)
+    save_figure(fig, output)
+    for why in getattr(fig, "skipped", ()):
+        click.echo(f"pegasos: note: left out {why}", err=True)

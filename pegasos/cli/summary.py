@@ -1,0 +1,165 @@
+"""train's output: the one-line summary, its JSON record, --explain and --report-gap's certificate."""
+
+import math
+
+import click
+
+from .notes import note_unused_qid
+from .progress import bar_update, close_bar
+
+
+def explain_plan(options, m, in_memory=True, resumed=False):
+    """train --explain: the solver plan (:func:`pegasos.solver.plan`) on one line of stdout, no training."""
+    from ..solver import Problem, plan
+
+    chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, resumed=resumed), options)
+    click.echo(("" if m is None else f"m={m} lambda={options.lam!r} | ") + chosen.describe())
+
+
+def _no_iteration(info):
+    """The summary's words after T=0: where the dual passes started (w = 0, or a resumed model's weights)."""
+    if info.get("iterations") != "0":
+        return ""
+    if "dual_updates" in info:
+        return " (no Pegasos iteration: the kernel dual solver from alpha = 0)"
+    start = "the model's weights" if "warm_start" in info else "w = 0"
+    return f" (no Pegasos iteration: the dual passes from {start})"
+
+
+def train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model, finish_gap=None,
+                  seen=None):
+    """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
+    with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
+    objective computed is left in ``seen`` (a dict), for the notes."""
+    note_unused_qid(d, options)
+    parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
+             f"solver {result.info['solver']} ({result.info['solver_reason']})" if "solver" in result.info else "",
+             f"T={result.info['iterations']}{_no_iteration(result.info)} "
+             f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
+    if options.shuffle_buffer is not None:
+        parts.append(f"shuffle buffer {options.shuffle_buffer}")
+        parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")
+    else:
+        if getattr(result, "kind", "linear") == "kernel":
+            from ..errors import counted
+
+            parts.append(f"kernel {result.kernel} gamma={result.gamma!r}: "
+                         f"{counted(result.n_support, 'support vector')}")
+        if getattr(result, "task", None) == "multiclass":
+            parts.append(f"{result.method}, {result.n_classes} classes")
+        parts.append(f"read {t_read:.2f} s, train {t_train:.2f} s")
+    if not no_objective:
+        from ..scoring import objective, objective_file
+
+        if options.shuffle_buffer is not None:
+            bar = progress.reading(d.path)
+            try:
+                obj = objective_file(result, d.path, progress=bar_update(bar))
+            finally:
+                close_bar(bar)
+        else:       # the kernel dual solver's model has it from the solver's margins
+            obj = getattr(result, "train_objective", None) or objective(result, d.chunk, d.y, qid=d.chunk.qid)
+        parts.append(_objective_summary(obj))
+        if seen is not None:
+            seen["objective"] = float(obj["objective"])
+    if "dual_updates" in result.info:           # the kernel dual solver (pegasos.kernel.fit_kernel_dual)
+        gap = max(0.0, float(result.info["certified_gap"]))
+        updates = int(result.info["dual_updates"])
+        proof = (f"certified within {100 * gap:.3g}% of the optimum" if gap <= options.tol
+                 else f"not certified within {100 * options.tol:.3g}% (its gap: {100 * gap:.3g}%)")
+        parts.append(f"dual solver: {updates} update{'' if updates == 1 else 's'}, {proof}")
+    elif result.info.get("finish") == "dual":
+        passes = [int(p) for p in result.info["finish_passes"].split(",")]
+        most = max(passes)
+        gap = max(0.0, float(result.info["certified_gap"] if finish_gap is None else finish_gap))
+        within = options.tol if options.tol_gap is None else options.tol_gap
+        if gap <= within:
+            proof = f"certified within {100 * gap:.3g}% of the optimum"
+        elif options.finish_passes:         # the passes asked for: a proof, though not within --tol
+            proof = f"not certified within {100 * within:.3g}% (its gap after the passes asked for: {100 * gap:.3g}%)"
+        else:
+            proof = f"not certified within {100 * within:.3g}% (its gap: {100 * gap:.3g}%)"
+        parts.append(f"dual finish: {most} pass{'' if most == 1 else 'es'}"
+                     f"{' (the most of any class)' if len(passes) > 1 else ''}, {proof}")
+    if "best_iteration" in result.info:
+        parts.append(f"{'stopped early' if result.info.get('stop') == 'early stop' else 'ran all T'}: best "
+                     f"validation {result.info['early_stop_metric']} {float(result.info['best_validation']):.6g} "
+                     f"at iteration {result.info['best_iteration']}")
+    if cache_note:
+        parts.append(cache_note)
+    parts.append(f"model {model}")
+    return " | ".join(p for p in parts if p)
+
+
+def _objective_summary(obj):
+    """The summary's "objective F (loss L, train error E)" part from a scoring dict."""
+    details = []
+    if obj.get("mean_loss") is not None:
+        details.append(f"{obj.get('loss', 'hinge')} {obj['mean_loss']:.6g}")
+    if obj.get("error_rate") is not None:
+        details.append(f"train error {obj['error_rate']:.4f}")
+    return f"objective {obj['objective']:.6g} ({', '.join(details)})"
+
+
+def options_record(options):
+    """The training options as given, JSON-ready {field: value} (class weights keyed by label text, the
+    set of the settings given as a sorted list); with --init the model's header holds those it ran with."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(options):
+        if f.name == "spelling":
+            continue
+        v = getattr(options, f.name)
+        if isinstance(v, dict):
+            v = {repr(k): w for k, w in v.items()}
+        elif isinstance(v, (set, frozenset)):
+            v = sorted(v)
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[f.name] = v
+    return out
+
+
+def train_record(result, d, options, t_read, t_train, cache_note, no_objective, model):
+    """train --json: every number of the summary, the model header and the options."""
+    record = {"data": d.path, "examples": d.n_examples, "features": d.n_features, "nnz": d.nnz,
+              "iterations": int(result.info["iterations"]), "batch_size": int(result.info["batch_size"]),
+              "lambda": float(result.info["lambda"]), "read_seconds": t_read, "train_seconds": t_train,
+              "task": getattr(result, "task", "binary"), "model": model}
+    if getattr(result, "kind", "linear") == "kernel":
+        record.update(kernel=result.kernel, gamma=result.gamma, support_vectors=result.n_support)
+    if getattr(result, "task", None) == "multiclass":
+        record.update(multiclass=result.method, classes=result.n_classes)
+    if options.shuffle_buffer is not None:
+        record["shuffle_buffer"] = options.shuffle_buffer
+    if cache_note:
+        record["cache"] = cache_note
+    if not no_objective:
+        from ..scoring import objective, objective_file
+
+        record["objective"] = (objective_file(result, d.path) if options.shuffle_buffer is not None
+                               else getattr(result, "train_objective", None)
+                               or objective(result, d.chunk, d.y, qid=d.chunk.qid))
+    record["header"] = dict(result.info)
+    record["options"] = options_record(options)
+    return record
+
+
+def record_gap(result, d, jobs=1):
+    """--report-gap: the certificate of pegasos.certificate.duality_gap (or {"error": why there is none}),
+    its relative gap also written to the header as ``certified_gap`` (the smaller, when the run proved one:
+    --tol-gap, the dual finish)."""
+    from ..certificate import duality_gap
+    from ..errors import ParameterError
+    from ..linear import second_processor
+
+    try:
+        # its default passes: until the gap stops shrinking; the helper thread as the run's --jobs allows
+        g = duality_gap(result, d.chunk, d.y, helper=second_processor(jobs))
+    except ParameterError as e:
+        return {"error": str(e)}
+    rel = float(g["rel_gap"])
+    if math.isfinite(rel):
+        result.info["certified_gap"] = repr(min(rel, float(result.info.get("certified_gap", math.inf))))
+    return g
