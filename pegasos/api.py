@@ -336,32 +336,33 @@ def finish_given_length(model, ex, options):
         passes = check_finish_passes(options.finish_passes, model.n_classes if multiclass and not crammer_singer
                                      else 1, name)
     tol = None if passes else options.tol
+    # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
+    small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
+    part = model if columns is None else _on_columns(model, columns[0], small.n_features)
     if crammer_singer:          # one problem of K classes, from W = 0 (options.finish_unavailable)
         from .finish import finish_crammer_singer
 
-        return finish_crammer_singer(model, ex, passes=None if passes is None else passes[0], tol=tol)
-    if model.task == "ranking":
+        done = finish_crammer_singer(part, small, passes=None if passes is None else passes[0], tol=tol)
+    elif model.task == "ranking":
         # the pair differences are the problem (pegasos.examples.pair_differences): its examples and work
         from .examples import pair_differences
 
         try:
-            pairs = pair_differences(ex)
+            pairs = pair_differences(small)
         except ParameterError as e:
             if options.finish == "dual" or options.finish_passes is not None:
                 raise ParameterError(f"{name}: {e}") from None
             return model            # too many pairs for memory: the Pegasos run as given (README, ranking)
         spend = budget(options, int(model.info["iterations"]), pairs[0])
-        return finish_ranking(model, ex, pairs=pairs, passes=None if passes is None else passes[0], tol=tol,
+        done = finish_ranking(part, small, pairs=pairs, passes=None if passes is None else passes[0], tol=tol,
                               **spend)
-    # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
-    spend = budget(options, int(model.info["iterations"]), ex, model.n_classes if multiclass else 1)
-    # on the used columns, as the run was (its weights elsewhere are 0): each pass O(nnz + used columns)
-    small, columns = _on_used_columns(ex, vectors=model.n_classes if multiclass else 1)
-    part = model if columns is None else _on_columns(model, columns[0], small.n_features)
-    if multiclass:
-        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, **spend)
     else:
-        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, **spend)
+        # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
+        spend = budget(options, int(model.info["iterations"]), ex, model.n_classes if multiclass else 1)
+        if multiclass:
+            done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, **spend)
+        else:
+            done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, **spend)
     if columns is None:
         return done
     if not multiclass and done.info["finish_kept"] == "pegasos":
