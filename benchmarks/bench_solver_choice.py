@@ -12,7 +12,7 @@ dual run (tol 1e-5).  Prints a markdown table and the load beside it.
 
 --synthetic DIR names a folder holding s100k.svm, s1m.svm and s4m.svm (data_scripts/make_synthetic.py
 --features 50000 --nnz-per-row 50 --seed 0, 4M rows, and its first 1M and 100k lines); without it the
-generated rows are made at 100k only.  --before CMD compares the default of another build (its
+generated rows are made at 100k only (in benchmarks/out/solver-choice).  --before CMD compares the default of another build (its
 ``pegasos`` command) with this one's, whole process, the two in turn: time and suboptimality.
 """
 
@@ -108,9 +108,9 @@ def main():
     import pegasos
 
     cases = [(data_dir() / name, name, lams) for name, lams in SHARED]
-    folder = Path(args.synthetic) if args.synthetic else Path("bench-data")
+    folder = Path(args.synthetic) if args.synthetic else Path(__file__).resolve().parent / "out" / "solver-choice"
     if not args.synthetic:
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         if not (folder / "s100k.svm").exists():
             make_synthetic(folder / "s100k.svm", 1e15, features=50_000, nnz=50, extra=("--rows", "100000"))
     cases += [(folder / name, f"generated {name[1:-4]} rows x 50k", lams) for name, lams in SYNTHETIC]
