@@ -46,7 +46,7 @@ import numbers
 
 import numpy as np
 
-from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_TOL  # noqa: F401 (autotune.DEFAULT_TOL)
+from .defaults import AUTO_AVERAGE_FROM, DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_TOL  # noqa: F401 (autotune.DEFAULT_TOL)
 from .errors import ParameterError
 from .data import compact_columns, take_rows
 from .io import Chunk
@@ -59,7 +59,6 @@ DEFAULT_MAX_EPOCHS = 1 << 14        # ... and at most 16384 (tiny data sets: the
 SOFT_ITERATIONS = 1 << 24           # a length beyond this many iterations (summed over classes) ...
 GOOD_ENOUGH = 0.01                  # ... is trained only while the last doubling improved by more than this
 FIRST_RUN_ITERATIONS = 1 << 14      # the first run has E m >= 2^14 iterations (noise of tiny data sets)
-DEFAULT_AVERAGE_FROM = 0.5      # suffix averaging over the last half of the iterates
 HANDOVER = 4.0                  # a doubling that improved the objective by more than HANDOVER tol hands the
                                 # run over to the dual finish (the tolerance is >= 2 doublings away) ...
 HANDOVER_EPOCHS = 64            # ... as does a length of this many epochs that did not converge
@@ -115,7 +114,7 @@ def _sample_objective(model, X, y, sample_weight):
 
 def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DEFAULT_SEED,
                           sample_size=DEFAULT_SAMPLE_SIZE, grid=DEFAULT_ETA0_GRID,
-                          average_from=DEFAULT_AVERAGE_FROM, sampling="permutation", details=False,
+                          average_from=AUTO_AVERAGE_FROM, sampling="permutation", details=False,
                           **train_kwargs):
     """Choose the step offset t0 of eta_t = 1/(lambda (t + t0)) from the data.
 

@@ -22,6 +22,7 @@ SAMPLINGS = ("uniform", "permutation", "shuffle-once", "sequential")
 SCHEDULES = ("pegasos", "norma", "constant")
 BIAS_MODES = ("none", "feature", "unregularized")
 SOLVERS = ("auto", "pegasos", "dual")    # pegasos train --solver (pegasos.solver.plan)
+AUTO_AVERAGE_FROM = 0.5   # Pegasos' output by default: the mean of the last half of the iterates (RESULTS_defaults.md)
 
 
 def lambda_problem(lam):

@@ -26,7 +26,7 @@ import numbers
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .defaults import (BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
+from .defaults import (AUTO_AVERAGE_FROM, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
                        MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
 from .solver import Problem, Solver, check_solver, plan, psd_kernel
@@ -59,7 +59,6 @@ EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
 MAX_TRACE_POINTS = 1000     # check points per decade of t
 PRESETS = ("auto", "paper")
 MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
-AUTO_AVERAGE_FROM = 0.5     # the mean of the last half of the iterates (measured: benchmarks/RESULTS_defaults.md)
 DEFAULT_MAX_CLASSES = 1000  # more labels than this in a classification run is refused (sector has 105)
 FINISHES = ("dual", "none")
 MAX_FINISH_PASSES = 1_000_000

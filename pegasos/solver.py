@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .defaults import SOLVERS
+from .defaults import AUTO_AVERAGE_FROM, DEFAULT_EPOCHS, SOLVERS
 from .errors import ParameterError
 
 
@@ -89,12 +89,32 @@ class Plan:
         """The reason with its detail and, under "auto", that prefix: what the summary prints."""
         return f"{'auto: ' if self.asked == 'auto' else ''}{self.reason}{': ' + self.detail if self.detail else ''}"
 
-    def describe(self) -> str:
-        """The plan in one line (``pegasos train --explain``)."""
-        how = {Solver.PEGASOS: "Pegasos, the paper's stochastic sub-gradient loop",
-               Solver.DUAL: "dual coordinate ascent from w = 0 until the duality gap certifies the model "
-                            "within tol"}[self.solver]
-        return f"solver {self.solver.value} ({self.why}): {how}"
+    def describe(self, options=None) -> str:
+        """The plan in one line (``pegasos train --explain``); with the run's ``options``, how long it runs."""
+        return f"solver {self.solver.value} ({self.why}): {_how(self.solver, options)}"
+
+
+def _how(solver: Solver, options) -> str:
+    """What ``solver`` will run for ``options`` (None: in general), in words."""
+    if solver is Solver.DUAL:
+        start = "w = 0" if options is None or options.kernel == "linear" else "alpha = 0 (the kernel dual solver)"
+        if options is not None and options.finish_passes is not None:
+            return f"dual coordinate ascent from {start}, exactly {options.finish_passes} passes"
+        return f"dual coordinate ascent from {start} until the duality gap certifies the model within tol"
+    how = "Pegasos, the paper's stochastic sub-gradient loop"
+    if options is None:
+        return how
+    if options.iterations:
+        how += f", T = {options.iterations} iterations"
+    elif options.epochs is not None:
+        how += f", {options.epochs:g} epochs"
+    elif options.length_is_automatic and options.kernel == "linear":
+        how += ", its epochs doubled until a doubling gains less than tol"
+    else:
+        how += f", {DEFAULT_EPOCHS} epochs"
+    if options.finish == "dual" or options.finish_passes is not None:
+        how += ", then dual passes from its margins"
+    return how
 
 
 def psd_kernel(kernel: str, coef0: float | None) -> bool:
@@ -126,6 +146,11 @@ def _pegasos_only(options) -> str | None:
         given.append(options.name("batch_size"))
     if options.early_stop is not None:
         given.append(options.name("early_stop"))
+    if options.preset != "paper":     # the auto preset's sampling and averaging, unless the user chose others
+        if options.sampling != ("uniform" if options.loss == "rank" else "permutation"):
+            given.append(options.name("sampling"))
+        if options.average or (options.budget is None and options.average_from != AUTO_AVERAGE_FROM):
+            given.append(options.name("average_from" if options.average_from is not None else "average"))
     if options.finish == "none" and options.preset != "paper":
         given.append("--finish none" if options.spelling == "cli" else 'finish="none"')
     return ", ".join(given) or None
@@ -158,8 +183,9 @@ def plan(problem: Problem, options) -> Plan:
     """Choose the solver of a run: the one place where it is decided.
 
     The rule of ``solver="auto"``: the dual wherever it can run, Pegasos otherwise, that is when a
-    Pegasos-only setting is given (T, epochs, t0, eta0, a step rule, a budget, projection, k > 1,
-    early stopping, ``finish="none"``, the paper preset) or when the dual cannot run (data not in
+    Pegasos-only setting is given (T, epochs, t0, eta0, a step rule, a budget, projection, k > 1, a
+    sampling or an averaging other than the preset's, early stopping, ``finish="none"``, the paper
+    preset) or when the dual cannot run (data not in
     memory, a resumed run, the log or eps-insensitive loss, an unregularized bias, a kernel that is not
     positive semi-definite, rank pairs too many for memory).  Measured (benchmarks/RESULTS_solver_choice.md), the dual reached the
     default tol first on every shared set and on generated data from lambda*m = 0.03 to 400, where the

@@ -35,6 +35,10 @@ from small_data import binary, multiclass, write_svm
     (dict(epochs=2), Solver.PEGASOS, "given: epochs="),
     (dict(eta0=0.1), Solver.PEGASOS, "given: eta0="),
     (dict(batch_size=8), Solver.PEGASOS, "given: batch_size="),
+    (dict(sampling="uniform"), Solver.PEGASOS, "given: sampling="),     # a fresh user's trial: they were ignored
+    (dict(average=False), Solver.PEGASOS, "given: average="),
+    (dict(average_from=0.9), Solver.PEGASOS, "given: average_from="),
+    (dict(sampling="permutation", average_from=0.5), Solver.DUAL, "the dual can run"),     # the preset's own
     (dict(finish="none"), Solver.PEGASOS, 'given: finish="none"'),
     (dict(preset="paper"), Solver.PEGASOS, "given: preset="),
     (dict(loss="log"), Solver.PEGASOS, "the log loss has no dual"),

@@ -13,7 +13,7 @@ def explain_plan(options, m, in_memory=True, resumed=False):
     from ..solver import Problem, plan
 
     chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, resumed=resumed), options)
-    click.echo(("" if m is None else f"m={m} lambda={options.lam!r} | ") + chosen.describe())
+    click.echo(("" if m is None else f"m={m} lambda={options.lam!r} | ") + chosen.describe(options))
 
 
 def _no_iteration(info):
