@@ -102,18 +102,7 @@ def test_index_1e8_takes_memory_of_the_data_not_of_the_index(tmp_path, mode):
         assert status == 1 and "training on shards keeps dense weights" in stderr
 
 
-HUGE = 10_000_000
-
-
-def _pair(seed=0, m=60):
-    """The same examples twice: on columns 0..5 and with column 5 moved to HUGE - 1."""
-    rng = np.random.default_rng(seed)
-    dense = rng.normal(size=(m, 6)) * (rng.random((m, 6)) < 0.5)
-    y = np.where(dense @ rng.normal(size=6) > 0, 1.0, -1.0)
-    small = sp.csr_matrix(dense)
-    coo = small.tocoo()
-    huge = sp.csr_matrix((coo.data, (coo.row, np.where(coo.col == 5, HUGE - 1, coo.col))), shape=(m, HUGE))
-    return small, huge, y
+from test_used_columns import HUGE, _pair  # noqa: E402 (the same examples on few and on huge columns)
 
 
 def _write(path, X, y):

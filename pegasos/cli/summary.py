@@ -4,7 +4,6 @@ import math
 
 import click
 
-from .notes import note_unused_qid
 from .progress import bar_update, close_bar
 
 
@@ -31,7 +30,6 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
     with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
     objective computed is left in ``seen`` (a dict), for the notes."""
-    note_unused_qid(d, options)
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
              f"solver {result.info['solver']} ({result.info['solver_reason']})" if "solver" in result.info else "",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "

@@ -13,7 +13,8 @@ from .progress import Progress, TrainingBar
 from .options import (SectionOption, SectionedCommand, solver_options, problem_options, kernel_options,
                       streaming_options, data_options, check_options, shard_options, given_on_command_line,
                       option_settings, parse_class_weights)
-from .notes import note_outcome, note_worse_than_start, note_worse_than_zero, note_stream_fits, gap_summary
+from .notes import (gap_summary, note_outcome, note_stream_fits, note_unused_qid, note_worse_than_start,
+                    note_worse_than_zero)
 from .reading import index_base_of, options_of_data, read_training_data
 from .summary import explain_plan, train_summary, train_record, record_gap
 from .selection import cv_command
@@ -280,6 +281,7 @@ def _summary(args, result, d, options, times, progress, to_stdout, finish_gap, c
             record["certificate"] = certificate
         echo_json(record)
     elif not args.quiet:
+        note_unused_qid(d, options)             # (a note of the summary's: not with -q)
         summary = train_summary(result, d, options, t_read, t_train, cache_note, args.no_objective, progress,
                                 args.model, finish_gap, seen)
         if args.report_gap:
