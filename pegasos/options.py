@@ -44,7 +44,7 @@ CLI_NAMES = {
     "lam": "--lambda", "iterations": "-T/--iterations", "epochs": "--epochs", "batch_size": "-k/--batch-size",
     "sampling": "--sampling", "projection": "--projection", "average": "--average",
     "average_from": "--average-from", "bias": "--bias", "seed": "--seed", "loss": "--loss",
-    "epsilon": "-p/--epsilon", "class_weight": "-w/-j", "step_offset": "--t0", "eta0": "--eta0",
+    "epsilon": "-p/--epsilon", "class_weight": "-w", "step_offset": "--t0", "eta0": "--eta0",
     "schedule": "--schedule", "eta": "--eta",
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",

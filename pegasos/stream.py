@@ -25,7 +25,7 @@ Two ways, both behind ``pegasos train --stream``:
   again.  The order is only shuffled within a window of about N examples
   (and at least one block): a file sorted by label needs a buffer larger
   than its longest run of one label, or the cache.  Use it for one or a few
-  epochs (``--eta0`` with suffix averaging reaches 1% of the optimum in one
+  epochs (a first step set with ``--t0`` and suffix averaging reaches 1% of the optimum in one
   epoch) when disk space is short.  Binary classification and regression
   only, from a regular file (a pipe can be read only once).  The scan keeps
   a uniform sample of rows (:class:`Scan` ``sample``), on which

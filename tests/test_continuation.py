@@ -183,7 +183,7 @@ def test_the_doubling_weighs_work_against_gain():
     assert reason == "converged" and asked[-1] == 128      # 1/128 - 1/256 of about 1: within tol 1%
 
 
-# ------------------------------------------------------------------ --tol-gap --
+# ------------------------------------------------------------------ tol_gap --
 
 A9A_FSTAR = 0.3517618027       # lambda = 1e-4, tests/../shared/data/README.md
 
@@ -240,13 +240,16 @@ def test_tol_gap_one_vs_rest_and_its_cap(heart):
     ({"tol_gap": 0.01, "loss": "log"}, "hinge"),
     ({"tol_gap": 0.01, "bias": "unregularized"}, "bias"),
     ({"tol_gap": 0.01, "multiclass": "crammer-singer", "finish": "none"}, "dual passes from W = 0"),
+    ({"tol_gap": 0.01, "schedule": "constant", "eta": 0.01}, "lengthens a run of the Pegasos step"),
 ])
 def test_tol_gap_refuses_what_it_cannot_certify(settings, word):
     with pytest.raises(ParameterError, match=word):
         TrainOptions(**settings).validate()
 
 
-def test_train_tol_gap_on_the_command_line(tmp_path):
+def test_the_command_line_asks_for_the_certificate_with_tol(tmp_path):
+    """Where the dual solver runs, tol_gap=EPS is tol=EPS (the same model): the command line spells it
+    --tol EPS only, and the header says the run stopped certified within it."""
     from conftest import ok, run_pegasos
 
     rng = np.random.default_rng(2)
@@ -258,11 +261,14 @@ def test_train_tol_gap_on_the_command_line(tmp_path):
     data = tmp_path / "d.svm"
     data.write_text("\n".join(lines) + "\n")
     model = tmp_path / "d.model"
-    ok(run_pegasos("train", "-q", "-l", "1e-2", "--tol-gap", "0.001", data, model))
+    ok(run_pegasos("train", "-q", "-l", "1e-2", "--tol", "0.001", data, model))
     header = pegasos.load_model(model).info
-    assert header["tol"] == "0.001" and header["stop"] == "certified" and float(header["certified_gap"]) <= 0.001
-    r = run_pegasos("train", "-q", "-l", "1e-2", "--tol-gap", "0.001", "--epochs", "2", data, model)
-    assert r.returncode != 0 and "--tol-gap" in r.stderr and "Traceback" not in r.stderr
+    assert header["solver"] == "dual" and header["tol"] == "0.001" and header["stop"] == "certified"
+    assert float(header["certified_gap"]) <= 0.001
+    from pegasos.io import read_svmlight
+
+    d = read_svmlight(str(data))
+    assert pegasos.fit(d, lam=1e-2, tol_gap=0.001).to_text() == pegasos.fit(d, lam=1e-2, tol=0.001).to_text()
 
 
 @pytest.mark.parametrize("settings", [{"schedule": "norma", "eta": 0.5}, {"schedule": "constant", "eta": 0.01},

@@ -549,8 +549,7 @@ def test_cli_cv_and_search_on_dask(shards, tmp_path, threads_cluster):
         runs["search", name] = {k: v for k, v in _without_seconds(json.loads(r.output)).items() if k != "model"}
     assert runs["cv", "local"] == runs["cv", "dask"] and runs["search", "local"] == runs["search", "dask"]
     assert (tmp_path / "local.model").read_bytes() == (tmp_path / "dask.model").read_bytes()
-    for extra, words in ((["--jobs", "2"], "--jobs"), (["--cache", str(tmp_path / "c")], "--cache"),
-                         (["-j", "2"], "-j")):
+    for extra, words in ((["--jobs", "2"], "--jobs"), (["--cache", str(tmp_path / "c")], "--cache")):
         r = CliRunner().invoke(main, ["cv"] + dask + extra + [path])
         assert r.exit_code == 1 and words in r.output and "Traceback" not in r.output, r.output
     r = CliRunner().invoke(main, ["cv", "--local-workers", "2", path])
@@ -731,10 +730,7 @@ def test_a_pickled_engine_connects_again(engine, threads_cluster):
 
 
 def test_tol_gap_is_refused_on_shards(shards, tmp_path):
-    """--tol-gap needs the certificate's passes over the data in memory: on shards it is refused in one
+    """tol_gap needs the certificate's passes over the data in memory: on shards it is refused in one
     line (it was ignored: the model had no certified gap and ended 3.3% above f*)."""
     with pytest.raises(ParameterError, match="tol_gap: the certified gap needs the data in memory"):
         fit_shards(str(shards / "bin"), OPTS.replace(tol_gap=0.01, iterations=None, step_offset=None))
-    r = CliRunner().invoke(main, ["train", "--tol-gap", "0.01", str(shards / "bin"), str(tmp_path / "m")])
-    assert r.exit_code == 1 and "Error: --tol-gap: the certified gap needs" in r.output, r.output
-    assert "Traceback" not in r.output and not (tmp_path / "m").exists()

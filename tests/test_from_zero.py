@@ -166,20 +166,6 @@ def test_zero_epochs_points_to_t_zero():
         pegasos.fit((X, y), iterations=0)
 
 
-def test_report_gap_leaves_the_finish_its_own_figure_in_the_summary(tmp_path):
-    """With --report-gap the header keeps the tighter of the two proofs, and the summary's dual-finish part
-    said that one too, as though the finish had proved it; it now gives the finish's own gap (the header of
-    the same run without --report-gap), and the --report-gap part its own."""
-    X, y = binary(m=400, n=10, seed=3, noise=0.1)
-    data = write_svm(tmp_path / "d.svm", X, y)
-    ok(run_pegasos("train", "-q", "-l", "1e-3", data, tmp_path / "plain"))
-    own = float(pegasos.load_model(str(tmp_path / "plain")).info["certified_gap"])
-    r = ok(run_pegasos("train", "-l", "1e-3", "--report-gap", data, tmp_path / "m"))
-    assert f"certified within {100 * own:.3g}% of the optimum" in r
-    written = float(pegasos.load_model(str(tmp_path / "m")).info["certified_gap"])
-    assert written <= own and f"({100 * written:.3g}% of f;" in r
-
-
 def test_a_lambda_path_starts_its_dual_passes_from_the_previous_weights():
     """search's warm start: at the next lambda the finish's passes start from the previous lambda's margins
     (as a dual warm start of LIBLINEAR's C search does) and, where they certify, no Pegasos epoch runs; the

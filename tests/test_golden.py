@@ -68,11 +68,13 @@ CASES = {
     "minibatch_k8": f"-l 0.01 --epochs 10 -k 8 --sampling permutation --seed 1 --bias none --t0 0 --loss hinge {LINEAR} binary.svm",
     "minibatch_k8_uniform": f"-l 0.01 -T 300 -k 8 --sampling uniform --seed 1 --bias none --t0 0 --loss hinge --average-from 0.5 {LINEAR} binary.svm",
     # Step offsets.
-    "eta0": f"-l 0.01 --epochs 3 -k 1 --sampling permutation --seed 1 --bias none --eta0 0.1 --loss hinge --average-from 0.5 {LINEAR} binary.svm",
+    # (the first step eta0 = 0.1: T0 = 1/(lambda eta0) = 1000)
+    "eta0": f"-l 0.01 --epochs 3 -k 1 --sampling permutation --seed 1 --bias none --t0 1000 --loss hinge --average-from 0.5 {LINEAR} binary.svm",
     "t0": f"-l 0.01 -T 2000 -k 1 --sampling uniform --seed 1 --bias none --t0 500 --loss hinge {LINEAR} binary.svm",
     # Class weights, 0/1 labels, 0-based indices, float32 values.
     "class_weights": f"-l 0.01 -T 2000 -k 1 --sampling uniform --seed 1 --bias none --t0 0 --loss hinge -w 0:2 -w 1:0.5 {LINEAR} binary01.svm",
-    "cost_factor_j": f"-l 0.01 -T 2000 -k 1 --sampling uniform --seed 1 --bias none --t0 0 --loss hinge -j 3 {LINEAR} binary.svm",
+    # (SVMlight's -j 3: the positive class's weight)
+    "cost_factor_j": f"-l 0.01 -T 2000 -k 1 --sampling uniform --seed 1 --bias none --t0 0 --loss hinge -w 1:3 {LINEAR} binary.svm",
     "labels01": f"-l 0.01 -T 2000 -k 1 --sampling uniform --seed 1 --bias none --t0 0 --loss hinge {LINEAR} binary01.svm",
     "zero_based": f"-l 0.01 -T 2000 -k 1 --sampling uniform --seed 1 --bias none --t0 0 --loss hinge --zero-based {LINEAR} binary01_zero.svm",
     "float32": f"-l 0.01 -T 2000 -k 1 --sampling uniform --seed 1 --bias none --t0 0 --loss hinge --kernel linear --dtype float32 --jobs 1 binary.svm",
@@ -88,7 +90,7 @@ CASES = {
     "kernel_rbf_budget": "-l 0.01 -T 300 -k 1 --sampling uniform --seed 1 --bias none --loss hinge --kernel rbf --gamma 0.5 --budget 40 --cache-mb 10 --dtype float64 --jobs 1 binary.svm",
     # Files larger than memory: shuffle buffer, binary cache.
     "stream_shuffle": f"-l 0.01 --epochs 2 -k 1 --seed 1 --bias none --t0 0 --loss hinge --stream --shuffle-buffer 64 {LINEAR} binary.svm",
-    "stream_shuffle_average": f"-l 0.01 --epochs 1 -k 1 --seed 1 --bias none --eta0 0.1 --loss hinge --average-from 0.5 --stream --shuffle-buffer 100 {LINEAR} binary.svm",
+    "stream_shuffle_average": f"-l 0.01 --epochs 1 -k 1 --seed 1 --bias none --t0 1000 --loss hinge --average-from 0.5 --stream --shuffle-buffer 100 {LINEAR} binary.svm",
     "cache_permutation": f"-l 0.01 --epochs 5 -k 1 --sampling permutation --seed 1 --bias none --t0 0 --loss hinge --stream --cache {{tmp}}/binary.cache {LINEAR} binary.svm",
 }
 

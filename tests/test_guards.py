@@ -92,14 +92,3 @@ def test_the_options_are_taken_where_they_apply(tmp_path):
     ok(run_pegasos("train", "-q", "--loss", "eps-insensitive", "-p", "0.2", data, tmp_path / "r.model"))
     ok(run_pegasos("train", "-q", "--loss", "eps-insensitive", "--epochs", "2", "--trace", tmp_path / "t.csv",
                    "--trace-points", "3", "--trace-budget", "0", data, tmp_path / "t.model"))
-
-
-def test_cross_validation_refuses_the_certificate_options(tmp_path):
-    """train -v K printed the numbers of plain -v K and dropped --tol-gap and --report-gap."""
-    data = tmp_path / "d.svm"
-    data.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7 / 7:.3f} 2:{i % 5 / 5:.2f}\n" for i in range(40)))
-    one_error(run_pegasos("train", "-v", "3", "--tol-gap", "0.01", data), "-v cross-validates: --tol-gap")
-    one_error(run_pegasos("train", "-v", "3", "--report-gap", data), "-v cross-validates: --report-gap")
-    one_error(run_pegasos("train", "--tol-gap", "0.01", "--schedule", "constant", "--eta", "0.01", data,
-                          tmp_path / "m.model"), "--tol-gap lengthens a run of the Pegasos step", "--schedule constant")
-    assert not (tmp_path / "m.model").exists()

@@ -1,6 +1,6 @@
 """The help of train, cv and search (a screen of the options most runs need; --help-all every option,
-in sections, with its whole text), -c C (LIBLINEAR's C), and the one-line answers to LIBLINEAR's and
-SVMlight's spellings of options pegasos spells otherwise."""
+in sections, with its whole text), -c C (LIBLINEAR's C), and the one-line answers to LIBLINEAR's,
+SVMlight's and scikit-learn's spellings of options pegasos spells otherwise (one spelling per feature)."""
 
 import json
 import re
@@ -71,9 +71,8 @@ def test_help_lists_only_the_chosen_options(command):
 
 def test_train_help_shows_the_everyday_options():
     listed = set(entries(help_of("train")))
-    for opt in ("-l", "-c", "-T", "--epochs", "--tol", "--loss", "--bias", "--multiclass", "-w", "-j", "--kernel",
-                "--gamma", "-k", "--seed", "--jobs", "-q", "--report-gap", "--stream", "--init", "--json", "-v",
-                "--help-all", "-h"):
+    for opt in ("-l", "-c", "-T", "--epochs", "--tol", "--loss", "--bias", "--multiclass", "-w", "--kernel",
+                "--gamma", "-k", "--seed", "--jobs", "-q", "--stream", "--init", "--json", "--help-all", "-h"):
         assert opt in listed, f"train --help does not list {opt}"
     assert "--finish" not in listed and "--trace" not in listed
 
@@ -178,6 +177,44 @@ def test_other_tools_spellings_get_ours_in_one_line(tmp_path, command, args, fra
     r = run_pegasos(command, *args, data)
     error_line(r, *fragments, status=2)
     assert "Usage:" not in r.stderr
+
+
+# ------------------------------------------------------- one spelling per feature --
+
+@pytest.mark.parametrize("command, args, fragments", [
+    ("train", ("-v", "3"), ("LIBLINEAR's train -v 3", "pegasos cv -v 3 DATA")),
+    ("train", ("-v3",), ("pegasos cv -v 3 DATA",)),
+    ("train", ("-j", "2"), ("SVMlight's -j 2", "-w 1:2")),
+    ("cv", ("-j", "2"), ("-w 1:2",)),
+    ("search", ("-j2",), ("-w 1:2",)),
+    ("train", ("-l", "0.01", "--eta0", "0.1"), ("--eta0 0.1", "--t0 1000 ")),
+    ("train", ("--eta0", "0.5"), ("--t0 20000 ",)),                       # the default lambda, 1e-4
+    ("train", ("-c", "1", "--eta0", "0.5"), ("--t0 1/(lambda ETA0)",)),    # lambda = 1/(C m): m not known yet
+    ("cv", ("--eta0=0.1", "--lambda", "0.01"), ("--t0 1000 ",)),
+    ("train", ("--tol-gap", "0.001"), ("--tol 0.001", "--solver dual", "pegasos objective --gap")),
+    ("train", ("--tol-gap=0.001",), ("--tol 0.001",)),
+    ("train", ("--report-gap",), ("pegasos objective --gap DATA MODEL",)),
+])
+def test_a_feature_spelled_twice_answers_with_its_one_spelling(tmp_path, command, args, fragments):
+    """train -v K is pegasos cv, SVMlight's -j FACTOR is -w 1:FACTOR, scikit-learn's --eta0 is --t0, and a
+    certificate is asked for with --tol (the dual solver) or pegasos objective --gap (any model): the other
+    spellings answer with that one, in one line, exit status 2, and nothing written."""
+    data = write_data(tmp_path / "d.svm")
+    r = run_pegasos(command, *args, data, cwd=tmp_path)
+    error_line(r, *fragments, status=2)
+    assert "Usage:" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.svm"]
+
+
+def test_the_one_spellings_give_the_models_of_the_others(tmp_path):
+    """The answers' spellings are exact: --t0 1000 is --eta0 0.1 at lambda 0.01 (the golden eta0.model, written
+    by --eta0, is checked in test_golden with --t0 1000; the t0 here is the float 1/(0.01 * 0.1)), and -w 1:3
+    weights the positive class of a -1/+1 file as -j 3 did (golden cost_factor_j.model)."""
+    assert 1.0 / (0.01 * 0.1) == 1000.0
+    data = write_data(tmp_path / "d.svm")
+    ok(run_pegasos("train", "-q", "-w", "1:3", "--epochs", "1", data, tmp_path / "w"))
+    assert header(tmp_path / "w", "class_weights") == "1:3.0"
+    assert header(tmp_path / "w", "label_positive") == "1"
 
 
 def test_an_option_no_tool_has_is_still_clicks_error(tmp_path):

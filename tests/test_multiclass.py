@@ -468,14 +468,14 @@ def test_class_weights_go_into_header_and_change_model(tmp_path):
               for c in range(3)]
     np.testing.assert_allclose(r["per_class_objective"], expect, rtol=1e-12)
     one_line_error(run_pegasos("train", "-w", "7:2", *opts, tmp_path / "x.model"), "label 7", "not in the data")
-    one_line_error(run_pegasos("train", "-j", "2", *opts, tmp_path / "x.model"), "-j applies to binary")
 
 
-def test_cost_factor_j_binary(tmp_path):
+def test_positive_class_weight_binary(tmp_path):
+    """-w 1:2 (SVMlight's -j 2) on heart_scale's -1/+1 labels."""
     plain, weighted = tmp_path / "plain.model", tmp_path / "j.model"
     opts = ["-l", "1e-2", "--epochs", "20", "-q", data_file("heart_scale/heart_scale")]
     ok(run_pegasos("train", *opts, plain))
-    ok(run_pegasos("train", "-j", "2", *opts, weighted))
+    ok(run_pegasos("train", "-w", "1:2", *opts, weighted))
     assert "class_weights" not in _header(plain)
     assert _header(weighted)["class_weights"] == "1:2.0"
     assert not np.array_equal(pegasos.load_model(plain).w, pegasos.load_model(weighted).w)
@@ -861,7 +861,7 @@ def test_cs_passes_shrink_classes_within_an_example():
 
 
 def test_crammer_singer_tol_gap_certifies_to_it():
-    """--tol-gap with Crammer-Singer: its dual passes from W = 0 until certified within it (it was refused)."""
+    """tol_gap with Crammer-Singer: its dual passes from W = 0 until certified within it (it was refused)."""
     X, y, yc = _small_multiclass(31)
     f_star = _liblinear_cs(X, y, 1e-2, False, None)
     for eps in (1e-2, 1e-5):

@@ -151,7 +151,7 @@ def cli(*args):
     ("--sampling", "uniform", "--average"),
     ("--sampling", "permutation", "-k", "4", "--no-average", "--bias", "feature"),
     ("--sampling", "sequential", "--average", "--bias", "unregularized"),
-    ("--sampling", "permutation", "--eta0", "0.5"),                    # suffix averaging, start after T1
+    ("--sampling", "permutation", "--t0", "200"),                      # suffix averaging, start after T1
     (),                                                                # the defaults: calibrated t0 kept
 ])
 def test_cli_resume_gives_the_bytes_of_one_run(tmp_path, args):

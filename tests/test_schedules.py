@@ -238,7 +238,6 @@ def test_cli(tmp_path):
     for args, fragment in [(("--schedule", "constant"), "--schedule constant needs the step: give --eta E"),
                            (("--eta", "0.3"), "--eta sets the step of --schedule norma or constant"),
                            (("--schedule", "norma", "--t0", "4"), "--t0 offsets the Pegasos step"),
-                           (("--schedule", "norma", "--eta0", "4"), "--eta0 offsets the Pegasos step"),
                            (("--schedule", "constant", "--eta", "0"), "--eta: the step must be a positive number"),
                            (("--schedule", "norma", "--kernel", "rbf"), "--schedule norma: kernels use")]:
         r = run_pegasos("train", *args, "-T", "10", data, tmp_path / "bad.model")

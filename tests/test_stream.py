@@ -254,7 +254,7 @@ def test_file_changing_between_passes_is_an_error(tmp_path, monkeypatch):
 
 def test_cli_stream_and_cache_end_to_end(tmp_path):
     a9a = data_file(A9A)
-    args = ["--epochs", "2", "--average-from", "0.5", "--eta0", "0.01"]
+    args = ["--epochs", "2", "--average-from", "0.5", "--t0", "1000000"]
     r = run_pegasos("train", "--stream", "--shuffle-buffer", "5000", a9a, tmp_path / "s.model", *args)
     assert r.returncode == 0, r.stderr
     assert "shuffle buffer 5000" in r.stdout

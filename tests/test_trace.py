@@ -321,7 +321,7 @@ def test_train_trace_validation_and_early_stop_from_the_command_line(tmp_path):
     Xv, yv = make_data(m=200, n=25, seed=13, noise=1.0)          # 25 columns: the extra 5 are ignored
     data = write_svm(tmp_path / "d.svm", X, y)
     val = write_svm(tmp_path / "v.svm", Xv, yv)
-    args = ("-q", "-l", "1e-3", "--epochs", "20", "--eta0", "0.5")
+    args = ("-q", "-l", "1e-3", "--epochs", "20", "--t0", "2000")
     ok(run_pegasos("train", *args, data, tmp_path / "plain.model"))
     ok(run_pegasos("train", *args, "--trace", tmp_path / "t.csv", "--validation", val, data, tmp_path / "t.model"))
     assert (tmp_path / "t.model").read_bytes() == (tmp_path / "plain.model").read_bytes()

@@ -163,23 +163,3 @@ def test_the_estimator_says_the_features_are_not_scaled(monkeypatch):
     monkeypatch.setattr(finish, "ASKED_UPDATES", 1 << 20)     # passes too few to certify it
     with pytest.warns(ConvergenceWarning, match=r"not scaled \(column 0 reaches \|x\| = 16\).*MaxAbsScaler"):
         PegasosClassifier(lam=1e-5).fit(sp.csr_matrix(X), y)
-
-
-def test_report_gap_notes_a_model_no_finish_ran_on_above_tol(tmp_path):
-    """--finish none --report-gap -q recorded a 54% certified gap in the header and said nothing (a fresh
-    user's trial): the note is given, with -q too, and says what would finish the model; a model within
-    --tol gets none."""
-    X, y = large_features()
-    write(tmp_path / "large.svm", X, y)
-    r = run_pegasos("train", "-q", "--solver", "pegasos", "--report-gap", "-l", "1e-4", str(tmp_path / "large.svm"),
-                    str(tmp_path / "m"))
-    ok(r)
-    gap = float(load_model(str(tmp_path / "m")).info["certified_gap"])
-    assert gap > 0.002
-    assert notes(r, "the model is not certified within --tol 0.2%") == [
-        f"pegasos: note: the model is not certified within --tol 0.2%: its certified gap is {100 * gap:.3g}% of its "
-        "objective; --solver dual trains until it is"]
-    write(tmp_path / "scaled.svm", X / 16.0, y)
-    r = run_pegasos("train", "-q", "--report-gap", "-l", "1e-4", str(tmp_path / "scaled.svm"), str(tmp_path / "m2"))
-    ok(r)
-    assert r.stderr == ""

@@ -224,7 +224,7 @@ def test_the_finish_may_use_the_helper_only_with_two_threads(monkeypatch):
 
 
 def test_the_gap_is_the_same_with_the_helper(monkeypatch):
-    """duality_gap(helper=True) (objective --gap and --report-gap on two processors): the same numbers,
+    """duality_gap(helper=True) (objective --gap on two processors): the same numbers,
     binary and one-vs-rest, and the helper did run."""
     import pegasos
 

@@ -9,13 +9,10 @@ import click
 from ..defaults import DEFAULT_EPOCHS
 
 
-def note_outcome(outcome, result, d, options, quiet, report_gap, certificate):
+def note_outcome(outcome, result, d, options, quiet):
     """train's notes on how the run ended (:attr:`pegasos.outcome.Outcome.diagnostics`, the ones
     :func:`pegasos.fit` warns with).  A model the dual solver did not certify is said with -q too (a cron
     job's mail), with what may help: scaling the features, more passes."""
-    from ..outcome import DUAL_STOPS
-    from ..solver import Solver
-
     uncertified_dual = outcome.certified_gap is not None and not outcome.certified
     for line in outcome.diagnostics:
         if uncertified_dual:
@@ -24,13 +21,7 @@ def note_outcome(outcome, result, d, options, quiet, report_gap, certificate):
             click.echo(f"pegasos: note: {line}{classes_not_finished(result)}{more}", err=True)
             _note_scale(d, finding)
         elif not quiet:
-            click.echo(f"pegasos: note: {line}{gap_hint(result, report_gap)}", err=True)
-    if (report_gap and outcome.solver is Solver.PEGASOS and outcome.stop not in DUAL_STOPS
-            and outcome.certified_gap is None
-            and not _within(certificate, options.tol) and "error" not in certificate):
-        # a Pegasos model proven above --tol by --report-gap: said with -q too
-        click.echo(f"pegasos: note: the model is not certified within --tol {100 * options.tol:.3g}%: "
-                   f"{_written_gap(certificate)}; --solver dual trains until it is", err=True)
+            click.echo(f"pegasos: note: {line}{gap_hint(result)}", err=True)
 
 
 def note_unused_qid(d, options):
@@ -53,19 +44,17 @@ def more_passes(outcome):
     return f"; {after}--finish-passes {4 * outcome.passes} runs four times its passes"
 
 
-def gap_hint(model, report_gap):
-    """", --report-gap to see ..." where --report-gap was not given and can certify ``model`` (not for the log
-    or eps-insensitive loss, nor an unregularized bias: the hint sent users to a "no certified gap")."""
+def gap_hint(model):
+    """", pegasos objective --gap ..." where that can certify ``model`` (not for the log or eps-insensitive
+    loss, nor an unregularized bias: the hint sent users to a "no certified gap")."""
     from ..certificate import check_gap_model
     from ..errors import PegasosError
 
-    if report_gap:
-        return ""
     try:
         check_gap_model(model)
     except PegasosError:
         return ""
-    return ", --report-gap to see how far from the optimum the model is"
+    return "; pegasos objective --gap DATA MODEL says how far from the optimum the model is"
 
 
 def _scale_finding(d):
@@ -222,28 +211,6 @@ def classes_not_finished(result):
 def not_below_zero(gap):
     """A gap for the text: a negative one (rounding: the dual a few ulps above the primal) is 0."""
     return 0.0 if gap < 0 else gap
-
-
-def _within(certificate, tol):
-    """Whether a certificate of :func:`record_gap` proves the model within ``tol``."""
-    return certificate is not None and "error" not in certificate and float(certificate["rel_gap"]) <= tol
-
-
-def _written_gap(certificate):
-    """The written model's certified gap, for a note."""
-    if certificate is None or "error" in certificate:
-        return "it has no certificate" + (f" ({certificate['error']})" if certificate else "")
-    return f"its certified gap is {100 * not_below_zero(float(certificate['rel_gap'])):.3g}% of its objective"
-
-
-def gap_summary(g):
-    """The summary's certified-gap part from :func:`record_gap`'s dict, or why there is none."""
-    if "error" in g:
-        return f"no certified gap ({g['error']})"
-    if "gap" not in g:
-        return f"certified within {100 * not_below_zero(g['rel_gap']):.3g}% of the optimum (the written model's certificate)"
-    return (f"certified: f - f* <= {g['gap']:.3g} ({100 * g['rel_gap']:.3g}% of f; dual bound {g['dual']:.6g}, "
-            f"{g['passes']} passes{still_shrinking(g, 'pegasos objective --gap-passes')}, {g['seconds']:.2f} s)")
 
 
 def still_shrinking(r, command="--gap-passes"):

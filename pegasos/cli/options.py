@@ -26,8 +26,7 @@ class SectionOption(click.Option):
 #: skipped, so one set serves the three commands, and an option not yet declared may be named here.
 SHORT_HELP_OPTIONS = frozenset({
     "lam", "cost_c", "iterations", "epochs", "tol", "solver", "loss", "bias", "multiclass", "class_weights",
-    "cost_factor", "kernel", "gamma", "batch_size", "seed", "jobs", "quiet", "report_gap", "train:stream",
-    "init_model", "cv_folds", "as_json", "explain",
+    "kernel", "gamma", "batch_size", "seed", "jobs", "quiet", "train:stream", "init_model", "as_json", "explain",
     # cv and search
     "folds", "fold_jobs", "lambda_grid", "gamma_grid", "validation", "metric",
     "help_all",     # and -h/--help
@@ -171,21 +170,41 @@ _KERNEL_TYPES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 
 
 def _value_after(option, args):
-    """The value given to the short option ``option`` in ``args`` (``-B 1`` or ``-B1``), or None."""
+    """The value given to ``option`` in ``args`` (``-B 1``, ``-B1``, ``--eta0 2`` or ``--eta0=2``), or None."""
     for i, a in enumerate(args):
         if a == option:
             return args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else None
+        if a.startswith(option + "=") and option.startswith("--"):
+            return a[len(option) + 1:]
         if a.startswith(option) and not a.startswith("--"):
             return a[len(option):]
     return None
 
 
 def _foreign_spelling(option, args, params):
-    """The one-line answer to LIBLINEAR's or SVMlight's ``option`` (in ``args``) that pegasos spells
-    otherwise: its spelling here, or None for an option no other tool has either.  ``params``: the
-    parameter names of the command (--solver is named where the command has it)."""
+    """The one-line answer to ``option`` (in ``args``), a spelling of LIBLINEAR's, SVMlight's or
+    scikit-learn's of a feature that pegasos spells otherwise: its spelling here, or None for an option
+    no tool has.  ``params``: the parameter names of the command (--solver is named where the command
+    has it)."""
     value = _value_after(option, args)
     shown = option if value is None else f"{option} {value}"
+    if option == "-v":
+        folds = "K" if value is None else value
+        return (f"pegasos spells LIBLINEAR's train -v {folds} (cross-validation) as pegasos cv -v {folds} DATA; "
+                "train writes a model")
+    if option == "-j":
+        return (f"pegasos spells SVMlight's -j {value or 'FACTOR'} (the positive class's cost factor) as "
+                f"-w 1:{value or 'FACTOR'} (-w LABEL:WEIGHT, LABEL the positive label)")
+    if option == "--eta0":
+        return _eta0_answer(value, args)
+    if option == "--tol-gap":
+        eps = value or "EPS"
+        return (f"pegasos spells --tol-gap {eps} as --tol {eps}: the dual solver (--solver dual; auto's choice "
+                "where it can run) trains until certified within it; pegasos objective --gap DATA MODEL "
+                "certifies any model")
+    if option == "--report-gap":
+        return ("pegasos certifies a model with pegasos objective --gap DATA MODEL (any linear model, left "
+                "unchanged); train's summary gives the certified gap of a model the dual solver trained")
     if option == "-B":
         try:
             b = float(value)
@@ -215,6 +234,21 @@ def _foreign_spelling(option, args, params):
     if option == "-c":
         return "pegasos search chooses lambda: its -l LO:HI is the grid (lambda = 1/(C m), m the examples)"
     return None
+
+
+def _eta0_answer(value, args):
+    """The answer to --eta0 (scikit-learn's first step size): --t0 T0 = 1/(lambda ETA0), T0 worked out
+    where lambda is known (-l given, or the default without -c)."""
+    t0 = "1/(lambda ETA0)"
+    lam = _value_after("-l", args) or _value_after("--lambda", args)
+    if lam is None and _value_after("-c", args) is None:
+        lam = repr(DEFAULT_LAMBDA)
+    try:
+        t0 = f"{1.0 / (float(lam) * float(value)):.10g}"
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        pass
+    return (f"pegasos spells --eta0 {value or 'ETA0'} (the first step size) as --t0 {t0} (eta_t = "
+            "1/(lambda (t + T0)), so T0 = 1/(lambda ETA0))")
 
 
 def _check_cost(ctx):
@@ -289,7 +323,6 @@ solver_options = _options(
                                                                   "the paper's 1/(lambda t) [default: calibrated on "
                                                                   "a sample of DATA for linear binary, "
                                                                   "regression and multiclass models, else 0].")),
-    (("--eta0",), dict(type=float, metavar="ETA0", help="First step size; sets T0 = 1/(lambda ETA0).")),
     (("--schedule",), dict(type=click.Choice(SCHEDULES), default="pegasos", show_default=True,
                            help="Step rule: pegasos 1/(lambda (t + T0)); norma p/(lambda sqrt(t)) with "
                                 "--projection (p from --eta); constant --eta E.")),
@@ -321,11 +354,9 @@ problem_options = _options(
     (("--cost-matrix",), dict(metavar="FILE",
                               help="Crammer-Singer costs: K lines of K numbers, row = true class, column = "
                                    "predicted class, classes in increasing label order, zero diagonal.")),
-    (("-j", "cost_factor"), dict(type=float, metavar="FACTOR", help="Weight of the positive class's errors "
-                                                                    "(SVMlight -j).")),
     (("-w", "class_weights"), dict(multiple=True, metavar="LABEL:WEIGHT",
                                    help="Weight of the errors of class LABEL, repeatable; LIBLINEAR's "
-                                        "-w1 5 is -w 1:5.")),
+                                        "-w1 5 is -w 1:5, SVMlight's -j 5 is -w 1:5.")),
     (("--allow-one-class",), dict(is_flag=True, help="Accept data whose labels are all -1, all 0 or all +1 (the "
                                                      "other class is the usual partner).")),
     (("--max-classes",), dict(type=int, default=1000, show_default=True,
@@ -373,17 +404,15 @@ data_options = _options(
                                  help="With --verbose, seconds between two progress lines.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
     (("--init", "init_model"), dict(metavar="MODEL",
-                                    help="Resume the Pegasos run of the linear MODEL on DATA; -T/--epochs are the "
-                                         "iterations to add (default: 1 epoch), options not given are MODEL's; "
-                                         "--finish dual finishes the run in the dual.")),
+                                    help="Continue the Pegasos run of the model file MODEL (linear) on any DATA; "
+                                         "-T/--epochs are the iterations to add "
+                                         "(default: 1 epoch), options not given are MODEL's; --finish dual "
+                                         "finishes the run in the dual.")),
     (("--restart-schedule",), dict(is_flag=True, help="With --init: start from MODEL's weights with t = 1 again "
                                                       "(lambda, k, averaging, t0 may then change).")),
     (("--resume-state/--no-resume-state", "resume_state"), dict(
         default=None, help="Write / omit the resume section (solver state) in MODEL, which --init continues "
                            "exactly [default: written when --init resumes a run, else omitted].")),
-    (("--report-gap",), dict(is_flag=True, help="Certify the model's distance to the optimum; the duality gap goes "
-                                                "in the summary, its relative gap in MODEL's header (certified_gap), "
-                                                "linear hinge and squared-hinge models.")),
 )
 
 
@@ -431,8 +460,9 @@ shard_options = _options(
     (("--checkpoint-every",), dict(type=int, metavar="R", help="Write the run's state every R rounds to "
                                                                "--checkpoint (and a model file next to it).")),
     (("--checkpoint",), dict(metavar="FILE", help="Checkpoint file [default: MODEL.ckpt].")),
-    (("--resume",), dict(metavar="CHECKPOINT", help="Continue the run saved in CHECKPOINT (same DATA and "
-                                                     "options): the same final model as an uninterrupted run.")),
+    (("--resume",), dict(metavar="CHECKPOINT", help="Finish the interrupted shard run saved in CHECKPOINT "
+                                                     "(--checkpoint-every), with its DATA and options: the model "
+                                                     "an uninterrupted run writes.")),
 )
 
 
@@ -449,7 +479,7 @@ cluster_options = _options(
 #: train's command-line parameters that are TrainOptions fields of the same name
 _OPTION_PARAMS = ("lam", "solver", "iterations", "epochs", "batch_size", "projection", "average", "average_from", "seed",
                   "loss", "epsilon", "bias", "multiclass", "allow_one_class", "kernel", "gamma", "degree", "coef0",
-                  "budget", "cache_mb", "eta0", "schedule", "eta", "tol", "sampling", "step_offset", "max_classes",
+                  "budget", "cache_mb", "schedule", "eta", "tol", "sampling", "step_offset", "max_classes",
                   "trace_points",
                   "early_stop", "early_stop_metric", "finish", "finish_passes")
 
@@ -462,7 +492,7 @@ def given_on_command_line():
     given = {name for name in _OPTION_PARAMS if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}
     if ctx.get_parameter_source("jobs") == ParameterSource.COMMANDLINE:
         given.add("n_threads")
-    if ctx.params.get("class_weights") or ctx.params.get("cost_factor") is not None:
+    if ctx.params.get("class_weights"):
         given.add("class_weight")
     if ctx.params.get("cost_c") is not None:
         given.add("lam")
@@ -490,18 +520,11 @@ def _finish_passes(text):
     return items[0] if len(items) == 1 else items
 
 
-def parse_class_weights(items, cost_factor, positive):
-    """{label value: weight} from -w LABEL:WEIGHT options and -j FACTOR (the positive class's)."""
+def parse_class_weights(items):
+    """{label value: weight} from -w LABEL:WEIGHT options, or None for none."""
     from ..errors import ParameterError
 
     out = {}
-    if cost_factor is not None:
-        if positive is None:
-            raise ParameterError("-j applies to binary classification")
-        out[positive] = cost_factor
-        if any(is_number(item.rpartition(":")[0]) and float(item.rpartition(":")[0]) == positive
-               for item in items):
-            raise ParameterError("give the positive class's weight with either -j or -w, not both")
     for item in items:
         label, sep, weight = item.rpartition(":")
         try:

@@ -1,12 +1,11 @@
 """Training data read for train, cv and search (from DATA or a --cache file), and the options that
-depend on it (labels, classes, class weights)."""
+depend on it (classes, -c C)."""
 
 import os
 
 import click
 
 from .progress import bar_update, close_bar
-from .options import parse_class_weights
 
 
 def index_base_of(model_path):
@@ -21,9 +20,9 @@ def index_base_of(model_path):
         return None
 
 
-def options_of_data(options, d, class_weights, cost_factor, cost_matrix, cost=None):
-    """The options with -j (which needs the positive label of DATA), --cost-matrix (its classes) and
-    -c C (its examples m: lambda = 1/(C m))."""
+def options_of_data(options, d, cost_matrix, cost=None):
+    """The options with --cost-matrix (which needs the classes of DATA) and -c C (its examples m:
+    lambda = 1/(C m))."""
     if cost is not None:
         from ..errors import ParameterError
 
@@ -34,8 +33,6 @@ def options_of_data(options, d, class_weights, cost_factor, cost_matrix, cost=No
         if d.n_examples == 0:
             raise ParameterError("-c C sets lambda = 1/(C m), and DATA holds no examples: give -l/--lambda")
         options = options.replace(lam=1.0 / (cost * d.n_examples)).validate()
-    if cost_factor is not None:
-        options = options.replace(class_weight=parse_class_weights(class_weights, cost_factor, _positive_label(d)))
     if cost_matrix is not None:
         from ..multiclass import read_cost_matrix
 
@@ -91,12 +88,6 @@ def read_training_data(data, options, progress, cache_file, zero_based, dtype):
         return read_svmlight(data, zero_based=zero_based, dtype=dtype, progress=bar_update(bar), threads=threads), ""
     finally:
         close_bar(bar)
-
-
-def _positive_label(d):
-    """The positive label value of binary training data (for -j); None when the data are not binary."""
-    values = sorted(label.value for label in d.distinct_labels)
-    return values[-1] if len(values) == 2 and not d.labels_overflow else None
 
 
 def _n_classes(d):

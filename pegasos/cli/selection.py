@@ -1,4 +1,4 @@
-"""``pegasos cv`` and ``pegasos search`` (and ``train -v``): cross-validation and the lambda/gamma grid."""
+"""``pegasos cv`` and ``pegasos search``: cross-validation and the lambda/gamma grid."""
 
 import os
 import sys
@@ -14,7 +14,7 @@ from .reading import options_of_data, read_training_data
 from .summary import options_record
 
 
-def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer,
+def _selection_setup(data, paper, threads, cost_matrix, class_weights, stream, shuffle_buffer,
                      cache_file, zero_based, dtype, quiet, settings):
     """(options, data in memory) for cv and search: train's options, DATA read (or from --cache)."""
     import numpy as np
@@ -28,17 +28,17 @@ def _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weigh
     if cost_matrix is not None and settings.get("multiclass") != "crammer-singer":
         raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
     options = TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
-                           class_weight=parse_class_weights(class_weights, None, None), spelling="cli",
+                           class_weight=parse_class_weights(class_weights), spelling="cli",
                            **option_settings(settings)).validate()
     if cache_file is not None:
         from ..model import check_distinct_files
 
         check_distinct_files(cache_file, "--cache", (("DATA", data),))
     d, _ = read_training_data(data, options, Progress(quiet), cache_file, zero_based, np.dtype(dtype))
-    return options_of_data(options, d, class_weights, cost_factor, cost_matrix, settings.get("cost_c")), d
+    return options_of_data(options, d, cost_matrix, settings.get("cost_c")), d
 
 
-def _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype, engine, scheduler,
+def _selection_engine(data, cache_file, cost_matrix, fold_jobs, zero_based, dtype, engine, scheduler,
                       local_workers, streaming):
     """The DaskEngine of cv or search --engine dask, and DATA as the file its workers read (or None, None)."""
     from ..errors import ParameterError
@@ -53,7 +53,7 @@ def _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zer
     if streaming:
         raise ParameterError("cross-validation holds the folds in memory: --stream and --shuffle-buffer do not "
                              "apply")
-    for given, name in ((cache_file, "--cache"), (cost_factor, "-j"), (cost_matrix, "--cost-matrix")):
+    for given, name in ((cache_file, "--cache"), (cost_matrix, "--cost-matrix")):
         if given is not None:
             raise ParameterError(f"--engine dask: the workers read DATA, {name} does not apply (it needs DATA "
                                  "on this machine)")
@@ -77,7 +77,7 @@ def _remote_options(paper, threads, class_weights, settings):
                              "this machine: give -l/--lambda")
 
     return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
-                        class_weight=parse_class_weights(class_weights, None, None), spelling="cli",
+                        class_weight=parse_class_weights(class_weights), spelling="cli",
                         **option_settings(settings)).validate()
 
 
@@ -86,15 +86,15 @@ def _fold_text(task):
             "regression": "shuffled"}[task]
 
 
-def cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_factor, class_weights, stream,
+def cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, class_weights, stream,
                shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine="local", scheduler=None,
                local_workers=None):
     from ..selection import cross_validate
 
-    cluster, source = _selection_engine(data, cache_file, cost_factor, cost_matrix, jobs, zero_based, dtype, engine,
+    cluster, source = _selection_engine(data, cache_file, cost_matrix, jobs, zero_based, dtype, engine,
                                         scheduler, local_workers, stream or shuffle_buffer is not None)
     if cluster is None:
-        options, d = _selection_setup(data, paper, threads, cost_matrix, cost_factor, class_weights, stream,
+        options, d = _selection_setup(data, paper, threads, cost_matrix, class_weights, stream,
                                       shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
         r = cross_validate(d, options, folds=folds, jobs=jobs)
         path = d.path
@@ -135,16 +135,16 @@ def cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, cost_fac
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Folds trained at once, in separate processes; the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the folds' metrics, means and sds as one JSON object.")
-@without_options("jobs", "no_objective", "report_gap", *ONE_RUN_ONLY)
+@without_options("jobs", "no_objective", *ONE_RUN_ONLY)
 @model_options
 @cluster_options
 @errors_to_click
-def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream,
+def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, class_weights, stream,
        shuffle_buffer, cache_file, zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
     """K-fold cross-validation of pegasos train on DATA (every train option applies): each fold's
     metrics on its held-out examples, and their mean ± sd.  The folds are drawn with --seed.
     """
-    cv_command(data, folds, fold_jobs, as_json, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
+    cv_command(data, folds, fold_jobs, as_json, paper, 1 if fold_jobs > 1 else 2, cost_matrix,
                class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings, engine,
                scheduler, local_workers)
 
@@ -169,12 +169,12 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, cost_factor, class_w
 @click.option("--jobs", "fold_jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Folds trained at once, in separate processes; the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and the best point as one JSON object.")
-@without_options("jobs", "no_objective", "report_gap", "lam", "cost_c", "gamma", *ONE_RUN_ONLY)
+@without_options("jobs", "no_objective", "lam", "cost_c", "gamma", *ONE_RUN_ONLY)
 @model_options
 @cluster_options
 @errors_to_click
 def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, validation, metric, no_warm_start,
-           fold_jobs, as_json, paper, cost_matrix, cost_factor, class_weights, stream, shuffle_buffer, cache_file,
+           fold_jobs, as_json, paper, cost_matrix, class_weights, stream, shuffle_buffer, cache_file,
            zero_based, dtype, quiet, engine, scheduler, local_workers, **settings):
     """Choose lambda (and the kernel's gamma) by cross-validation on DATA or on a --validation FILE;
     with MODEL, write the model of pegasos train at the best point, trained on all of DATA.  Every train
@@ -200,11 +200,11 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         model = "/dev/stdout" if model == "-" else model
         check_writable(model)
         check_distinct_files(model, "MODEL", (("DATA", data), ("--validation", validation)))
-    cluster, source = _selection_engine(data, cache_file, cost_factor, cost_matrix, fold_jobs, zero_based, dtype,
+    cluster, source = _selection_engine(data, cache_file, cost_matrix, fold_jobs, zero_based, dtype,
                                         engine, scheduler, local_workers, stream or shuffle_buffer is not None)
     first = dict(settings, lam=lambdas[0], gamma=None if gammas is None else gammas[0])
     if cluster is None:
-        options, d = _selection_setup(data, paper, 1 if fold_jobs > 1 else 2, cost_matrix, cost_factor,
+        options, d = _selection_setup(data, paper, 1 if fold_jobs > 1 else 2, cost_matrix,
                                       class_weights, stream, shuffle_buffer, cache_file, zero_based, dtype, quiet,
                                       first)
         path = d.path

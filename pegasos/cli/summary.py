@@ -1,4 +1,4 @@
-"""train's output: the one-line summary, its JSON record, --explain and --report-gap's certificate."""
+"""train's output: the one-line summary, its JSON record and --explain."""
 
 import math
 
@@ -25,11 +25,9 @@ def _no_iteration(info):
     return f" (no Pegasos iteration: the dual passes from {start})"
 
 
-def train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model, finish_gap=None,
-                  seen=None):
+def train_summary(result, d, options, t_read, t_train, cache_note, no_objective, progress, model, seen=None):
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
-    with its own certified gap (``finish_gap``: --report-gap may have written a tighter one since).  The
-    objective computed is left in ``seen`` (a dict), for the notes."""
+    with its certified gap.  The objective computed is left in ``seen`` (a dict), for the notes."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
              f"solver {result.info['solver']} ({result.info['solver_reason']})" if "solver" in result.info else "",
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
@@ -69,7 +67,7 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
     elif result.info.get("finish") == "dual":
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
         most = max(passes)
-        gap = max(0.0, float(result.info["certified_gap"] if finish_gap is None else finish_gap))
+        gap = max(0.0, float(result.info["certified_gap"]))
         within = options.tol if options.tol_gap is None else options.tol_gap
         if gap <= within:
             proof = f"certified within {100 * gap:.3g}% of the optimum"
@@ -142,22 +140,3 @@ def train_record(result, d, options, t_read, t_train, cache_note, no_objective, 
     record["header"] = dict(result.info)
     record["options"] = options_record(options)
     return record
-
-
-def record_gap(result, d, jobs=1):
-    """--report-gap: the certificate of pegasos.certificate.duality_gap (or {"error": why there is none}),
-    its relative gap also written to the header as ``certified_gap`` (the smaller, when the run proved one:
-    --tol-gap, the dual finish)."""
-    from ..certificate import duality_gap
-    from ..errors import ParameterError
-    from ..linear import second_processor
-
-    try:
-        # its default passes: until the gap stops shrinking; the helper thread as the run's --jobs allows
-        g = duality_gap(result, d.chunk, d.y, helper=second_processor(jobs))
-    except ParameterError as e:
-        return {"error": str(e)}
-    rel = float(g["rel_gap"])
-    if math.isfinite(rel):
-        result.info["certified_gap"] = repr(min(rel, float(result.info.get("certified_gap", math.inf))))
-    return g

@@ -13,11 +13,10 @@ from .progress import Progress, TrainingBar
 from .options import (SectionOption, SectionedCommand, solver_options, problem_options, kernel_options,
                       streaming_options, data_options, check_options, shard_options, given_on_command_line,
                       option_settings, parse_class_weights)
-from .notes import (gap_summary, note_outcome, note_stream_fits, note_unused_qid, note_worse_than_start,
+from .notes import (note_outcome, note_stream_fits, note_unused_qid, note_worse_than_start,
                     note_worse_than_zero)
 from .reading import index_base_of, options_of_data, read_training_data
-from .summary import explain_plan, train_summary, train_record, record_gap
-from .selection import cv_command
+from .summary import explain_plan, train_summary, train_record
 
 
 @click.command(cls=SectionedCommand)
@@ -30,32 +29,19 @@ from .selection import cv_command
 @check_options
 @shard_options
 @data_options
-@click.option("-v", "cv_folds", type=click.IntRange(min=2), metavar="K", cls=SectionOption,
-              section="Input and output", help="K-fold cross-validation instead (LIBLINEAR -v); as pegasos cv "
-                                               "-v K, no model is written.")
 @click.option("--json", "as_json", is_flag=True, cls=SectionOption, section="Input and output",
               help="Print the summary and options as JSON; on stdout, so not with MODEL -.")
-@click.option("--tol-gap", "tol_gap", type=float, metavar="EPS", cls=SectionOption,
-              section="Solver (paper Fig. 1 and 2)",
-              help="Instead of --tol: train until the certified relative duality gap (P - D)/P of the model "
-                   "is <= EPS: the dual passes from w = 0, and where they do not certify, Pegasos epochs "
-                   "doubled and finished in the dual (hinge, squared hinge or rank loss, binary, one-vs-rest "
-                   "or Crammer-Singer).")
 @errors_to_click
-def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, stream,
-          shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective, report_gap,
+def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
+          shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective,
           trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
           checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
-          cv_folds=None, as_json=False, tol_gap=None, **settings):
+          as_json=False, **settings):
     """Train an SVM on DATA and write MODEL (default: DATA's file name + .model, in the current
     directory; MODEL - writes standard output).
     """
     args = SimpleNamespace(**locals())      # the command line, as the steps below read (and complete) it
     args.explain = settings.pop("explain", False)
-    if cv_folds is not None:
-        _check_cross_validation(args)
-        return cv_command(data, cv_folds, 1, as_json, paper, jobs, cost_matrix, cost_factor, class_weights,
-                          stream, shuffle_buffer, cache_file, zero_based, dtype, quiet, settings)
     _check_run_options(args)
     options = _train_options(args)
     to_stdout = _check_outputs(args, options)
@@ -79,23 +65,9 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     checks = _checks(args, options)
     t_read = time.perf_counter() - t0
     result, t_train = _fit(args, options, d, checks, progress)
-    outcome, finish_gap, certificate = _save(args, result, d, options, checks)
-    seen = _summary(args, result, d, options, (t_read, t_train, cache_note), progress, to_stdout, finish_gap,
-                    certificate)
-    _notes(args, outcome, result, d, options, certificate, seen)
-
-
-def _check_cross_validation(args):
-    """train -v K: no MODEL, and none of the options of one training run."""
-    from ..errors import ParameterError
-
-    if args.model is not None:
-        raise ParameterError("-v cross-validates and writes no model: drop MODEL")
-    for given, name in ((args.trace_file, "--trace"), (args.validation_file, "--validation"),
-                        (args.init_model, "--init"), (args.tol_gap, "--tol-gap"),
-                        (args.report_gap or None, "--report-gap")):
-        if given is not None:
-            raise ParameterError(f"-v cross-validates: {name} does not apply (train without -v)")
+    outcome = _save(args, result, options, checks)
+    seen = _summary(args, result, d, options, (t_read, t_train, cache_note), progress, to_stdout)
+    _notes(args, outcome, result, d, options, seen)
 
 
 def _check_run_options(args):
@@ -111,8 +83,6 @@ def _check_run_options(args):
     if not (args.progress_every > 0 and math.isfinite(args.progress_every)):
         raise ParameterError(f"--progress-every: the interval must be a positive number of seconds, "
                              f"got {args.progress_every!r}")
-    if args.report_gap and args.shuffle_buffer is not None:
-        raise ParameterError("--report-gap needs the data in memory (not --shuffle-buffer)")
     if args.shuffle_buffer is not None and args.settings["sampling"] is not None:
         raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
                              "drop --sampling, or use --cache")
@@ -133,9 +103,9 @@ def _train_options(args):
 
     options = TrainOptions(n_threads=args.jobs, shuffle_buffer=args.shuffle_buffer,
                            preset="paper" if args.paper else "auto",
-                           class_weight=parse_class_weights(args.class_weights, None, None), spelling="cli",
+                           class_weight=parse_class_weights(args.class_weights), spelling="cli",
                            restart_schedule=args.restart_schedule, resume_state=args.resume_state,
-                           tol_gap=args.tol_gap, given=given_on_command_line() if args.init_model is not None else None,
+                           given=given_on_command_line() if args.init_model is not None else None,
                            **option_settings(args.settings)).validate()
     if args.cost_matrix is not None and options.multiclass != "crammer-singer":
         raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
@@ -197,11 +167,11 @@ def _is_shard_run(args):
                  or args.sync_every != "1")
     if not (shard_run or (data != "-" and not os.path.isfile(data) and is_shard_data(data))):
         return False
-    if (args.stream or args.cache_file is not None or args.report_gap or args.cost_matrix is not None
-            or args.cost_factor is not None or args.trace_file is not None or args.validation_file is not None
+    if (args.stream or args.cache_file is not None or args.cost_matrix is not None
+            or args.trace_file is not None or args.validation_file is not None
             or args.init_model is not None or args.as_json or args.resume_state):
-        raise ParameterError("training on shards takes none of --stream, --cache, --report-gap, "
-                             "--cost-matrix, -j, --trace, --validation, --init, --resume-state, --json "
+        raise ParameterError("training on shards takes none of --stream, --cache, "
+                             "--cost-matrix, --trace, --validation, --init, --resume-state, --json "
                              "(its checkpoints are --checkpoint-every and --resume)")
     if args.settings["sampling"] not in (None, "uniform"):
         raise ParameterError(f"--sampling {args.settings['sampling']}: training on shards draws i.i.d. batches "
@@ -218,8 +188,7 @@ def _read_data(args, options, progress):
         args.zero_based = index_base_of(args.init_model) == "0"   # options not given are MODEL's, the index base too
     d, cache_note = read_training_data(args.data, options, progress, args.cache_file, args.zero_based,
                                        np.dtype(args.dtype))
-    options = options_of_data(options, d, args.class_weights, args.cost_factor, args.cost_matrix,
-                              args.settings["cost_c"])
+    options = options_of_data(options, d, args.cost_matrix, args.settings["cost_c"])
     return d, cache_note, options
 
 
@@ -253,53 +222,42 @@ def _fit(args, options, d, checks, progress):
     return result, time.perf_counter() - t1
 
 
-def _save(args, result, d, options, checks):
-    """MODEL written (with --report-gap's certificate) and --trace's file: the run's outcome, the solver's
-    own certified gap and the certificate."""
+def _save(args, result, options, checks):
+    """MODEL written and --trace's file: the run's outcome."""
     from ..outcome import Outcome
     from ..solver import Solver
 
     outcome = Outcome.from_header(result.info)
-    finish_gap = result.info.get("certified_gap")    # the solver's, before --report-gap's
-    certificate = record_gap(result, d, options.n_threads) if args.report_gap else None
     result.save(args.model)
     if args.trace_file is not None:
         checks["trace"].write(args.trace_file)
         if outcome.solver is Solver.DUAL:
             click.echo("pegasos: note: --trace traces Pegasos' iterations, and the dual solver made the model, "
                        "so the trace has no rows; --solver pegasos traces a Pegasos run", err=True)
-    return outcome, finish_gap, certificate
+    return outcome
 
 
-def _summary(args, result, d, options, times, progress, to_stdout, finish_gap, certificate):
+def _summary(args, result, d, options, times, progress, to_stdout):
     """The summary line (or --json's record); the values it computed (``seen``: the objective)."""
     t_read, t_train, cache_note = times
     seen = {}
     if args.as_json:
-        record = train_record(result, d, options, t_read, t_train, cache_note, args.no_objective, args.model)
-        if certificate is not None:
-            record["certificate"] = certificate
-        echo_json(record)
+        echo_json(train_record(result, d, options, t_read, t_train, cache_note, args.no_objective, args.model))
     elif not args.quiet:
         note_unused_qid(d, options)             # (a note of the summary's: not with -q)
-        summary = train_summary(result, d, options, t_read, t_train, cache_note, args.no_objective, progress,
-                                args.model, finish_gap, seen)
-        if args.report_gap:
-            summary += " | " + gap_summary(certificate)
-        click.echo(summary, err=to_stdout)
-    elif args.report_gap and "error" in certificate:
-        click.echo(f"pegasos: note: {gap_summary(certificate)}", err=True)
+        click.echo(train_summary(result, d, options, t_read, t_train, cache_note, args.no_objective, progress,
+                                 args.model, seen), err=to_stdout)
     return seen
 
 
-def _notes(args, outcome, result, d, options, certificate, seen):
+def _notes(args, outcome, result, d, options, seen):
     """The notes after the summary: a model worse than w = 0 or than its start, a stream that would fit in
     memory, how the run ended."""
     note_worse_than_zero(result, d, options, seen.get("objective"))
     note_worse_than_start(result, options)
     if not args.quiet and options.shuffle_buffer is not None and options.length_is_automatic:
         note_stream_fits(d, options)
-    note_outcome(outcome, result, d, options, args.quiet, args.report_gap, certificate)
+    note_outcome(outcome, result, d, options, args.quiet)
 
 
 def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init_model):
