@@ -45,7 +45,7 @@ install: $(VENV)/.installed
 # are there, else downloaded into $(DEMO_CACHE) (checked, short timeout), else
 # on a synthetic sparse train/test set of the same kind, so that it runs anywhere.
 DEMO_CACHE ?= data-cache
-DEMO_TRAIN ?= -l 1e-4 --report-gap
+DEMO_TRAIN ?= -l 1e-4
 
 demo: install
 	@set -e; mkdir -p demo-out "$(DEMO_CACHE)"; \

@@ -42,11 +42,10 @@ FILES = {
 }
 COMMANDS = [
     ("train mc.svm (one-vs-rest, defaults)", ["train", "-q", "-l", "1e-4", "mc.svm", "out.model"]),
-    ("train --tol-gap 0.01 mc.svm", ["train", "-q", "--tol-gap", "0.01", "-l", "1e-4", "mc.svm", "out.model"]),
+    ("train --tol 0.01 mc.svm", ["train", "-q", "--tol", "0.01", "-l", "1e-4", "mc.svm", "out.model"]),
     ("train --epochs 8 --finish-passes 50 mc.svm",
      ["train", "-q", "--epochs", "8", "--finish-passes", "50", "-l", "1e-4", "mc.svm", "out.model"]),
     ("objective --gap bin.svm", ["objective", "--gap", "bin.svm", "bin.model"]),
-    ("train --report-gap bin.svm", ["train", "--report-gap", "-l", "1e-4", "bin.svm", "out.model"]),
 ]
 MAIN = "import sys; from pegasos.cli import main; sys.exit(main())"
 

@@ -9,7 +9,7 @@ make_synthetic.py seed 0, so each file is a prefix of the next; 10^7 rows are ab
   ``LIBLINEAR_MAX_M`` examples or without liblinear-official, the lowest objective of
   a long averaged pegasos run; either way lowered to the best f seen in the section;
 * for the three pegasos settings of bench_synthetic (paper default; permutation with
-  --average-from 0.5; the same with --eta0 0.01): the smallest number of iterations T
+  --average-from 0.5; the same with the first step eta0 = 0.01): the smallest number of iterations T
   in a grid that reaches f <= 1.01 f* for each of the seeds 1, 2, 3, its training
   time through the Python API (median), and the whole ``pegasos train -T T`` process
   (its own read and train times, wall time, peak RSS);

@@ -2,7 +2,7 @@
 
 For each synthetic file (make_synthetic.py, same generator and seed, so the
 files differ only in length), one epoch of the fastest setting
-(``--epochs 1 --average-from 0.5 --eta0 0.01``) is run as a whole CLI
+(``--epochs 1 --average-from 0.5``, the first step eta0 = 0.01: ``--t0 1/(lambda eta0)``) is run as a whole CLI
 process:
 
 * in memory (``--sampling permutation``; only for files below a size limit),
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from common import markdown_table, pegasos_command
 
-SETTING = ["--epochs", "1", "--average-from", "0.5", "--eta0", "0.01", "-l", "1e-4"]
+SETTING = ["--epochs", "1", "--average-from", "0.5", "--t0", repr(1.0 / (1e-4 * 0.01)), "-l", "1e-4"]
 
 
 def run_sampled(cmd):

@@ -8,7 +8,7 @@ Three tables:
 
    * pegasos, Python API, with three settings: the paper's default (uniform sampling,
      last iterate); ``--sampling permutation --average-from 0.5``; the same with
-     ``--eta0 0.01`` (step offset t0 = 1/(lambda eta0));
+     the first step eta0 = 0.01 (``--t0`` 1/(lambda eta0));
    * pegasos, the whole ``pegasos train`` process (start-up, reading the file,
      training, writing the model) with the epochs the API needed;
    * scikit-learn SGDClassifier(loss="hinge", alpha=lambda, no intercept,
@@ -59,14 +59,14 @@ EPS_GRID = [10.0, 3.0, 1.0, 0.3, 0.1, 0.03, 0.01, 1e-3, 1e-4]
 TIGHT_EPS = 1e-4
 ETA0 = 0.01
 
-#: (name, pegasos.train keywords, `pegasos train` options)
+#: (name, pegasos.train keywords, `pegasos train` options, or a function of lambda giving them)
 SETTINGS = [
     ("paper default: uniform, last iterate", dict(sampling="uniform"), []),
     ("permutation, average-from 0.5", dict(sampling="permutation", average_from=0.5),
      ["--sampling", "permutation", "--average-from", "0.5"]),
     (f"permutation, average-from 0.5, eta0 {ETA0}",
      dict(sampling="permutation", average_from=0.5, eta0=ETA0),
-     ["--sampling", "permutation", "--average-from", "0.5", "--eta0", repr(ETA0)]),
+     lambda lam: ["--sampling", "permutation", "--average-from", "0.5", "--t0", repr(1.0 / (lam * ETA0))]),
 ]
 
 
@@ -132,6 +132,7 @@ def pegasos_fit(pegasos, X, y, lam, settings, seed, epochs=None, iterations=None
 def cli_command(data, model, lam, flags, epochs=None, iterations=None, seed=1):
     """The `pegasos train` command line of a setting."""
     effort = ["--epochs", repr(epochs)] if epochs is not None else ["-T", str(int(iterations))]
+    flags = flags(lam) if callable(flags) else flags
     return [pegasos_command(), "train", "-l", repr(lam), *effort, *flags, "--seed", str(seed),
             "--no-objective", str(data), str(model)]
 

@@ -35,7 +35,7 @@ EPS_GRID = [10.0, 3.0, 1.0, 0.5, 0.3, 0.1, 0.05, 0.03, 0.01, 0.005, 0.003, 0.001
 SEEDS = (1, 2, 3)
 
 
-FAST_ETA0 = 0.01       # --eta0: first step size (step offset t0 = 1/(lambda eta0))
+FAST_ETA0 = 0.01       # first step size eta0 (step offset --t0 = 1/(lambda eta0))
 
 
 def first_reaching(grid, f_of, target, seeds=SEEDS):
@@ -90,7 +90,7 @@ def pegasos_cli(pegasos, data_path, X, y, lam, epochs, repeats, log, eta0=None):
         model_path = str(Path(tmp) / "a9a.model")
         cmd = [exe, "train", "-l", repr(lam), "--epochs", str(epochs), "--average-from", "0.5",
                "--sampling", "permutation", "--seed", str(SEEDS[0]), "-q", "--no-objective",
-               str(data_path), model_path] + ([] if eta0 is None else ["--eta0", repr(eta0)])
+               str(data_path), model_path] + ([] if eta0 is None else ["--t0", repr(1.0 / (lam * eta0))])
         times = []
         for _ in range(repeats):
             run = run_measured(cmd)
