@@ -442,7 +442,7 @@ def _fit_streaming(data, options, progress, on_plan):
     calibrated = (options.preset == "auto" and options.step_is_automatic and data.sample is not None
                   and data.sample.labels.shape[0] > 0 and data.m > 0)
     if calibrated:
-        options = options.replace(step_offset=_stream_step_offset(data, options), eta0=None)
+        options = options.replace(step_offset=_stream_step_offset(data, options))
     model = fit_shuffled(data, options, progress=progress, on_plan=on_plan)
     if calibrated:
         model.info["step_offset_rule"] = "calibrated"
@@ -604,7 +604,7 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
         if monitor is not None and epochs > 0:      # (0: the dual passes from w = 0, no Pegasos run to follow)
             # the checks follow the chosen length's run, trained once more under the monitor: the same model
             t0 = float(model.info.get("step_offset", 0.0))
-            watched = fit_linear(ex, options.replace(step_offset=t0, eta0=None, epochs=epochs), labels=labels,
+            watched = fit_linear(ex, options.replace(step_offset=t0, epochs=epochs), labels=labels,
                                  progress=progress, monitor=monitor)
             for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping", "stop",
                         "finish_discarded_gap", "certified_gap"):
@@ -640,7 +640,7 @@ def _given(options, keywords):
     default = TrainOptions()
     out = set(keywords)
     for field in ("lam", "iterations", "epochs", "batch_size", "sampling", "projection", "average",
-                  "average_from", "step_offset", "eta0", "schedule", "eta", "seed", "loss", "epsilon", "bias",
+                  "average_from", "step_offset", "schedule", "eta", "seed", "loss", "epsilon", "bias",
                   "class_weight",
                   "multiclass", "kernel", "gamma", "degree", "coef0", "budget", "shuffle_buffer", "cost"):
         if getattr(options, field) != getattr(default, field):
@@ -671,7 +671,7 @@ def _differs(field, options, base, given):
     if field == "averaging":
         return bool({"average", "average_from"} & given) and _averaging(options) != _averaging(base)
     if field == "step_offset":
-        return bool({"step_offset", "eta0"} & given) and options.t0 != base.t0
+        return "step_offset" in given and options.t0 != base.t0
     return field in given and getattr(options, field) != getattr(base, field)
 
 
@@ -713,9 +713,7 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     restart = bool(options.restart_schedule) or (init.solver_state is None and info.get("iterations") == "0")
     for field in _RESUME_FIXED + (() if restart else _RESUME_SCHEDULE):
         if _differs(field, options, base, given):
-            spelled = options.name("step_offset" if field == "step_offset" and "step_offset" in given else
-                                   "eta0" if field == "step_offset" else
-                                   "average_from" if field == "averaging" and "average_from" in given else
+            spelled = options.name("average_from" if field == "averaging" and "average_from" in given else
                                    "average" if field == "averaging" else field)
             extra = (f" (it may change with {options.name('restart_schedule')}, which starts the step schedule "
                      "again)" if field in _RESUME_SCHEDULE else "")
@@ -723,18 +721,15 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
                                  f"{_model_value(field, base)}; a resumed run keeps it{extra}")
     changes = {f: getattr(base, f) for f in _RESUME_TAKEN}
     for field in _RESUME_TAKEN:
-        if field in given or (field == "step_offset" and "eta0" in given) or \
-                (field in ("average", "average_from") and {"average", "average_from"} & given):
+        if field in given or (field in ("average", "average_from") and {"average", "average_from"} & given):
             changes[field] = getattr(options, field)
-    if "eta0" in given:
-        changes["step_offset"] = None
     if {"average", "average_from"} & given:
         changes["average"] = bool(options.average)
     lengths = {f: getattr(options, f) for f in ("iterations", "epochs") if f in given}
     if not lengths:
         lengths = {"epochs": 1.0}      # one more pass over the data, as partial_fit
     run = options.replace(preset="paper", iterations=lengths.get("iterations"), epochs=lengths.get("epochs"),
-                          eta0=options.eta0 if "eta0" in given else None, **changes).validate()
+                          **changes).validate()
     _resume_finish(options, run, False)        # a finish asked for where it does not apply: before any work
     ex = as_examples(_read(data))
     if ex.source is not None and ex.m == 0:
@@ -752,11 +747,11 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if run.task != "binary":
         labels = None
     recalibrated = False
-    if restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank" \
+    if restart and options.preset == "auto" and "step_offset" not in given and run.loss != "rank" \
             and run.schedule == "pegasos":
         # a new schedule (often for a new lambda) gets its own step offset, as a first run would
         t0 = autotune.step_offset_for(ex, run, labels)
-        run = run.replace(step_offset=t0, eta0=None)
+        run = run.replace(step_offset=t0)
         recalibrated = True
     if restart:
         if run.t0 == 0 and run.schedule == "pegasos":
@@ -764,7 +759,7 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
                      else "--init" if options.spelling == "cli" else "init=")
             raise ParameterError(f"{named}: with step offset t0 = 0 the first step "
                                  "(1 - 1/t) w = 0 forgets the starting weights; give "
-                                 f"{options.name('step_offset')} or {options.name('eta0')}")
+                                 f"{options.name('step_offset')}")
         model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, start=(init.w, init.bias))
         model.info["warm_start"] = "restart-schedule" if options.restart_schedule else "weights"
         if recalibrated:
@@ -797,7 +792,7 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
             model.info[key] = info[key]
     # (a resume section was asked for to continue the Pegasos run exactly: then that run alone, as when it began)
     automatic_step = init.solver_state is None and (recalibrated or (info.get("step_offset_rule") == "calibrated" and
-                                                                     not ({"step_offset", "eta0"} & given)))
+                                                                     "step_offset" not in given))
     finishing = _resume_finish(options, run, automatic_step)
     if finishing is not None:
         model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
@@ -842,7 +837,7 @@ def _resume_finish(options, run, automatic_step):
 
     Asked for (``finish="dual"`` or ``finish_passes``: ParameterError where it does not apply), or by
     default as after a first run of a given length: the "auto" preset, no ``finish="none"``, and a step
-    nobody set (``automatic_step``: the model's was calibrated and no t0 or eta0 is given, or the run's
+    nobody set (``automatic_step``: the model's was calibrated and no t0 is given, or the run's
     is calibrated now), where the finish applies (not with ``resume_state``, whose section is the state
     of the Pegasos run).  Without it, a resumed run of a near-optimal model (one
     certified by the passes, above all one from w = 0 that ran no Pegasos iteration) starts again with

@@ -322,8 +322,8 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
     ex : pegasos.examples.Examples
         Two classes, or regression targets.
     options : pegasos.options.TrainOptions
-        Validated; ``tol``, the step offset (``step_offset`` or ``eta0``;
-        calibrated with :func:`step_offset_for` when neither is set) and
+        Validated; ``tol``, the step offset (``step_offset``;
+        calibrated with :func:`step_offset_for` when not set) and
         every other setting of the run; ``iterations`` and ``epochs`` are
         ignored.
     labels : BinaryLabels, optional
@@ -387,7 +387,7 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
             return _from_zero(done, options.tol, max_epochs, start is not None), 0, []
         tried = (done, float(objective(done, ex.chunk, ex.y, sample_weight=ex.sample_weight)["objective"]))
     if options.step_is_automatic:
-        chosen = options.replace(step_offset=step_offset_for(ex, options, labels), eta0=None)
+        chosen = options.replace(step_offset=step_offset_for(ex, options, labels))
         rule = "calibrated"
     else:
         chosen = options
@@ -627,13 +627,13 @@ def train_until_certified(ex, options, *, labels=None, progress=None, class_text
     if multiclass:
         chosen, rule = options.replace(multiclass="ovr"), "given"
         if options.step_is_automatic:
-            chosen, rule = chosen.replace(step_offset=ovr_step_offset(ex, options), eta0=None), "calibrated"
+            chosen, rule = chosen.replace(step_offset=ovr_step_offset(ex, options)), "calibrated"
         run = OvrRun(ex, chosen, class_texts=class_texts, progress=progress)
     else:
         K = 1
         chosen, rule = options, "given"
         if options.step_is_automatic:
-            chosen = options.replace(step_offset=step_offset_for(ex, options, labels), eta0=None)
+            chosen = options.replace(step_offset=step_offset_for(ex, options, labels))
             rule = "calibrated"
         run = LinearRun(ex, chosen, labels=labels, progress=progress)
     if max_epochs is None:
@@ -946,7 +946,7 @@ def fit_multiclass_auto(ex, options, *, class_texts=None, progress=None, finish_
     rule = "given"
     chosen = options
     if options.step_is_automatic and options.iterations != 0:     # (T = 0: no step is taken, none to calibrate)
-        chosen = options.replace(step_offset=ovr_step_offset(ex, options), eta0=None)
+        chosen = options.replace(step_offset=ovr_step_offset(ex, options))
         rule = "calibrated"
     if not options.length_is_automatic:
         model = fit_multiclass(ex, chosen, class_texts=class_texts, progress=progress)

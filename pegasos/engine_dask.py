@@ -710,7 +710,7 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
         The solver's settings, as for :func:`pegasos.fit`: lambda, T or
         epochs (of all n examples), k, seed, loss (hinge, log, squared-hinge,
         eps-insensitive), epsilon, bias, class weights, projection,
-        averaging, t0/eta0.  Sampling is always the i.i.d. multinomial
+        averaging, t0.  Sampling is always the i.i.d. multinomial
         allocation over shards (``--sampling uniform``; the per-epoch
         permutations of the local default would need a cursor per shard in
         the plan and checkpoints, and are not the sampling of the analysis).

@@ -6,11 +6,10 @@ all go through it:
 
 - :meth:`TrainOptions.validate` checks every setting that does not depend on
   the data and raises :class:`~pegasos.errors.ParameterError` naming the
-  option as the user spelled it (``--eta0`` on the command line, ``eta0=``
+  option as the user spelled it (``--t0`` on the command line, ``step_offset=``
   in Python);
 - :meth:`TrainOptions.plan` derives, once, what a run of m examples needs:
-  T from the epochs, the first averaged iteration, the step offset t0 (from
-  ``eta0``), and the projection (forced for the squared hinge, Sec. 5);
+  T from the epochs, the first averaged iteration, the step offset t0, and the projection (forced for the squared hinge, Sec. 5);
 - :meth:`TrainOptions.header` writes the training settings of a model file
   from the options and the plan, and :meth:`TrainOptions.from_header` reads
   them back, through one table (:data:`HEADER_FIELDS`).
@@ -44,7 +43,7 @@ CLI_NAMES = {
     "lam": "--lambda", "iterations": "-T/--iterations", "epochs": "--epochs", "batch_size": "-k/--batch-size",
     "sampling": "--sampling", "projection": "--projection", "average": "--average",
     "average_from": "--average-from", "bias": "--bias", "seed": "--seed", "loss": "--loss",
-    "epsilon": "-p/--epsilon", "class_weight": "-w", "step_offset": "--t0", "eta0": "--eta0",
+    "epsilon": "-p/--epsilon", "class_weight": "-w", "step_offset": "--t0",
     "schedule": "--schedule", "eta": "--eta",
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
@@ -170,9 +169,8 @@ class TrainOptions:
         Output the mean of w_t for t >= ceil(F T) (suffix averaging).
     step_offset : float >= 0 or None
         t0 of eta_t = 1/(lambda (t + t0)); 0 is the paper's step; None: chosen
-        from the data (preset "auto", see :mod:`pegasos.autotune`).
-    eta0 : float > 0 or None
-        First step size instead of t0: t0 = 1/(lambda eta0).
+        from the data (preset "auto", see :mod:`pegasos.autotune`).  A first
+        step size eta0 (scikit-learn's SGD) is t0 = 1/(lambda eta0).
     schedule : {"pegasos", "norma", "constant"}
         The step rule (every rule shrinks by 1 - eta_t lambda, then adds
         eta_t/k times the sub-gradient sum): "pegasos", eta_t = 1/(lambda (t +
@@ -180,7 +178,7 @@ class TrainOptions:
         of Eq. (6) always on (Sec. 7.6); "constant", eta_t = eta (Zhang 2004,
         Sec. 7.6).  When eta_t lambda >= 1 the shrink factor is taken as 0:
         the step sets w to eta_t/k times the sub-gradient sum of the batch.
-        t0 and eta0, and the automatic step offset and number of epochs of
+        t0, and the automatic step offset and number of epochs of
         the "auto" preset, are for "pegasos" only.
     eta : float > 0 or None
         Norma's p (default :func:`norma_p` of T) or the constant step
@@ -209,7 +207,7 @@ class TrainOptions:
         (``tol_gap`` when given) of the optimum.  None (the "auto" preset's
         default): where it applies (linear, hinge or squared hinge, bias
         "none" or "feature", binary or one-vs-rest), and after a run of a
-        given T or epochs whose step is left automatic (no t0 or eta0;
+        given T or epochs whose step is left automatic (no t0;
         :attr:`finishes_given_length`), the passes' work weighed against
         the Pegasos run's (:func:`pegasos.finish.work_bound`); "dual": after
         every run, also an automatic length that converged, up to 2^32
@@ -310,7 +308,6 @@ class TrainOptions:
     average: bool | None = None
     average_from: float | None = None
     step_offset: float | None = None
-    eta0: float | None = None
     schedule: str = "pegasos"
     eta: float | None = None
     tol: float = DEFAULT_TOL
@@ -388,9 +385,9 @@ class TrainOptions:
 
     @property
     def step_is_automatic(self) -> bool:
-        """Whether :func:`pegasos.fit` chooses t0 from the data (no t0 or eta0 given, preset "auto",
+        """Whether :func:`pegasos.fit` chooses t0 from the data (no t0 given, preset "auto",
         the Pegasos step rule)."""
-        return self.step_offset is None and self.eta0 is None and self.schedule == "pegasos"
+        return self.step_offset is None and self.schedule == "pegasos"
 
     @property
     def length_is_automatic(self) -> bool:
@@ -419,7 +416,7 @@ class TrainOptions:
     def finishes_given_length(self) -> bool:
         """Whether a run of a given T or epochs is finished in the dual after its T iterations:
         with ``finish_passes`` or ``finish="dual"``, and by default (``finish`` None) with the
-        "auto" preset and the step left to it (no t0 or eta0: whoever sets the step asks for that
+        "auto" preset and the step left to it (no t0: whoever sets the step asks for that
         Pegasos run, and ``--sampling uniform --no-average --t0 0`` is the paper's Fig. 1) where
         the finish applies (:meth:`finish_unavailable`); never with ``tol_gap``.  The passes then
         certify the model within ``tol`` of the optimum, which 3 epochs of Pegasos do not reach
@@ -433,7 +430,7 @@ class TrainOptions:
 
     # ------------------------------------------------------------ naming --
     def name(self, field: str) -> str:
-        """The option as the user spelled it: ``--eta0`` (command line) or ``eta0=`` (Python)."""
+        """The option as the user spelled it: ``--t0`` (command line) or ``step_offset=`` (Python)."""
         if self.spelling == "cli":
             return CLI_NAMES.get(field, field)
         return f"{field}="
@@ -443,7 +440,7 @@ class TrainOptions:
         return "--finish dual" if self.spelling == "cli" else 'finish="dual"'
 
     def subject(self, field: str) -> str:
-        """The option as the subject of a message, ``--eta0: ...`` or ``eta0: ...`` (no ``eta0=:``)."""
+        """The option as the subject of a message, ``--t0: ...`` or ``step_offset: ...`` (no ``step_offset=:``)."""
         name = self.name(field)
         return name[:-1] if name.endswith("=") else name
 
@@ -536,11 +533,6 @@ class TrainOptions:
             self._validate_tol_gap()
         check_solver(self.solver, self)
         self._validate_finish()
-        if self.eta0 is not None:
-            if self.step_offset:
-                raise ParameterError(f"give either {self.name('step_offset')} or {self.name('eta0')}, not both")
-            if not (_is_real(self.eta0) and math.isfinite(self.eta0) and self.eta0 > 0):
-                self._fail("eta0", f"the first step size must be positive, got {self.eta0!r}")
         self._validate_schedule()
         self._validate_classes()
         self._validate_kernel()
@@ -668,14 +660,13 @@ class TrainOptions:
         if self.schedule == "pegasos":
             if self.eta is not None:
                 raise ParameterError(f"{self.name('eta')} sets the step of {self.name('schedule')} norma or "
-                                     f"constant; the Pegasos step 1/(lambda (t + t0)) takes {self.name('eta0')} "
-                                     f"or {self.name('step_offset')}")
+                                     f"constant; the Pegasos step 1/(lambda (t + t0)) takes "
+                                     f"{self.name('step_offset')}")
             return
         if self.schedule == "constant" and self.eta is None:
             raise ParameterError(f"{self.name('schedule')} constant needs the step: give {self.name('eta')} E")
-        if self.eta0 is not None or self.step_offset:
-            given = self.name("eta0") if self.eta0 is not None else self.name("step_offset")
-            raise ParameterError(f"{given} offsets the Pegasos step; {self.name('schedule')} {self.schedule} "
+        if self.step_offset:
+            raise ParameterError(f"{self.name('step_offset')} offsets the Pegasos step; {self.name('schedule')} {self.schedule} "
                                  f"takes {self.name('eta')} instead")
         if self.kernel != "linear":
             raise ParameterError(f"{self.name('schedule')} {self.schedule}: kernels use the Pegasos step of Fig. 3 "
@@ -759,8 +750,8 @@ class TrainOptions:
                                      f"{self.name('kernel')} {kernel}")
             if self.class_weight:
                 raise ParameterError(f"class weights ({self.name('class_weight')}) are not supported with kernels")
-            if self.step_offset or self.eta0 is not None:
-                raise ParameterError(f"{self.name('step_offset')} and {self.name('eta0')} apply to linear models")
+            if self.step_offset:
+                raise ParameterError(f"{self.name('step_offset')} applies to linear models")
             if self.budget is not None and (self.projection or self.average or self.average_from is not None):
                 self._fail("budget", "a budget cannot be combined with projection or averaging")
         if self.gamma is not None and not (_is_real(self.gamma) and math.isfinite(self.gamma) and self.gamma > 0):
@@ -791,9 +782,7 @@ class TrainOptions:
     # ---------------------------------------------------- derived values --
     @property
     def t0(self) -> float:
-        """The step offset t0 (``eta0`` turned into t0 = 1/(lambda eta0))."""
-        if self.eta0 is not None:
-            return 1.0 / (self.lam * self.eta0)
+        """The step offset t0."""
         return float(self.step_offset or 0.0)      # unset: 0 unless fit() calibrated it
 
     def plan(self, m: int, sampling: str | None = None) -> RunPlan:

@@ -254,7 +254,7 @@ def _metric_values(result, names):
 def _fit_from(train, options, start):
     """A linear binary or regression run at ``options.lam`` from the weights ``start`` = (w, b).
 
-    The step offset: as given (t0 or eta0), else calibrated at this lambda
+    The step offset: as given (t0), else calibrated at this lambda
     (:func:`pegasos.autotune.calibrate_step_offset`, as :func:`pegasos.fit`
     does); the epochs: as given, else the doubling rule of
     :func:`pegasos.autotune.train_until_converged`, its run from ``start``.
@@ -266,7 +266,7 @@ def _fit_from(train, options, start):
         model, _, _ = autotune.train_until_converged(train, options, labels=labels, start=start)
     else:
         t0 = autotune.step_offset_for(train, options, labels) if options.step_is_automatic else options.plan(train.m).t0
-        model = fit_linear(train, options.replace(step_offset=t0, eta0=None), labels=labels, start=start)
+        model = fit_linear(train, options.replace(step_offset=t0), labels=labels, start=start)
         if options.finishes_given_length:      # as a cold run of these options is (pegasos.fit)
             model = finish_given_length(model, train, options)
     model.info["warm_start"] = "previous lambda"
@@ -278,7 +278,7 @@ def warm_startable(options, task):
     linear binary classification or regression with a step offset (t0 = 0 forgets any start)."""
     if options.kernel != "linear" or task not in ("binary", "regression"):
         return False
-    return not (options.step_offset == 0 and options.eta0 is None)
+    return options.step_offset != 0
 
 
 def _run_path(train, test, options, points, warm, metric_names):

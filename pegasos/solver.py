@@ -134,8 +134,6 @@ def _pegasos_only(options) -> str | None:
         given.append(options.name("epochs"))
     if options.step_offset is not None and options.preset != "paper":
         given.append(options.name("step_offset"))
-    if options.eta0 is not None:
-        given.append(options.name("eta0"))
     if options.schedule != "pegasos":
         given.append(options.name("schedule"))
     if options.budget is not None:
@@ -183,7 +181,7 @@ def plan(problem: Problem, options) -> Plan:
     """Choose the solver of a run: the one place where it is decided.
 
     The rule of ``solver="auto"``: the dual wherever it can run, Pegasos otherwise, that is when a
-    Pegasos-only setting is given (T, epochs, t0, eta0, a step rule, a budget, projection, k > 1, a
+    Pegasos-only setting is given (T, epochs, t0, a step rule, a budget, projection, k > 1, a
     sampling or an averaging other than the preset's, early stopping, ``finish="none"``, the paper
     preset) or when the dual cannot run (data not in
     memory, a resumed run, the log or eps-insensitive loss, an unregularized bias, a kernel that is not

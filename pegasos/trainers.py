@@ -68,7 +68,7 @@ def train(X: Matrix, y: ArrayLike, *, labels: BinaryLabels | None = None, n_feat
         LIBLINEAR's C = 1/(lambda m)), ``iterations`` (T) or ``epochs``,
         ``batch_size`` (k), ``sampling``, ``projection``, ``average``,
         ``average_from``, ``bias``, ``seed``, ``loss``, ``epsilon``,
-        ``class_weight``, ``step_offset`` (t0) or ``eta0``, ``n_threads``.
+        ``class_weight``, ``step_offset`` (t0), ``n_threads``.
 
     Returns
     -------

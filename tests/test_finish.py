@@ -133,7 +133,7 @@ def test_plain_pegasos_and_the_paper_preset_have_no_finish():
                   pegasos.fit((X, y), lam=1e-4, epochs=5, finish="none"),
                   pegasos.fit((X, y), lam=1e-4, epochs=5, step_offset=100.0),      # a given step: that run
                   pegasos.fit((X, y), lam=1e-4, epochs=5, sampling="uniform", average=False, step_offset=0.0),
-                  pegasos.fit((X, y), lam=1e-4, epochs=5, eta0=0.5)):
+                  pegasos.fit((X, y), lam=1e-4, epochs=5, step_offset=2e4)):
         assert not any(key.startswith("finish") for key in model.info)
 
 

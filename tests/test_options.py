@@ -68,7 +68,6 @@ def test_errors_name_the_option_as_spelled(settings, api_name, cli_name):
 @pytest.mark.parametrize("settings, fragment", [
     (dict(iterations=10, epochs=2.0), "not both"),
     (dict(average=True, average_from=0.5), "not both"),
-    (dict(step_offset=5.0, eta0=0.1), "not both"),
     (dict(loss="rank", sampling="permutation"), "pairs i.i.d."),
     (dict(loss="eps-insensitive", class_weight={1.0: 2.0}), "apply to classification"),
     (dict(multiclass="crammer-singer", loss="log"), "own multiclass hinge"),
@@ -95,10 +94,10 @@ def test_cli_names_the_option(tmp_path):
 
 def test_plan_derives_T_averaging_offset_and_projection():
     plan = TrainOptions(epochs=2.5, batch_size=4, sampling="permutation", average_from=0.5,
-                        eta0=0.01, lam=1e-3).plan(101)
+                        step_offset=1e5, lam=1e-3).plan(101)
     assert plan.T == int(np.ceil(2.5 * np.ceil(101 / 4)))           # epochs * ceil(m/k)
     assert plan.avg_start == int(np.ceil(0.5 * plan.T))
-    assert plan.t0 == pytest.approx(1.0 / (1e-3 * 0.01))
+    assert plan.t0 == 1e5
     assert not plan.projection
     assert TrainOptions(epochs=2.0, batch_size=4, sampling="uniform").plan(101).T == int(np.ceil(2.0 * 101 / 4))
     # the presets fill what is left unset
@@ -120,7 +119,7 @@ def test_plan_derives_T_averaging_offset_and_projection():
 
 
 @pytest.mark.parametrize("settings", [
-    dict(lam=1e-3, epochs=3, sampling="permutation", average_from=0.5, eta0=0.05, seed=4),
+    dict(lam=1e-3, epochs=3, sampling="permutation", average_from=0.5, step_offset=2e4, seed=4),
     dict(lam=1e-2, iterations=500, batch_size=8, projection=True, average=True, bias="feature"),
     dict(lam=1e-3, epochs=2, loss="log", class_weight={1.0: 3.0}, bias="unregularized"),
     dict(lam=1e-3, epochs=2, loss="eps-insensitive", epsilon=0.25, sampling="sequential"),
@@ -300,7 +299,7 @@ def test_lower_layers_do_not_import_upper_ones():
              "engine_dask", "api", "selection", "plot", "sklearn",
              # the command line, above everything else: shared pieces, then a module per command
              "cli.common", "cli.progress", "cli.options", "cli.notes", "cli.reading", "cli.summary", "cli.selection",
-             "cli.train", "cli.predict", "cli.evaluate", "cli.objective", "cli.plot", "cli.info", "cli", "cli.__main__"]
+             "cli.train", "cli.shards", "cli.predict", "cli.evaluate", "cli.objective", "cli.plot", "cli.info", "cli", "cli.__main__"]
     rank = {m: i for i, m in enumerate(order)}
     for mod, targets in edges.items():
         assert mod in rank, f"{mod} is not placed in a layer"

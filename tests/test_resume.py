@@ -266,7 +266,7 @@ def test_restart_schedule_is_a_fresh_run_from_the_weights(tmp_path):
 
 def test_restart_schedule_for_a_new_lambda_calibrates_its_own_step_offset():
     """The old lambda's calibrated t0 would leave the weights where they were (a reported case:
-    objective 11.4 at the new lambda against 0.81 for a fresh run); a restart without --t0/--eta0
+    objective 11.4 at the new lambda against 0.81 for a fresh run); a restart without --t0
     calibrates t0 for the new lambda on the new data, as a first run does."""
     from pegasos.autotune import calibrate_step_offset
 

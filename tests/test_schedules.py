@@ -201,7 +201,7 @@ def test_resume_keeps_the_step_rule(tmp_path):
     (dict(eta=0.5), "eta= sets the step"),
     (dict(schedule="norma", eta=-1.0), "eta: the step must be a positive number"),
     (dict(schedule="norma", step_offset=5.0), "step_offset= offsets the Pegasos step"),
-    (dict(schedule="constant", eta=0.1, eta0=0.5), "eta0= offsets the Pegasos step"),
+    (dict(schedule="constant", eta=0.1, step_offset=5.0), "step_offset= offsets the Pegasos step"),
     (dict(schedule="norma", kernel="rbf"), "kernels use the Pegasos step"),
     (dict(schedule="fast"), "the step rule must be one of pegasos, norma, constant"),
 ])

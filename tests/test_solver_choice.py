@@ -33,7 +33,7 @@ from small_data import binary, multiclass, write_svm
     (dict(kernel="rbf"), Solver.DUAL, "the dual can run"),
     (dict(iterations=1000), Solver.PEGASOS, "a setting of Pegasos is given: iterations="),
     (dict(epochs=2), Solver.PEGASOS, "given: epochs="),
-    (dict(eta0=0.1), Solver.PEGASOS, "given: eta0="),
+    (dict(step_offset=1e4), Solver.PEGASOS, "given: step_offset="),
     (dict(batch_size=8), Solver.PEGASOS, "given: batch_size="),
     (dict(sampling="uniform"), Solver.PEGASOS, "given: sampling="),     # a fresh user's trial: they were ignored
     (dict(average=False), Solver.PEGASOS, "given: average="),
@@ -73,8 +73,8 @@ def test_data_not_in_memory_and_resumed_runs_are_pegasos():
 
 
 def test_solver_dual_refuses_pegasos_settings_naming_them():
-    with pytest.raises(ParameterError, match=r"drop epochs=, eta0= \(settings of Pegasos\)"):
-        plan(Problem(m=100), TrainOptions(solver="dual", epochs=2, eta0=0.1).validate())
+    with pytest.raises(ParameterError, match=r"drop epochs=, step_offset= \(settings of Pegasos\)"):
+        plan(Problem(m=100), TrainOptions(solver="dual", epochs=2, step_offset=1e4).validate())
     with pytest.raises(ParameterError, match="the solver must be one of auto, pegasos, dual"):
         TrainOptions(solver="sgd").validate()
 

@@ -75,7 +75,7 @@ def test_trace_and_validation_do_not_change_the_model(case):
     wide = case.pop("wide", False)
     X, y = make_data(m=400, n=200 if wide else 20, seed=1)
     Xv, yv = make_data(m=100, n=200 if wide else 20, seed=2)
-    opts = pegasos.TrainOptions(lam=1e-3, epochs=3, eta0=0.1, **case)
+    opts = pegasos.TrainOptions(lam=1e-3, epochs=3, step_offset=1e4, **case)
     plain = pegasos.fit((X, y), opts)
     tr = Trace(budget=0)
     traced = pegasos.fit((X, y), opts, trace=tr, validation=(Xv, yv))
@@ -150,7 +150,7 @@ def test_regression_trace_records_mean_squared_errors():
 
 def test_trace_sample_is_a_fixed_seeded_subset():
     X, y = make_data(m=2000, seed=7)
-    opts = pegasos.TrainOptions(lam=1e-3, epochs=2, eta0=0.1)
+    opts = pegasos.TrainOptions(lam=1e-3, epochs=2, step_offset=1e4)
     full, a, b = Trace(budget=0), Trace(sample=300, budget=0), Trace(sample=300, budget=0)
     pegasos.fit((X, y), opts, trace=full)
     pegasos.fit((X, y), opts, trace=a)
@@ -170,7 +170,7 @@ def test_trace_sample_is_a_fixed_seeded_subset():
 def test_early_stopping_returns_the_best_model_seen(settings):
     X, y = make_data(m=300, seed=8, noise=1.0)
     Xv, yv = make_data(m=300, seed=9, noise=1.0)
-    opts = pegasos.TrainOptions(lam=1e-3, epochs=50, eta0=0.5, early_stop=3, **settings)
+    opts = pegasos.TrainOptions(lam=1e-3, epochs=50, step_offset=2e3, early_stop=3, **settings)
     tr = Trace(budget=0)
     model = pegasos.fit((X, y), opts, trace=tr, validation=(Xv, yv))
     info = model.info
@@ -199,7 +199,7 @@ def test_patience_counts_from_the_start_of_the_suffix_average():
     against 0.8501 for the whole run; counted from the average's start: 0.8504)."""
     X, y = make_data(m=300, seed=8, noise=1.0)
     Xv, yv = make_data(m=300, seed=9, noise=1.0)
-    opts = pegasos.TrainOptions(lam=1e-3, epochs=50, eta0=0.5, early_stop=3)      # average_from 0.5
+    opts = pegasos.TrainOptions(lam=1e-3, epochs=50, step_offset=2e3, early_stop=3)      # average_from 0.5
     tr = Trace(budget=0)
     model = pegasos.fit((X, y), opts, trace=tr, validation=(Xv, yv))
     info = model.info
@@ -232,7 +232,7 @@ def test_early_stopping_by_a_lower_is_better_metric_and_without_stopping():
     X, y = make_data(m=300, seed=10)
     Xv, yv = make_data(m=100, seed=11)
     tr = Trace(budget=0)
-    model = pegasos.fit((X, y), lam=1e-2, epochs=3, eta0=0.1, early_stop=1000, early_stop_metric="objective",
+    model = pegasos.fit((X, y), lam=1e-2, epochs=3, step_offset=1e3, early_stop=1000, early_stop_metric="objective",
                         trace=tr, validation=(Xv, yv))
     assert model.info["stopping"] == "iterations"          # patience never ran out
     counted = [r for r in tr.rows if r["t"] >= 300]
@@ -382,7 +382,7 @@ def test_trace_budget_thins_the_points_and_never_changes_the_model():
 
     X, y = make_data(m=400, seed=5)
     Xv, yv = make_data(m=100, seed=6)
-    opts = pegasos.TrainOptions(lam=1e-3, epochs=4, eta0=0.1)
+    opts = pegasos.TrainOptions(lam=1e-3, epochs=4, step_offset=1e4)
     plain = pegasos.fit((X, y), opts)
     points = check_points(int(plain.info["iterations"]), 400, 1, "permutation", opts.trace_points)
     tiny, huge = Trace(budget=1e-12), Trace(budget=1e12)
@@ -411,5 +411,5 @@ def test_empty_validation_and_early_stop_with_resume_state_are_errors(tmp_path):
     one_error(run_pegasos("train", "--epochs", "2", "--early-stop", "--validation", data, "--resume-state", data,
                           tmp_path / "m"), "--resume-state", "cannot be resumed")
     assert not (tmp_path / "m").exists()
-    model = pegasos.fit((X, y), epochs=3, eta0=0.1, early_stop=2, validation=(X, y))
+    model = pegasos.fit((X, y), epochs=3, step_offset=1e5, early_stop=2, validation=(X, y))
     assert model.solver_state is None
