@@ -9,7 +9,7 @@ sample with the same share of it (k s / m), 10 epochs.
 
 Two cases, lambda = 1e-4:
 
-* ``pegasos train --engine dask --local-workers 2 --split 2 a9a`` (32561 examples; f* = 0.3517618027,
+* ``pegasos train-shards --engine dask --local-workers 2 --split 2 a9a`` (32561 examples; f* = 0.3517618027,
   no bias, from the shared data README);
 * ``PegasosClassifier(engine=DaskEngine(local_workers=2)).fit`` on the first 2000 rows of a9a
   (bias "feature", regularised: f* from LIBLINEAR's dual CD through scikit-learn's LinearSVC at
@@ -67,7 +67,7 @@ def median_seconds(fn, repeats):
 
 
 def train_cmd(data, model, extra):
-    return [exe(), "train", "-q", "-l", repr(LAM), "--split", "2", *extra, str(data), str(model)]
+    return [exe(), "train-shards", "-q", "-l", repr(LAM), "--split", "2", *extra, str(data), str(model)]
 
 
 def cli_case(a9a, repeats, before_rounds, out):

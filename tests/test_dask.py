@@ -254,14 +254,14 @@ def test_resume_gives_the_uninterrupted_model(shards, tmp_path, sync):
 
 def test_cli_local_shards(shards, tmp_path):
     out = tmp_path / "m.model"
-    r = CliRunner().invoke(main, ["train", "-T", "150", "-k", "16", "--seed", "3", "--t0", "10", "-l", "1e-2",
+    r = CliRunner().invoke(main, ["train-shards", "-T", "150", "-k", "16", "--seed", "3", "--t0", "10", "-l", "1e-2",
                                   "--average-from", "0.5", str(shards / "bin" / "*.svm"), str(out)])
     assert r.exit_code == 0, r.output
     assert "515 examples in 3 shards" in r.output
     assert np.array_equal(pegasos.load_model(str(out)).w, fit_shards(str(shards / "bin" / "*.svm"), OPTS).w)
-    r = CliRunner().invoke(main, ["train", "--sampling", "sequential", str(shards / "bin"), str(out)])
+    r = CliRunner().invoke(main, ["train-shards", "--sampling", "sequential", str(shards / "bin"), str(out)])
     assert r.exit_code == 1 and "Error: --sampling sequential" in r.output and "Traceback" not in r.output
-    r = CliRunner().invoke(main, ["train", "--sync-every", "x", str(shards / "bin"), str(out)])
+    r = CliRunner().invoke(main, ["train-shards", "--sync-every", "x", str(shards / "bin"), str(out)])
     assert r.exit_code == 1 and "Error: --sync-every" in r.output
 
 
@@ -272,7 +272,7 @@ def test_a_finish_asked_for_on_shards_is_refused(shards, tmp_path):
     for changes, given in (({"finish": "dual"}, "finish='dual'"), ({"finish_passes": 3}, "finish_passes=")):
         with pytest.raises(ParameterError, match=re.escape(f"{given}: {why}")):
             fit_shards(str(shards / "bin"), OPTS.replace(**changes))
-    r = CliRunner().invoke(main, ["train", "--finish", "dual", str(shards / "bin"), str(tmp_path / "m")])
+    r = CliRunner().invoke(main, ["train-shards", "--finish", "dual", str(shards / "bin"), str(tmp_path / "m")])
     assert r.exit_code == 1 and f"Error: --finish dual: {why}" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "m").exists()
 
@@ -280,7 +280,7 @@ def test_a_finish_asked_for_on_shards_is_refused(shards, tmp_path):
 def test_no_dask_import_without_the_engine(shards, tmp_path):
     code = ("import sys; from pegasos.cli import main\n"
             "try:\n"
-            f"    main(['train', '-q', '-T', '20', {str(shards / 'bin')!r}, {str(tmp_path / 'm.model')!r}])\n"
+            f"    main(['train-shards', '-q', '-T', '20', {str(shards / 'bin')!r}, {str(tmp_path / 'm.model')!r}])\n"
             "except SystemExit as e:\n"
             "    assert not e.code, e.code\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
@@ -292,7 +292,7 @@ def test_no_dask_import_without_the_engine(shards, tmp_path):
 
 def test_missing_dask_is_a_one_line_error(shards, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)           # import distributed -> ImportError
-    r = CliRunner().invoke(main, ["train", "--engine", "dask", "--local-workers", "2", str(shards / "bin"),
+    r = CliRunner().invoke(main, ["train-shards", "--engine", "dask", "--local-workers", "2", str(shards / "bin"),
                                   str(tmp_path / "m.model")])
     assert r.exit_code == 1 and not (tmp_path / "m.model").exists()
     assert r.output.strip().splitlines() == ["Error: --engine dask needs Dask: pip install 'pegasos[dask]' "
@@ -346,7 +346,7 @@ def test_train_on_shards_without_k_chooses_it(shards, tmp_path):
     runner = CliRunner()
     for extra, k, rule in (([], "5", True), (["-k", "1"], "1", False), (["--paper"], "1", False)):
         out = tmp_path / f"m{len(extra)}{k}.model"
-        r = runner.invoke(main, ["train", "-q", "-l", "1e-2", *extra, folder, str(out)])
+        r = runner.invoke(main, ["train-shards", "-q", "-l", "1e-2", *extra, folder, str(out)])
         assert r.exit_code == 0, r.output
         header = dict(line.split(" ", 1) for line in out.read_text().splitlines()[1:30] if " " in line)
         assert header["batch_size"] == k and ("batch_size_rule" in header) == rule, (extra, header)
@@ -393,7 +393,7 @@ def test_replicas_follow_the_driver(shards):
 
 def test_cli_dask_scheduler(shards, tmp_path, threads_cluster):
     a, b = tmp_path / "local.model", tmp_path / "dask.model"
-    args = ["train", "-q", "-T", "100", "-k", "32", "--t0", "5", str(shards / "reg" / "*.svm")]
+    args = ["train-shards", "-q", "-T", "100", "-k", "32", "--t0", "5", str(shards / "reg" / "*.svm")]
     for extra, out in (([], a), (["--engine", "dask", "--scheduler", threads_cluster.scheduler_address], b)):
         r = CliRunner().invoke(main, args[:-1] + ["--loss", "eps-insensitive"] + extra + [args[-1], str(out)])
         assert r.exit_code == 0, r.output
@@ -445,14 +445,14 @@ def test_cli_checkpoint_and_resume(shards, tmp_path):
     out, again = tmp_path / "m.model", tmp_path / "again.model"
     args = ["-T", "150", "-k", "16", "--seed", "3", "--t0", "10", "-l", "1e-2", "--checkpoint-every", "40",
             str(shards / "bin")]
-    r = CliRunner().invoke(main, ["train", "-q"] + args + [str(out)])
+    r = CliRunner().invoke(main, ["train-shards", "-q"] + args + [str(out)])
     assert r.exit_code == 0, r.output
     ck = str(out) + ".ckpt"
     assert os.path.exists(ck) and pegasos.load_model(ck + ".model").info["iterations"] == "120"
-    r = CliRunner().invoke(main, ["train", "-q", "--resume", ck] + args[:-3] + [str(shards / "bin"), str(again)])
+    r = CliRunner().invoke(main, ["train-shards", "-q", "--resume", ck] + args[:-3] + [str(shards / "bin"), str(again)])
     assert r.exit_code == 0, r.output
     assert np.array_equal(pegasos.load_model(str(again)).w, pegasos.load_model(str(out)).w)
-    r = CliRunner().invoke(main, ["train", "-q", "--resume", ck, "-T", "150", "-k", "16", "--seed", "3", "--t0", "10",
+    r = CliRunner().invoke(main, ["train-shards", "-q", "--resume", ck, "-T", "150", "-k", "16", "--seed", "3", "--t0", "10",
                                   "-l", "0.5", str(shards / "bin"), str(again)])
     assert r.exit_code == 1 and "Error: --resume" in r.output and "lambda" in r.output
 
@@ -461,11 +461,28 @@ def test_cli_checkpoint_and_resume(shards, tmp_path):
 def test_cli_local_workers(shards, tmp_path):
     pytest.importorskip("distributed")
     a, b = tmp_path / "local.model", tmp_path / "dask.model"
-    base = ["train", "-q", "-T", "60", "-k", "64", "--t0", "10", "--split", "3", str(shards / "bin" / "a.svm")]
+    base = ["train-shards", "-q", "-T", "60", "-k", "64", "--t0", "10", "--split", "3", str(shards / "bin" / "a.svm")]
     assert CliRunner().invoke(main, base + [str(a)]).exit_code == 0
     r = CliRunner().invoke(main, base[:-1] + ["--engine", "dask", "--local-workers", "2", base[-1], str(b)])
     assert r.exit_code == 0, r.output
     assert a.read_text().replace("engine local", "engine dask") == b.read_text()
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (("--engine", "dask", "DATA"), ("--engine is an option of pegasos train-shards",)),
+    (("--split", "2", "DATA"), ("--split is an option of pegasos train-shards",)),
+    (("--resume", "m.ckpt", "DATA"), ("--resume is an option of pegasos train-shards", "--init")),
+    (("SHARDS",), ("pegasos train-shards",)),
+])
+def test_train_points_to_train_shards(shards, tmp_path, args, fragments):
+    """Training on shards is its own command: train answers its options and a DATA of shards (a directory,
+    a glob) with it, in one line."""
+    args = [str(shards / "bin" / "a.svm") if a == "DATA" else str(shards / "bin") if a == "SHARDS" else a
+            for a in args]
+    r = CliRunner().invoke(main, ["train", *args, str(tmp_path / "m")])
+    assert r.exit_code in (1, 2) and "Traceback" not in r.output and not (tmp_path / "m").exists()
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and all(f in lines[0] for f in fragments), r.output
 
 
 def test_a_file_named_like_a_glob_is_that_file(shards, tmp_path):
@@ -669,7 +686,7 @@ def test_ovr_on_dask_is_the_local_shard_run(classes3, threads_cluster, tmp_path)
     assert np.array_equal(dask.W, local.W) and np.array_equal(dask.biases, local.biases)
     a, b = tmp_path / "local.model", tmp_path / "dask.model"
     for extra, out in (([], a), (["--engine", "dask", "--scheduler", threads_cluster.scheduler_address], b)):
-        r = CliRunner().invoke(main, ["train", "-q", "-T", "40", "-k", "8", "--t0", "10"] + extra
+        r = CliRunner().invoke(main, ["train-shards", "-q", "-T", "40", "-k", "8", "--t0", "10"] + extra
                                + [str(classes3 / "*.svm"), str(out)])
         assert r.exit_code == 0, r.output
     assert a.read_text().replace("engine local", "engine dask") == b.read_text()

@@ -73,8 +73,6 @@ def test_compare_and_fail_if_worse(files):
     (["--trace-points", "5"], "--trace-points sets the checks of --trace FILE or --validation FILE"),
     (["--trace-budget", "0.2"], "--trace-budget bounds the checks of --trace FILE"),
     (["--early-stop-metric", "objective"], "--early-stop-metric chooses what --early-stop watches"),
-    (["--checkpoint-every", "100"], "--checkpoint-every is an option of training on shards"),
-    (["--sync-every", "5"], "--sync-every is an option of training on shards"),
 ])
 def test_options_the_run_would_ignore_are_refused(tmp_path, opts, fragment):
     """These were accepted and ignored (or, for --checkpoint-every/--sync-every on one plain file, switched

@@ -14,7 +14,7 @@ from pegasos.cli.options import short_text
 
 from conftest import error_line, ok, one_error, run_pegasos
 
-COMMANDS = {"train": cli.train, "cv": cli.cv, "search": cli.search}
+COMMANDS = {"train": cli.train, "cv": cli.cv, "search": cli.search, "train-shards": cli.train_shards}
 SCREEN = {"COLUMNS": "80"}
 
 
@@ -86,7 +86,8 @@ def test_help_all_lists_every_option_with_its_whole_text(command):
             assert spelled(opt, out), f"{command} --help-all does not list {opt}"
         if p.help:
             assert "".join(p.help.split()) in flat, f"{command} --help-all cuts the text of {p.opts[0]}"
-    for heading in ("Solver", "Problem", "Kernels", "Data larger than memory", "Input and output"):
+    in_memory = ("Kernels", "Data larger than memory") if command != "train-shards" else ("Shards and clusters",)
+    for heading in ("Solver", "Problem", "Input and output") + in_memory:
         assert f"\n{heading}" in out
 
 
@@ -145,7 +146,6 @@ def test_c_in_cross_validation_uses_the_examples_of_data(tmp_path):
     (("-c", "1", "-l", "0.01"), ("give either -c or -l/--lambda",), 2),
     (("-c", "1", "--loss", "rank"), ("--loss rank", "pairs"), 2),
     (("-c", "0"), ("positive number",), 2),
-    (("-c", "1", "--split", "2"), ("shards", "-l/--lambda"), 1),
 ])
 def test_c_refused_where_it_has_no_m(tmp_path, args, fragments, status):
     data = write_data(tmp_path / "d.svm")
@@ -228,6 +228,20 @@ def test_liblinear_weights_still_read(tmp_path):
     assert "class_weights 1:3.0" in (tmp_path / "m").read_text()
 
 
-def test_shard_option_errors_stay_exit_one(tmp_path):
-    one_error(run_pegasos("train", "--checkpoint-every", "2", write_data(tmp_path / "d.svm"), tmp_path / "m"),
-              "--checkpoint-every")
+@pytest.mark.parametrize("args, fragments", [
+    (("--checkpoint-every", "100"), ("--checkpoint-every is an option of pegasos train-shards",)),
+    (("--sync-every", "5"), ("--sync-every is an option of pegasos train-shards",)),
+    (("--scheduler", "tcp://h:8786"), ("--scheduler is an option of pegasos train-shards",)),
+])
+def test_the_options_of_shards_are_train_shards(tmp_path, args, fragments):
+    """Training on shards is its own command: train answers its options with it, in one line (they were
+    accepted on one plain file and switched it silently to the shard trainer)."""
+    error_line(run_pegasos("train", *args, write_data(tmp_path / "d.svm"), tmp_path / "m"), *fragments, status=2)
+    assert not (tmp_path / "m").exists()
+
+
+def test_train_shards_refuses_c_in_one_line(tmp_path):
+    """-c C is lambda = 1/(C m), and a run on shards starts before the examples are counted."""
+    r = run_pegasos("train-shards", "-c", "1", "--split", "2", write_data(tmp_path / "d.svm"), tmp_path / "m")
+    error_line(r, "shards", "-l/--lambda", status=2)
+    assert not (tmp_path / "m").exists()

@@ -66,7 +66,8 @@ def _run(tmp_path, mode, index, limit):
     if args and args[0].startswith("@"):
         key = args.pop(0)[1:]
     data = files[key]
-    command = [pegasos_executable(), "train", "-q", *args, str(data), str(tmp_path / "h.model")]
+    command = [pegasos_executable(), "train-shards" if mode == "shards" else "train", "-q", *args, str(data),
+               str(tmp_path / "h.model")]
     r = subprocess.run([sys.executable, "-c", RUNNER, str(limit), *command], capture_output=True, text=True,
                        timeout=600)
     status, peak = (int(v) for v in r.stdout.split())

@@ -72,7 +72,7 @@ def test_counts_take_the_noun_in_their_number():
 def test_the_shard_and_kernel_summaries_count_in_the_singular(tmp_path):
     f = tmp_path / "one.svm"
     f.write_text("+1 1:1\n-1 1:-1\n")
-    out = ok(run_pegasos("train", "--split", "1", f, tmp_path / "m"))
+    out = ok(run_pegasos("train-shards", "--split", "1", f, tmp_path / "m"))
     assert "2 examples in 1 shard, 1 feature |" in out, out
     out = ok(run_pegasos("train", "--kernel", "rbf", "-T", "1", f, tmp_path / "k"))
     assert ": 1 support vector |" in out, out

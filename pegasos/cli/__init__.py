@@ -1,4 +1,4 @@
-"""Command line: ``pegasos train | predict | eval | objective | plot | cv | search | info``.
+"""Command line: ``pegasos train | train-shards | predict | eval | objective | plot | cv | search | info``.
 
 A thin layer over the Python API: it parses options, shows progress on a
 terminal, prints results, and turns :class:`pegasos.errors.PegasosError` into
@@ -6,7 +6,7 @@ a one-line ``Error: ...`` with exit status 1.  Heavy modules (NumPy, SciPy,
 the compiled core) are imported inside the commands so that ``--help`` is fast.
 
 This module holds the group :func:`main`; each command is a module of this package
-(``train``, ``predict``, ``evaluate``, ``objective``, ``plot``, ``selection`` for cv and search,
+(``train``, ``shards`` for train-shards, ``predict``, ``evaluate``, ``objective``, ``plot``, ``selection`` for cv and search,
 ``info``), over the shared ``common``, ``progress``, ``options``, ``notes``, ``reading`` and ``summary``.
 """
 
@@ -31,9 +31,10 @@ from .options import SHORT_HELP_OPTIONS
 from .plot import plot
 from .predict import predict
 from .selection import cv, search
+from .shards import train_shards
 from .train import train
 
-__all__ = ["main", "train", "predict", "eval_", "objective", "plot", "cv", "search", "info", "SHORT_HELP_OPTIONS"]
+__all__ = ["main", "train", "train_shards", "predict", "eval_", "objective", "plot", "cv", "search", "info", "SHORT_HELP_OPTIONS"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -63,5 +64,5 @@ def main():
         signal.signal(signal.SIGHUP, terminate)
 
 
-for _command in (train, predict, eval_, objective, plot, cv, search, info):
+for _command in (train, train_shards, predict, eval_, objective, plot, cv, search, info):
     main.add_command(_command)

@@ -29,6 +29,9 @@ SHORT_HELP_OPTIONS = frozenset({
     "kernel", "gamma", "batch_size", "seed", "jobs", "quiet", "train:stream", "init_model", "as_json", "explain",
     # cv and search
     "folds", "fold_jobs", "lambda_grid", "gamma_grid", "validation", "metric",
+    # train-shards
+    "train-shards:engine", "train-shards:scheduler", "train-shards:local_workers", "train-shards:split",
+    "train-shards:checkpoint_every", "train-shards:resume",
     "help_all",     # and -h/--help
 })
 
@@ -188,6 +191,12 @@ def _foreign_spelling(option, args, params):
     has it)."""
     value = _value_after(option, args)
     shown = option if value is None else f"{option} {value}"
+    if option in _SHARD_OPTIONS and "split" not in params:
+        also = "; --init MODEL continues a model file's run on any DATA" if option == "--resume" else ""
+        return f"{option} is an option of pegasos train-shards (training on shards or a Dask cluster){also}"
+    if option == "-c" and "split" in params:
+        return ("-c C sets lambda = 1/(C m), and training on shards starts before the examples are counted: "
+                "give -l/--lambda")
     if option == "-v":
         folds = "K" if value is None else value
         return (f"pegasos spells LIBLINEAR's train -v {folds} (cross-validation) as pegasos cv -v {folds} DATA; "
@@ -234,6 +243,11 @@ def _foreign_spelling(option, args, params):
     if option == "-c":
         return "pegasos search chooses lambda: its -l LO:HI is the grid (lambda = 1/(C m), m the examples)"
     return None
+
+
+#: the options of pegasos train-shards, answered by train with that command
+_SHARD_OPTIONS = ("--engine", "--scheduler", "--local-workers", "--split", "--sync-every", "--checkpoint-every",
+                  "--checkpoint", "--resume")
 
 
 def _eta0_answer(value, args):
@@ -461,8 +475,8 @@ shard_options = _options(
                                                                "--checkpoint (and a model file next to it).")),
     (("--checkpoint",), dict(metavar="FILE", help="Checkpoint file [default: MODEL.ckpt].")),
     (("--resume",), dict(metavar="CHECKPOINT", help="Finish the interrupted shard run saved in CHECKPOINT "
-                                                     "(--checkpoint-every), with its DATA and options: the model "
-                                                     "an uninterrupted run writes.")),
+                                                     "(same DATA and options); the model an uninterrupted run "
+                                                     "writes (--checkpoint-every saves the runs).")),
 )
 
 

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import click
 
 from ..defaults import DEFAULT_SHUFFLE_BUFFER
-from .common import is_shard_data, echo_json, errors_to_click, was_given, is_stdout, is_number, quiet_dask
+from .common import is_shard_data, echo_json, errors_to_click, was_given, is_stdout, is_number
 from .progress import Progress, TrainingBar
 from .options import (SectionOption, SectionedCommand, solver_options, problem_options, kernel_options,
-                      streaming_options, data_options, check_options, shard_options, given_on_command_line,
+                      streaming_options, data_options, check_options, given_on_command_line,
                       option_settings, parse_class_weights)
 from .notes import (note_outcome, note_stream_fits, note_unused_qid, note_worse_than_start,
                     note_worse_than_zero)
@@ -27,30 +27,23 @@ from .summary import explain_plan, train_summary, train_record
 @kernel_options
 @streaming_options
 @check_options
-@shard_options
 @data_options
 @click.option("--json", "as_json", is_flag=True, cls=SectionOption, section="Input and output",
               help="Print the summary and options as JSON; on stdout, so not with MODEL -.")
 @errors_to_click
 def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
           shuffle_buffer, cache_file, zero_based, dtype, quiet, verbose, progress_every, no_objective,
-          trace_file, trace_sample, trace_budget, validation_file, engine, scheduler, local_workers, split, sync_every,
-          checkpoint_every, checkpoint, resume, init_model=None, restart_schedule=False, resume_state=None,
-          as_json=False, **settings):
+          trace_file, trace_sample, trace_budget, validation_file, init_model=None, restart_schedule=False,
+          resume_state=None, as_json=False, **settings):
     """Train an SVM on DATA and write MODEL (default: DATA's file name + .model, in the current
     directory; MODEL - writes standard output).
     """
     args = SimpleNamespace(**locals())      # the command line, as the steps below read (and complete) it
     args.explain = settings.pop("explain", False)
+    _refuse_shards(data)
     _check_run_options(args)
     options = _train_options(args)
     to_stdout = _check_outputs(args, options)
-    if _is_shard_run(args):
-        if args.explain:
-            return explain_plan(options, m=None, in_memory=False)
-        _train_shards(data, args.model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler,
-                      local_workers, split, sync_every, checkpoint_every, checkpoint, resume)
-        return
     if args.explain and (args.shuffle_buffer is not None or init_model is not None):
         return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None, resumed=init_model is not None)
     if args.shuffle_buffer is not None:
@@ -149,34 +142,13 @@ def _check_outputs(args, options):
     return to_stdout
 
 
-def _is_shard_run(args):
-    """Whether the run trains on shards (DATA a glob, a directory or @list.txt, or the options of shards),
-    after checking that it has none of the options of a run on one file."""
+def _refuse_shards(data):
+    """A DATA of shards (a glob, a directory or @list.txt, not a file) is pegasos train-shards' (one line)."""
     from ..errors import ParameterError
 
-    data = args.data
-    if (args.checkpoint_every is not None or args.sync_every != "1") and not (
-            args.engine != "local" or args.split is not None or args.scheduler is not None
-            or args.local_workers is not None or args.resume is not None
-            or (data != "-" and is_shard_data(data))):
-        raise ParameterError(f"{'--checkpoint-every' if args.checkpoint_every is not None else '--sync-every'} is "
-                             "an option of training on shards: give DATA as a glob, a directory or @list.txt, "
-                             "--split N, or --engine dask")
-    shard_run = (args.engine != "local" or args.split is not None or args.scheduler is not None
-                 or args.local_workers is not None or args.resume is not None or args.checkpoint_every is not None
-                 or args.sync_every != "1")
-    if not (shard_run or (data != "-" and not os.path.isfile(data) and is_shard_data(data))):
-        return False
-    if (args.stream or args.cache_file is not None or args.cost_matrix is not None
-            or args.trace_file is not None or args.validation_file is not None
-            or args.init_model is not None or args.as_json or args.resume_state):
-        raise ParameterError("training on shards takes none of --stream, --cache, "
-                             "--cost-matrix, --trace, --validation, --init, --resume-state, --json "
-                             "(its checkpoints are --checkpoint-every and --resume)")
-    if args.settings["sampling"] not in (None, "uniform"):
-        raise ParameterError(f"--sampling {args.settings['sampling']}: training on shards draws i.i.d. batches "
-                             "(uniform) from all shards")
-    return True
+    if data != "-" and not os.path.isfile(data) and is_shard_data(data):
+        raise ParameterError(f"{data} names shards (a glob, a directory or @list.txt): pegasos train-shards "
+                             "trains on them")
 
 
 def _read_data(args, options, progress):
@@ -282,47 +254,3 @@ def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init
         raise ParameterError("--trace-points sets the checks of --trace FILE or --validation FILE: give one")
     if given("trace_budget") and trace_file is None:
         raise ParameterError("--trace-budget bounds the checks of --trace FILE: give it")
-
-
-def _train_shards(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
-                  split, sync_every, checkpoint_every, checkpoint, resume):
-    """train on shard files (pegasos.engine_dask.fit_shards), here or on a Dask cluster."""
-    from ..engine_dask import EngineSettings, fit_shards
-    from ..errors import ParameterError
-
-    if was_given("cost_c"):
-        raise ParameterError("-c C sets lambda = 1/(C m), and training on shards starts before the examples "
-                             "are counted: give -l/--lambda")
-    if sync_every != "epoch":
-        try:
-            sync_every = int(sync_every)
-        except ValueError:
-            raise ParameterError(f"--sync-every: a number of steps >= 1 or 'epoch', got {sync_every!r}") from None
-    if checkpoint_every is not None and checkpoint is None:
-        if to_stdout:
-            raise ParameterError("--checkpoint-every with MODEL on standard output needs --checkpoint FILE")
-        checkpoint = model + ".ckpt"
-    settings = EngineSettings(engine=engine, scheduler=scheduler, local_workers=local_workers, sync_every=sync_every,
-                              checkpoint_every=checkpoint_every, checkpoint=checkpoint, resume=resume,
-                              zero_based=True if zero_based else None, dtype=dtype).validate()
-    if engine == "dask":
-        quiet_dask()
-    progress = Progress(quiet)
-    bar = TrainingBar(progress)
-    t1 = time.perf_counter()
-    try:
-        result = fit_shards(data, options, settings, split=split, progress=bar.update, on_plan=bar.start,
-                            auto_batch=options.preset == "auto" and not was_given("batch_size"))
-    finally:
-        bar.close()
-    seconds = time.perf_counter() - t1
-    result.save(model)
-    if not quiet:
-        info = result.info
-        from ..errors import counted
-
-        click.echo(f"{counted(info['train_examples'], 'example')} in {counted(info['shards'], 'shard')}, "
-                   f"{counted(result.n_features, 'feature')} | "
-                   f"engine {engine}, sync every {info['sync_every']} | T = {info['iterations']}, k = "
-                   f"{info['batch_size']}, lambda = {result.lam:g} | {seconds:.2f} s | model: "
-                   f"{'standard output' if to_stdout else model}", err=to_stdout)
