@@ -1129,6 +1129,20 @@ def test_output_to_a_fifo_is_written_through(tmp_path, a9a_model):
     assert fifo.is_fifo()
 
 
+def _open_files(pid):
+    """The paths process ``pid`` has open (Linux /proc)."""
+    out = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                out.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return out
+
+
 def test_sigterm_leaves_no_partial_output(tmp_path, a9a_model):
     big = tmp_path / "big.svm"
     text = data_file("a9a/a9a").read_bytes()
@@ -1138,7 +1152,10 @@ def test_sigterm_leaves_no_partial_output(tmp_path, a9a_model):
     proc = subprocess.Popen([pegasos_executable(), "predict", str(big), str(a9a_model), str(tmp_path / "p.txt")],
                             stderr=subprocess.PIPE)
     import time
-    time.sleep(0.3)
+    deadline = time.monotonic() + 120
+    while str(big) not in _open_files(proc.pid):     # the run reads DATA: its handlers are in place (a fixed
+        assert proc.poll() is None and time.monotonic() < deadline, "predict did not start reading"
+        time.sleep(0.01)                              # sleep was too short for a start-up on a loaded machine)
     proc.terminate()
     assert proc.wait(timeout=60) == 143, "the run ended before SIGTERM arrived"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.svm"]
