@@ -263,39 +263,7 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
     if options.finishes_given_length:
         model = finish_given_length(model, ex, options)
-    elif "finish_discarded_gap" in getattr(model, "info", {}) and \
-            options.tol < float(model.info["certified_gap"]) <= OWN_CERTIFICATE_WITHIN * options.tol:
-        certify_written(model, ex, options.n_threads)
     return _record_source(model, source)
-
-
-#: a kept Pegasos model whose free certificate is above tol but within this many times it gets its own too
-OWN_CERTIFICATE_WITHIN = 10
-
-
-def certify_written(model, ex, n_threads=1):
-    """A tighter certificate, where it may help, for a model Pegasos trained on after an uncertified dual
-    finish (``finish_discarded_gap`` in its header): its ``certified_gap`` is first the one that finish's
-    dual bound proves for it (:func:`pegasos.autotune.double_until_converged`, free); above tol and within
-    ``OWN_CERTIFICATE_WITHIN`` times it, the model's own certificate (:func:`pegasos.certificate.duality_gap`,
-    passes from its margins until the gap stops shrinking, as ``pegasos objective --gap`` runs them) is
-    made too and the smaller kept.  Measured: one column x1000 at lambda = 1, 0.0029 free against 0.0020
-    own (within tol: no warning); far above tol the own one proved no better (300 noisy rows at lambda =
-    1e-7, 0.064 free against 0.16; a9a at lambda = 1e-7, 0.71 against 0.84, for 0.7 s of passes a fit).
-    A model the certificate does not cover keeps the first.
-
-    Returns the certificate's dict (None without one)."""
-    from .certificate import duality_gap
-    from .linear import second_processor
-
-    try:
-        g = duality_gap(model, ex.chunk, ex.y, sample_weight=ex.sample_weight, helper=second_processor(n_threads))
-    except ParameterError:
-        return None
-    rel = float(g["rel_gap"])
-    if math.isfinite(rel) and rel < float(model.info["certified_gap"]):
-        model.info["certified_gap"] = repr(rel)
-    return g
 
 
 def finish_given_length(model, ex, options):
@@ -303,9 +271,8 @@ def finish_given_length(model, ex, options):
     (:mod:`pegasos.finish`, when :attr:`TrainOptions.finishes_given_length`).
 
     Exactly ``options.finish_passes`` passes (what a finished model's header records: its settings
-    retrain it), or passes until certified within ``options.tol``, within the
-    :func:`pegasos.finish.budget` of the T iterations run (by default a bound weighed against them, and
-    a stop at a stall; with ``finish="dual"`` the full bound).
+    retrain it), or passes until certified within ``options.tol`` (or at their bound of work,
+    :data:`pegasos.finish.FINISH_UPDATES`).
 
     Parameters
     ----------
@@ -323,7 +290,8 @@ def finish_given_length(model, ex, options):
     ParameterError
         The finish does not apply to ``options``, or ``finish_passes`` has the wrong number of entries.
     """
-    from .finish import applicable, budget, check_finish_passes, finish_binary, finish_ovr, finish_ranking
+    from .finish import applicable, check_finish_passes, finish_binary, finish_ovr, finish_ranking
+    from .linear import second_processor
 
     name = options.name("finish_passes" if options.finish_passes is not None else "finish")
     why = applicable(options, ex)
@@ -350,19 +318,14 @@ def finish_given_length(model, ex, options):
         try:
             pairs = pair_differences(small)
         except ParameterError as e:
-            if options.finish == "dual" or options.finish_passes is not None:
-                raise ParameterError(f"{name}: {e}") from None
-            return model            # too many pairs for memory: the Pegasos run as given (README, ranking)
-        spend = budget(options, int(model.info["iterations"]), pairs[0])
+            raise ParameterError(f"{name}: {e}") from None
         done = finish_ranking(part, small, pairs=pairs, passes=None if passes is None else passes[0], tol=tol,
-                              **spend)
+                              helper=second_processor(options.n_threads))
+    elif multiclass:
+        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads)
     else:
-        # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
-        spend = budget(options, int(model.info["iterations"]), ex, model.n_classes if multiclass else 1)
-        if multiclass:
-            done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, **spend)
-        else:
-            done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, **spend)
+        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol,
+                             helper=second_processor(options.n_threads))
     if columns is None:
         return done
     if not multiclass and done.info["finish_kept"] == "pegasos":
@@ -582,11 +545,6 @@ def _on_all_columns(model, columns, n_features):
 
 
 def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
-    if (options.task == "ranking" and options.length_is_automatic and options.step_is_automatic
-            and options.finish != "none" and options.finish_unavailable() is None):
-        if on_plan is not None:
-            on_plan(None)
-        return autotune.train_ranking(ex, options, progress=progress)
     automatic = options.preset == "auto" and options.loss != "rank" and options.iterations != 0
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)
@@ -607,7 +565,7 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             watched = fit_linear(ex, options.replace(step_offset=t0, eta0=None, epochs=epochs), labels=labels,
                                  progress=progress, monitor=monitor)
             for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping", "stop",
-                        "finish_discarded_gap", "certified_gap"):
+                        "certified_gap"):
                 if key in model.info:
                     watched.info[key] = model.info[key]
             if "finish" not in model.info:     # a finished model stays: the trace follows its Pegasos part
@@ -735,7 +693,7 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
         lengths = {"epochs": 1.0}      # one more pass over the data, as partial_fit
     run = options.replace(preset="paper", iterations=lengths.get("iterations"), epochs=lengths.get("epochs"),
                           eta0=options.eta0 if "eta0" in given else None, **changes).validate()
-    _resume_finish(options, run, False)        # a finish asked for where it does not apply: before any work
+    _resume_finish(options, run)        # a finish asked for where it does not apply: before any work
     ex = as_examples(_read(data))
     if ex.source is not None and ex.m == 0:
         raise DataError(ex.source.path, "no training examples found (the file is empty or holds only comments "
@@ -795,10 +753,7 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     for key in ("step_offset_rule",):
         if key in info and key not in model.info:
             model.info[key] = info[key]
-    # (a resume section was asked for to continue the Pegasos run exactly: then that run alone, as when it began)
-    automatic_step = init.solver_state is None and (recalibrated or (info.get("step_offset_rule") == "calibrated" and
-                                                                     not ({"step_offset", "eta0"} & given)))
-    finishing = _resume_finish(options, run, automatic_step)
+    finishing = _resume_finish(options, run)
     if finishing is not None:
         model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
     elif model.task == "binary":
@@ -837,29 +792,17 @@ def _lower_of(model, init, ex):
     return start
 
 
-def _resume_finish(options, run, automatic_step):
-    """The options of the dual finish after a resumed ``run`` (:func:`finish_given_length`), or None.
-
-    Asked for (``finish="dual"`` or ``finish_passes``: ParameterError where it does not apply), or by
-    default as after a first run of a given length: the "auto" preset, no ``finish="none"``, and a step
-    nobody set (``automatic_step``: the model's was calibrated and no t0 or eta0 is given, or the run's
-    is calibrated now), where the finish applies (not with ``resume_state``, whose section is the state
-    of the Pegasos run).  Without it, a resumed run of a near-optimal model (one
-    certified by the passes, above all one from w = 0 that ran no Pegasos iteration) starts again with
-    the large steps of an early Pegasos run, and a pass of them undoes most of what the passes did
-    (0.0305 to 0.0443 on 2,000 separable rows, 0.0474 to 0.143 on sparse text)."""
-    asked = options.finish == "dual" or options.finish_passes is not None
+def _resume_finish(options, run):
+    """The options of the dual finish asked for after a resumed ``run`` (``finish="dual"`` or
+    ``finish_passes``; :func:`finish_given_length`), or None; ParameterError where it does not apply."""
+    if options.finish != "dual" and options.finish_passes is None:
+        return None
     finishing = run.replace(finish="dual" if options.finish == "dual" else None, finish_passes=options.finish_passes)
     why = finishing.finish_unavailable()
-    if asked:
-        if why is not None:
-            given_name = (options.name("finish") + " dual" if options.finish == "dual"
-                          else options.name("finish_passes"))
-            raise ParameterError(f"{given_name}: the dual finish does not apply here: {why}")
-        return finishing
-    if options.finish is None and options.preset == "auto" and automatic_step and why is None:
-        return finishing
-    return None
+    if why is not None:
+        given_name = options.name("finish") + " dual" if options.finish == "dual" else options.name("finish_passes")
+        raise ParameterError(f"{given_name}: the dual finish does not apply here: {why}")
+    return finishing
 
 
 def _read(data):
