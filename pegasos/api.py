@@ -635,8 +635,50 @@ def _differs(field, options, base, given):
 
 def _fit_resumed(data, options, init, keywords, progress, on_plan):
     """fit(..., init=MODEL): continue (or restart the schedule of) a linear binary or regression run."""
+    what, init = _resumed_model(init, options)
+    given = _given(options, keywords)
+    info, base, restart, run = _resumed_run(options, init, what, given)
+    _resume_finish(options, run)        # a finish asked for where it does not apply: before any work
+    ex = _resumed_examples(data, init, info, what)
+    labels = init.labels if run.task == "binary" else None
+    recalibrated = False
+    if restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank" \
+            and run.schedule == "pegasos":
+        # a new schedule (often for a new lambda) gets its own step offset, as a first run would
+        run = run.replace(step_offset=autotune.step_offset_for(ex, run, labels), eta0=None)
+        recalibrated = True
+    if restart:
+        if run.t0 == 0 and run.schedule == "pegasos":
+            named = (options.name("restart_schedule") if options.restart_schedule
+                     else "--init" if options.spelling == "cli" else "init=")
+            raise ParameterError(f"{named}: with step offset t0 = 0 the first step "
+                                 "(1 - 1/t) w = 0 forgets the starting weights; give "
+                                 f"{options.name('step_offset')} or {options.name('eta0')}")
+        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, start=(init.w, init.bias))
+        model.info["warm_start"] = "restart-schedule" if options.restart_schedule else "weights"
+    else:
+        state = _resumed_state(init, info, run, ex, labels, reseeded="seed" in given and run.seed != base.seed)
+        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, init=state)
+        if init.solver_state is None:
+            model.info["warm_start"] = "weights"
+    if recalibrated:
+        model.info["step_offset_rule"] = "calibrated"
+    if "step_offset_rule" in info and "step_offset_rule" not in model.info:
+        model.info["step_offset_rule"] = info["step_offset_rule"]
+    finishing = _resume_finish(options, run)
+    if finishing is not None:
+        model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
+    elif model.task == "binary":
+        model.resume_objectives = _objectives_of(model, init, ex)[1:]
+    model.save_state = run.resume_state is not False and model.task in ("binary", "regression")
+    return _record_source(model, ex.source)
+
+
+def _resumed_model(init, options):
+    """(how to name it, the LinearModel) of ``init``: a model or a model file; ParameterError for a
+    model that cannot be resumed (kernel, multiclass, ranking) or a streamed run."""
     from .kernel import KernelModel
-    from .linear import LinearModel, objective_at_zero, projection_radius2, start_state
+    from .linear import LinearModel
     from .multiclass import MulticlassModel
 
     what = "init="
@@ -658,7 +700,13 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if options.shuffle_buffer is not None:
         named = "--stream / --shuffle-buffer" if options.spelling == "cli" else options.name("shuffle_buffer")
         raise ParameterError(f"{named} cannot resume a model: train in memory or from a cache (--cache)")
-    given = _given(options, keywords)
+    return what, init
+
+
+def _resumed_run(options, init, what, given):
+    """The settings of a resumed run: (the model's header, its options, whether the step schedule
+    starts again, the validated options of the run).  ParameterError where a setting the model keeps
+    is given another value."""
     info = dict(init.info)
     info.setdefault("loss", init.loss)
     info.setdefault("bias_mode", init.bias_mode)
@@ -693,7 +741,12 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
         lengths = {"epochs": 1.0}      # one more pass over the data, as partial_fit
     run = options.replace(preset="paper", iterations=lengths.get("iterations"), epochs=lengths.get("epochs"),
                           eta0=options.eta0 if "eta0" in given else None, **changes).validate()
-    _resume_finish(options, run)        # a finish asked for where it does not apply: before any work
+    return info, base, restart, run
+
+
+def _resumed_examples(data, init, info, what):
+    """The examples a resumed run trains on, in at least the model's dimension; DataError for no
+    examples, ParameterError for an index base other than the model's."""
     ex = as_examples(_read(data))
     if ex.source is not None and ex.m == 0:
         raise DataError(ex.source.path, "no training examples found (the file is empty or holds only comments "
@@ -706,60 +759,32 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
                              "index would be another feature (give --zero-based as MODEL was trained, or not)")
     if ex.n_features < init.n_features:
         ex = dataclasses.replace(ex, n_features=init.n_features)      # the model keeps its dimension
-    labels = init.labels
-    if run.task != "binary":
-        labels = None
-    recalibrated = False
-    if restart and options.preset == "auto" and not ({"step_offset", "eta0"} & given) and run.loss != "rank" \
-            and run.schedule == "pegasos":
-        # a new schedule (often for a new lambda) gets its own step offset, as a first run would
-        t0 = autotune.step_offset_for(ex, run, labels)
-        run = run.replace(step_offset=t0, eta0=None)
-        recalibrated = True
-    if restart:
-        if run.t0 == 0 and run.schedule == "pegasos":
-            named = (options.name("restart_schedule") if options.restart_schedule
-                     else "--init" if options.spelling == "cli" else "init=")
-            raise ParameterError(f"{named}: with step offset t0 = 0 the first step "
-                                 "(1 - 1/t) w = 0 forgets the starting weights; give "
-                                 f"{options.name('step_offset')} or {options.name('eta0')}")
-        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, start=(init.w, init.bias))
-        model.info["warm_start"] = "restart-schedule" if options.restart_schedule else "weights"
-        if recalibrated:
-            model.info["step_offset_rule"] = "calibrated"
-    else:
-        state = init.solver_state
-        if state is not None:
-            state = dict(state)
-            if "seed" in given and run.seed != base.seed:
-                for key in ("orders", "rng", "sampling"):        # a new random stream from the given seed
-                    state.pop(key, None)
-        else:
-            # a plain model file: its weights, with t from its header; the average restarts
-            t = int(info.get("iterations", "0") or 0)
-            plan = run.plan(ex.m)
-            n = max(ex.n_features, init.n_features)
-            y_run = labels.encode(ex.y) if labels is not None else ex.y
-            radius2 = projection_radius2(run.loss, run.lam, objective_at_zero(run.loss, y_run, run.epsilon, None))
-            state = start_state(init.w, init.bias, n, run, plan, radius2)
-            state["t"] = t
-            if state["avg_start"]:
-                state["avg_start"] = t + plan.avg_start
-        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, init=state)
-        if init.solver_state is None:
-            model.info["warm_start"] = "weights"
-        if recalibrated:
-            model.info["step_offset_rule"] = "calibrated"
-    for key in ("step_offset_rule",):
-        if key in info and key not in model.info:
-            model.info[key] = info[key]
-    finishing = _resume_finish(options, run)
-    if finishing is not None:
-        model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
-    elif model.task == "binary":
-        model.resume_objectives = _objectives_of(model, init, ex)[1:]
-    model.save_state = run.resume_state is not False and model.task in ("binary", "regression")
-    return _record_source(model, ex.source)
+    return ex
+
+
+def _resumed_state(init, info, run, ex, labels, reseeded):
+    """The Pegasos state a resumed run continues: the model's resume section (without its random
+    stream when ``reseeded``), or, for a plain model file, its weights at t = its header's
+    iterations, the average starting again."""
+    from .linear import objective_at_zero, projection_radius2, start_state
+
+    state = init.solver_state
+    if state is not None:
+        state = dict(state)
+        if reseeded:
+            for key in ("orders", "rng", "sampling"):        # a new random stream from the given seed
+                state.pop(key, None)
+        return state
+    t = int(info.get("iterations", "0") or 0)
+    plan = run.plan(ex.m)
+    n = max(ex.n_features, init.n_features)
+    y_run = labels.encode(ex.y) if labels is not None else ex.y
+    radius2 = projection_radius2(run.loss, run.lam, objective_at_zero(run.loss, y_run, run.epsilon, None))
+    state = start_state(init.w, init.bias, n, run, plan, radius2)
+    state["t"] = t
+    if state["avg_start"]:
+        state["avg_start"] = t + plan.avg_start
+    return state
 
 
 def _objectives_of(model, init, ex):
