@@ -263,39 +263,7 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
         model = _fit_linear_auto(ex, options, None, progress, on_plan, checks)
     if options.finishes_given_length:
         model = finish_given_length(model, ex, options)
-    elif "finish_discarded_gap" in getattr(model, "info", {}) and \
-            options.tol < float(model.info["certified_gap"]) <= OWN_CERTIFICATE_WITHIN * options.tol:
-        certify_written(model, ex, options.n_threads)
     return _record_source(model, source)
-
-
-#: a kept Pegasos model whose free certificate is above tol but within this many times it gets its own too
-OWN_CERTIFICATE_WITHIN = 10
-
-
-def certify_written(model, ex, n_threads=1):
-    """A tighter certificate, where it may help, for a model Pegasos trained on after an uncertified dual
-    finish (``finish_discarded_gap`` in its header): its ``certified_gap`` is first the one that finish's
-    dual bound proves for it (:func:`pegasos.autotune.double_until_converged`, free); above tol and within
-    ``OWN_CERTIFICATE_WITHIN`` times it, the model's own certificate (:func:`pegasos.certificate.duality_gap`,
-    passes from its margins until the gap stops shrinking, as ``pegasos objective --gap`` runs them) is
-    made too and the smaller kept.  Measured: one column x1000 at lambda = 1, 0.0029 free against 0.0020
-    own (within tol: no warning); far above tol the own one proved no better (300 noisy rows at lambda =
-    1e-7, 0.064 free against 0.16; a9a at lambda = 1e-7, 0.71 against 0.84, for 0.7 s of passes a fit).
-    A model the certificate does not cover keeps the first.
-
-    Returns the certificate's dict (None without one)."""
-    from .certificate import duality_gap
-    from .linear import second_processor
-
-    try:
-        g = duality_gap(model, ex.chunk, ex.y, sample_weight=ex.sample_weight, helper=second_processor(n_threads))
-    except ParameterError:
-        return None
-    rel = float(g["rel_gap"])
-    if math.isfinite(rel) and rel < float(model.info["certified_gap"]):
-        model.info["certified_gap"] = repr(rel)
-    return g
 
 
 def finish_given_length(model, ex, options):
@@ -303,9 +271,8 @@ def finish_given_length(model, ex, options):
     (:mod:`pegasos.finish`, when :attr:`TrainOptions.finishes_given_length`).
 
     Exactly ``options.finish_passes`` passes (what a finished model's header records: its settings
-    retrain it), or passes until certified within ``options.tol``, within the
-    :func:`pegasos.finish.budget` of the T iterations run (by default a bound weighed against them, and
-    a stop at a stall; with ``finish="dual"`` the full bound).
+    retrain it), or passes until certified within ``options.tol`` (or at their bound of work,
+    :data:`pegasos.finish.FINISH_UPDATES`).
 
     Parameters
     ----------
@@ -323,7 +290,8 @@ def finish_given_length(model, ex, options):
     ParameterError
         The finish does not apply to ``options``, or ``finish_passes`` has the wrong number of entries.
     """
-    from .finish import applicable, budget, check_finish_passes, finish_binary, finish_ovr, finish_ranking
+    from .finish import applicable, check_finish_passes, finish_binary, finish_ovr, finish_ranking
+    from .linear import second_processor
 
     name = options.name("finish_passes" if options.finish_passes is not None else "finish")
     why = applicable(options, ex)
@@ -350,19 +318,14 @@ def finish_given_length(model, ex, options):
         try:
             pairs = pair_differences(small)
         except ParameterError as e:
-            if options.finish == "dual" or options.finish_passes is not None:
-                raise ParameterError(f"{name}: {e}") from None
-            return model            # too many pairs for memory: the Pegasos run as given (README, ranking)
-        spend = budget(options, int(model.info["iterations"]), pairs[0])
+            raise ParameterError(f"{name}: {e}") from None
         done = finish_ranking(part, small, pairs=pairs, passes=None if passes is None else passes[0], tol=tol,
-                              **spend)
+                              helper=second_processor(options.n_threads))
+    elif multiclass:
+        done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads)
     else:
-        # by default the passes weigh their work against the T iterations run (finish="dual": the full bound)
-        spend = budget(options, int(model.info["iterations"]), ex, model.n_classes if multiclass else 1)
-        if multiclass:
-            done = finish_ovr(part, small, passes=passes, tol=tol, n_threads=options.n_threads, **spend)
-        else:
-            done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol, **spend)
+        done = finish_binary(part, small, passes=None if passes is None else passes[0], tol=tol,
+                             helper=second_processor(options.n_threads))
     if columns is None:
         return done
     if not multiclass and done.info["finish_kept"] == "pegasos":
@@ -582,11 +545,6 @@ def _on_all_columns(model, columns, n_features):
 
 
 def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
-    if (options.task == "ranking" and options.length_is_automatic and options.step_is_automatic
-            and options.finish != "none" and options.finish_unavailable() is None):
-        if on_plan is not None:
-            on_plan(None)
-        return autotune.train_ranking(ex, options, progress=progress)
     automatic = options.preset == "auto" and options.loss != "rank" and options.iterations != 0
     if not automatic or not (options.step_is_automatic or options.length_is_automatic):
         return fit_linear(ex, options, labels=labels, progress=progress, on_plan=on_plan, monitor=monitor)
@@ -607,7 +565,7 @@ def _fit_linear_chosen(ex, options, labels, progress, on_plan, monitor):
             watched = fit_linear(ex, options.replace(step_offset=t0, epochs=epochs), labels=labels,
                                  progress=progress, monitor=monitor)
             for key in ("epochs", "epochs_trained", "step_offset_rule", "eta0", "stopping", "stop",
-                        "finish_discarded_gap", "certified_gap"):
+                        "certified_gap"):
                 if key in model.info:
                     watched.info[key] = model.info[key]
             if "finish" not in model.info:     # a finished model stays: the trace follows its Pegasos part
@@ -677,8 +635,50 @@ def _differs(field, options, base, given):
 
 def _fit_resumed(data, options, init, keywords, progress, on_plan):
     """fit(..., init=MODEL): continue (or restart the schedule of) a linear binary or regression run."""
+    what, init = _resumed_model(init, options)
+    given = _given(options, keywords)
+    info, base, restart, run = _resumed_run(options, init, what, given)
+    _resume_finish(options, run)        # a finish asked for where it does not apply: before any work
+    ex = _resumed_examples(data, init, info, what)
+    labels = init.labels if run.task == "binary" else None
+    recalibrated = False
+    if restart and options.preset == "auto" and "step_offset" not in given and run.loss != "rank" \
+            and run.schedule == "pegasos":
+        # a new schedule (often for a new lambda) gets its own step offset, as a first run would
+        run = run.replace(step_offset=autotune.step_offset_for(ex, run, labels))
+        recalibrated = True
+    if restart:
+        if run.t0 == 0 and run.schedule == "pegasos":
+            named = (options.name("restart_schedule") if options.restart_schedule
+                     else "--init" if options.spelling == "cli" else "init=")
+            raise ParameterError(f"{named}: with step offset t0 = 0 the first step "
+                                 "(1 - 1/t) w = 0 forgets the starting weights; give "
+                                 f"{options.name('step_offset')}")
+        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, start=(init.w, init.bias))
+        model.info["warm_start"] = "restart-schedule" if options.restart_schedule else "weights"
+    else:
+        state = _resumed_state(init, info, run, ex, labels, reseeded="seed" in given and run.seed != base.seed)
+        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, init=state)
+        if init.solver_state is None:
+            model.info["warm_start"] = "weights"
+    if recalibrated:
+        model.info["step_offset_rule"] = "calibrated"
+    if "step_offset_rule" in info and "step_offset_rule" not in model.info:
+        model.info["step_offset_rule"] = info["step_offset_rule"]
+    finishing = _resume_finish(options, run)
+    if finishing is not None:
+        model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
+    elif model.task == "binary":
+        model.resume_objectives = _objectives_of(model, init, ex)[1:]
+    model.save_state = run.resume_state is not False and model.task in ("binary", "regression")
+    return _record_source(model, ex.source)
+
+
+def _resumed_model(init, options):
+    """(how to name it, the LinearModel) of ``init``: a model or a model file; ParameterError for a
+    model that cannot be resumed (kernel, multiclass, ranking) or a streamed run."""
     from .kernel import KernelModel
-    from .linear import LinearModel, objective_at_zero, projection_radius2, start_state
+    from .linear import LinearModel
     from .multiclass import MulticlassModel
 
     what = "init="
@@ -700,7 +700,13 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
     if options.shuffle_buffer is not None:
         named = "--stream / --shuffle-buffer" if options.spelling == "cli" else options.name("shuffle_buffer")
         raise ParameterError(f"{named} cannot resume a model: train in memory or from a cache (--cache)")
-    given = _given(options, keywords)
+    return what, init
+
+
+def _resumed_run(options, init, what, given):
+    """The settings of a resumed run: (the model's header, its options, whether the step schedule
+    starts again, the validated options of the run).  ParameterError where a setting the model keeps
+    is given another value."""
     info = dict(init.info)
     info.setdefault("loss", init.loss)
     info.setdefault("bias_mode", init.bias_mode)
@@ -730,7 +736,12 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
         lengths = {"epochs": 1.0}      # one more pass over the data, as partial_fit
     run = options.replace(preset="paper", iterations=lengths.get("iterations"), epochs=lengths.get("epochs"),
                           **changes).validate()
-    _resume_finish(options, run, False)        # a finish asked for where it does not apply: before any work
+    return info, base, restart, run
+
+
+def _resumed_examples(data, init, info, what):
+    """The examples a resumed run trains on, in at least the model's dimension; DataError for no
+    examples, ParameterError for an index base other than the model's."""
     ex = as_examples(_read(data))
     if ex.source is not None and ex.m == 0:
         raise DataError(ex.source.path, "no training examples found (the file is empty or holds only comments "
@@ -743,63 +754,32 @@ def _fit_resumed(data, options, init, keywords, progress, on_plan):
                              "index would be another feature (give --zero-based as MODEL was trained, or not)")
     if ex.n_features < init.n_features:
         ex = dataclasses.replace(ex, n_features=init.n_features)      # the model keeps its dimension
-    labels = init.labels
-    if run.task != "binary":
-        labels = None
-    recalibrated = False
-    if restart and options.preset == "auto" and "step_offset" not in given and run.loss != "rank" \
-            and run.schedule == "pegasos":
-        # a new schedule (often for a new lambda) gets its own step offset, as a first run would
-        t0 = autotune.step_offset_for(ex, run, labels)
-        run = run.replace(step_offset=t0)
-        recalibrated = True
-    if restart:
-        if run.t0 == 0 and run.schedule == "pegasos":
-            named = (options.name("restart_schedule") if options.restart_schedule
-                     else "--init" if options.spelling == "cli" else "init=")
-            raise ParameterError(f"{named}: with step offset t0 = 0 the first step "
-                                 "(1 - 1/t) w = 0 forgets the starting weights; give "
-                                 f"{options.name('step_offset')}")
-        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, start=(init.w, init.bias))
-        model.info["warm_start"] = "restart-schedule" if options.restart_schedule else "weights"
-        if recalibrated:
-            model.info["step_offset_rule"] = "calibrated"
-    else:
-        state = init.solver_state
-        if state is not None:
-            state = dict(state)
-            if "seed" in given and run.seed != base.seed:
-                for key in ("orders", "rng", "sampling"):        # a new random stream from the given seed
-                    state.pop(key, None)
-        else:
-            # a plain model file: its weights, with t from its header; the average restarts
-            t = int(info.get("iterations", "0") or 0)
-            plan = run.plan(ex.m)
-            n = max(ex.n_features, init.n_features)
-            y_run = labels.encode(ex.y) if labels is not None else ex.y
-            radius2 = projection_radius2(run.loss, run.lam, objective_at_zero(run.loss, y_run, run.epsilon, None))
-            state = start_state(init.w, init.bias, n, run, plan, radius2)
-            state["t"] = t
-            if state["avg_start"]:
-                state["avg_start"] = t + plan.avg_start
-        model = fit_linear(ex, run, labels=labels, progress=progress, on_plan=on_plan, init=state)
-        if init.solver_state is None:
-            model.info["warm_start"] = "weights"
-        if recalibrated:
-            model.info["step_offset_rule"] = "calibrated"
-    for key in ("step_offset_rule",):
-        if key in info and key not in model.info:
-            model.info[key] = info[key]
-    # (a resume section was asked for to continue the Pegasos run exactly: then that run alone, as when it began)
-    automatic_step = init.solver_state is None and (recalibrated or (info.get("step_offset_rule") == "calibrated" and
-                                                                     "step_offset" not in given))
-    finishing = _resume_finish(options, run, automatic_step)
-    if finishing is not None:
-        model = finish_given_length(_lower_of(model, init, ex), ex, finishing)
-    elif model.task == "binary":
-        model.resume_objectives = _objectives_of(model, init, ex)[1:]
-    model.save_state = run.resume_state is not False and model.task in ("binary", "regression")
-    return _record_source(model, ex.source)
+    return ex
+
+
+def _resumed_state(init, info, run, ex, labels, reseeded):
+    """The Pegasos state a resumed run continues: the model's resume section (without its random
+    stream when ``reseeded``), or, for a plain model file, its weights at t = its header's
+    iterations, the average starting again."""
+    from .linear import objective_at_zero, projection_radius2, start_state
+
+    state = init.solver_state
+    if state is not None:
+        state = dict(state)
+        if reseeded:
+            for key in ("orders", "rng", "sampling"):        # a new random stream from the given seed
+                state.pop(key, None)
+        return state
+    t = int(info.get("iterations", "0") or 0)
+    plan = run.plan(ex.m)
+    n = max(ex.n_features, init.n_features)
+    y_run = labels.encode(ex.y) if labels is not None else ex.y
+    radius2 = projection_radius2(run.loss, run.lam, objective_at_zero(run.loss, y_run, run.epsilon, None))
+    state = start_state(init.w, init.bias, n, run, plan, radius2)
+    state["t"] = t
+    if state["avg_start"]:
+        state["avg_start"] = t + plan.avg_start
+    return state
 
 
 def _objectives_of(model, init, ex):
@@ -832,29 +812,17 @@ def _lower_of(model, init, ex):
     return start
 
 
-def _resume_finish(options, run, automatic_step):
-    """The options of the dual finish after a resumed ``run`` (:func:`finish_given_length`), or None.
-
-    Asked for (``finish="dual"`` or ``finish_passes``: ParameterError where it does not apply), or by
-    default as after a first run of a given length: the "auto" preset, no ``finish="none"``, and a step
-    nobody set (``automatic_step``: the model's was calibrated and no t0 is given, or the run's
-    is calibrated now), where the finish applies (not with ``resume_state``, whose section is the state
-    of the Pegasos run).  Without it, a resumed run of a near-optimal model (one
-    certified by the passes, above all one from w = 0 that ran no Pegasos iteration) starts again with
-    the large steps of an early Pegasos run, and a pass of them undoes most of what the passes did
-    (0.0305 to 0.0443 on 2,000 separable rows, 0.0474 to 0.143 on sparse text)."""
-    asked = options.finish == "dual" or options.finish_passes is not None
+def _resume_finish(options, run):
+    """The options of the dual finish asked for after a resumed ``run`` (``finish="dual"`` or
+    ``finish_passes``; :func:`finish_given_length`), or None; ParameterError where it does not apply."""
+    if options.finish != "dual" and options.finish_passes is None:
+        return None
     finishing = run.replace(finish="dual" if options.finish == "dual" else None, finish_passes=options.finish_passes)
     why = finishing.finish_unavailable()
-    if asked:
-        if why is not None:
-            given_name = (options.name("finish") + " dual" if options.finish == "dual"
-                          else options.name("finish_passes"))
-            raise ParameterError(f"{given_name}: the dual finish does not apply here: {why}")
-        return finishing
-    if options.finish is None and options.preset == "auto" and automatic_step and why is None:
-        return finishing
-    return None
+    if why is not None:
+        given_name = options.name("finish") + " dual" if options.finish == "dual" else options.name("finish_passes")
+        raise ParameterError(f"{given_name}: the dual finish does not apply here: {why}")
+    return finishing
 
 
 def _read(data):

@@ -732,21 +732,7 @@ def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *
             raise ParameterError("passes: the duality gap of a kernel model makes no passes (its dual point is "
                                  "the model's own coefficients)")
         return kernel_duality_gap(model, X, y, lam=lam, started=started)
-    if passes is None:
-        passes, until_stalled = AUTO_GAP_PASSES, True
-    passes = check_passes(passes)
-    if tol is not None:
-        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0.0 <= tol < 1.0):
-            raise ParameterError(f"tol must be a number in [0, 1), got {tol!r}")
-        tol = float(tol)
-    if lam is None:
-        lam = model.lam
-    elif (problem := lambda_problem(lam)) is not None:
-        raise ParameterError(problem)
-    lam = float(lam)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2 ** 64:
-        raise ParameterError(f"seed must be a whole number in [0, 2^64), got {seed!r}")
-
+    passes, until_stalled, tol, lam = _gap_settings(model, passes, until_stalled, tol, lam, seed)
     indptr, indices, data, n_cols, m, raw = _examples_of(X, y)
     multiclass = model.task == "multiclass"
     ranking = model.task == "ranking"
@@ -794,6 +780,40 @@ def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *
         stop = math.inf if tol is None else primal * (1.0 - tol)
         parts = [binary_dual(indptr, indices, data, n_cols, targets, c, targets * f, stop_at=stop,
                              primal=primal if until_stalled else None, helper=helper, **options)]
+    out = _gap_result(parts, primal, lam, model, m, started, until_stalled)
+    if ranking:
+        out["pairs"] = int(indptr.shape[0] - 1)
+    if multiclass:
+        out["per_class_primal"] = list(prim["per_class_objective"])
+        out["per_class_dual"] = [p["dual"] for p in parts]
+    if return_alpha:
+        out["alpha"] = [p["alpha"] for p in parts] if multiclass else parts[0]["alpha"]
+        w_dual = [p["w_dual"] if columns is None else _on_all_columns(p["w_dual"], columns, all_cols) for p in parts]
+        out["w_dual"] = w_dual if multiclass else w_dual[0]
+    return out
+
+
+def _gap_settings(model, passes, until_stalled, tol, lam, seed):
+    """The checked settings of :func:`duality_gap`: (passes, until_stalled, tol, lambda); None passes
+    are the passes until the gap stops shrinking.  ParameterError for a value out of range."""
+    if passes is None:
+        passes, until_stalled = AUTO_GAP_PASSES, True
+    passes = check_passes(passes)
+    if tol is not None:
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0.0 <= tol < 1.0):
+            raise ParameterError(f"tol must be a number in [0, 1), got {tol!r}")
+        tol = float(tol)
+    if lam is None:
+        lam = model.lam
+    elif (problem := lambda_problem(lam)) is not None:
+        raise ParameterError(problem)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2 ** 64:
+        raise ParameterError(f"seed must be a whole number in [0, 2^64), got {seed!r}")
+    return passes, until_stalled, tol, float(lam)
+
+
+def _gap_result(parts, primal, lam, model, m, started, until_stalled):
+    """The dict :func:`duality_gap` returns, from the dual passes of its binary problems ``parts``."""
     dual = math.fsum(p["dual"] for p in parts)
     gap = primal - dual
     out = {
@@ -809,17 +829,8 @@ def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *
         "loss": model.loss,
         "bias_mode": model.bias_mode,
     }
-    if ranking:
-        out["pairs"] = int(indptr.shape[0] - 1)
     if until_stalled:
         out["stalled"] = all(p["stalled"] for p in parts)
-    if multiclass:
-        out["per_class_primal"] = list(prim["per_class_objective"])
-        out["per_class_dual"] = [p["dual"] for p in parts]
-    if return_alpha:
-        out["alpha"] = [p["alpha"] for p in parts] if multiclass else parts[0]["alpha"]
-        w_dual = [p["w_dual"] if columns is None else _on_all_columns(p["w_dual"], columns, all_cols) for p in parts]
-        out["w_dual"] = w_dual if multiclass else w_dual[0]
     return out
 
 

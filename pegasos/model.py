@@ -55,7 +55,7 @@ OPTIONAL_KEYS: tuple[str, ...]    # extended below
 OPTIONAL_KEYS = ("solver", "solver_reason", "stop", "tol", "task", "epsilon", "class_weights", "multiclass",
                  "classes", "class_labels", "cost_matrix",
                  "step_offset", "schedule", "eta", "shuffle_buffer", "step_offset_rule", "eta0", "epochs",
-                 "epochs_trained", "stopping", "finish", "finish_passes", "finish_kept", "finish_discarded_gap",
+                 "epochs_trained", "stopping", "finish", "finish_passes", "finish_kept",
                  "certified_gap", "early_stop", "early_stop_metric", "best_iteration", "best_validation", "warm_start")
 # training on shards (pegasos.engine_dask): the engine, the shard count, the rounds between model averages,
 # the guarantee of averaging mode, how k was chosen when the user gave none
@@ -851,7 +851,6 @@ HEADER_SYNTAX = {
     "dual_updates": (_count(), "a whole number >= 0"),
     "finish_passes": (_counts, "whole numbers >= 0, one per class, separated by commas"),
     "certified_gap": (_number(0.0, 1.0), "a relative gap in [0, 1]"),
-    "finish_discarded_gap": (_number(0.0, 1.0), "a relative gap in [0, 1]"),
     "class_weights": (_label_weights, "LABEL:WEIGHT items separated by commas"),
     "early_stop": (_count(1), "a whole number >= 1"),
     "best_iteration": (_count(), "a whole number >= 0"),

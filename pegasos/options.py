@@ -199,20 +199,11 @@ class TrainOptions:
         Which solver trains the run (:func:`pegasos.solver.plan`): Pegasos, dual coordinate ascent
         from w = 0 until certified within ``tol``, or the rule of "auto" between them.
     finish : {None, "dual", "none"}
-        The dual finish (:mod:`pegasos.finish`): when the automatic length
-        shows averaged Pegasos converging slowly (a doubling of the epochs
-        improved the objective by more than 4 ``tol``, or the epoch cap),
-        passes of dual coordinate ascent from the model's margins go on
-        until the better of the two models is certified within ``tol``
-        (``tol_gap`` when given) of the optimum.  None (the "auto" preset's
-        default): where it applies (linear, hinge or squared hinge, bias
-        "none" or "feature", binary or one-vs-rest), and after a run of a
-        given T or epochs whose step is left automatic (no t0;
-        :attr:`finishes_given_length`), the passes' work weighed against
-        the Pegasos run's (:func:`pegasos.finish.work_bound`); "dual": after
-        every run, also an automatic length that converged, up to 2^32
-        units of work (an error where it does not apply); "none" (the
-        "paper" preset's): never.
+        Dual passes after a Pegasos run (:mod:`pegasos.finish`): "dual" after a run of a given T or
+        epochs, from the model's margins until the better of the two models is certified within
+        ``tol`` (an error where the dual cannot run, or without T or epochs); "none" or None: the
+        Pegasos run as it ended.  (The dual solver alone, :func:`pegasos.solver.run_options`, is
+        T = 0 with ``finish="dual"``.)
     finish_passes : int, tuple of int or None
         Run exactly this many finishing passes (per class for one-vs-rest:
         one int for all or one per class) after the run of the given T or
@@ -414,19 +405,12 @@ class TrainOptions:
 
     @property
     def finishes_given_length(self) -> bool:
-        """Whether a run of a given T or epochs is finished in the dual after its T iterations:
-        with ``finish_passes`` or ``finish="dual"``, and by default (``finish`` None) with the
-        "auto" preset and the step left to it (no t0: whoever sets the step asks for that
-        Pegasos run, and ``--sampling uniform --no-average --t0 0`` is the paper's Fig. 1) where
-        the finish applies (:meth:`finish_unavailable`); never with ``tol_gap``.  The passes then
-        certify the model within ``tol`` of the optimum, which 3 epochs of Pegasos do not reach
-        where lambda m is small (reuters, mushrooms)."""
+        """Whether a run of a given T or epochs (T = 0: the dual solver alone) is finished in the dual
+        after its T iterations: with ``finish_passes`` or ``finish="dual"``, for linear models, never
+        with ``tol_gap`` (:func:`pegasos.solver.run_options` sets them)."""
         if self.length_is_automatic or self.tol_gap is not None or self.kernel != "linear":
             return False
-        if self.finish_passes is not None or self.finish == "dual":
-            return True
-        return (self.finish is None and self.preset == "auto" and self.step_is_automatic
-                and self.finish_unavailable() is None)
+        return self.finish_passes is not None or self.finish == "dual"
 
     # ------------------------------------------------------------ naming --
     def name(self, field: str) -> str:

@@ -108,7 +108,8 @@ class Outcome:
                     "certified",)
         if self.stop is Stop.WORK_CAP:
             return (f"Pegasos' automatic length stopped at {self.epochs:g} epochs, where the last doubling gained "
-                    "at most 1% and the next would train more than 2^24 iterations (tol not reached); give "
+                    "at most 1% and the next would train more than 2^24 iterations over all classes (tol not "
+                    "reached); give "
                     "epochs (or T) to train longer",)
         return ()
 

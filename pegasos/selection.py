@@ -644,15 +644,7 @@ def search(data: Data | DataFile, options: TrainOptions | None = None,
         ex = _load(data)
         task = _task_of(ex, options)
         seed = None
-    names = TASK_METRICS[task]
-    metric = DEFAULT_METRIC[task] if metric is None else metric
-    known = metric_names(task)
-    if task == "binary" and options.loss != "log":
-        known = tuple(n for n in known if n != "log_loss")     # eval reports it for log-loss models only
-    if metric not in known:
-        option = "--metric" if options.spelling == "cli" else "metric="
-        raise ParameterError(f"{option}: unknown metric {metric!r} for a {task} model; one of: {', '.join(known)}")
-    names = tuple(names) + (() if metric in names else (metric,))
+    metric, names = _search_metric(metric, task, options)
     warm = bool(warm_start) and gammas is None and warm_startable(options, task)
     lams = sorted(lambdas, reverse=True) if warm else sorted(lambdas)
     points = [{"lam": lam} for lam in lams] if gammas is None else \
@@ -674,6 +666,30 @@ def search(data: Data | DataFile, options: TrainOptions | None = None,
             ex = as_examples(ex, width)
             test = as_examples(test, width)
         per_fold = [_run_path(ex, test, options, points, warm, names)]
+    rows, best_point = _grid_rows(points, per_fold, names, metric)
+    return {"task": task, "metric": metric, "folds": None if validation is not None else int(folds),
+            "seed": seed, "warm_start": warm, "metrics": list(names), "rows": rows, "best": best_point}
+
+
+def _search_metric(metric, task, options):
+    """(the metric the search ranks by, the metrics it reports) for ``task``; ParameterError naming
+    the option for an unknown metric."""
+    names = TASK_METRICS[task]
+    metric = DEFAULT_METRIC[task] if metric is None else metric
+    known = metric_names(task)
+    if task == "binary" and options.loss != "log":
+        known = tuple(n for n in known if n != "log_loss")     # eval reports it for log-loss models only
+    if metric not in known:
+        option = "--metric" if options.spelling == "cli" else "metric="
+        raise ParameterError(f"{option}: unknown metric {metric!r} for a {task} model; one of: {', '.join(known)}")
+    return metric, tuple(names) + (() if metric in names else (metric,))
+
+
+def _grid_rows(points, per_fold, names, metric):
+    """The search's rows (one per grid point, sorted by lambda then gamma: the folds' mean and sd of
+    each metric, mean objective, the worst fold's certified gap, seconds, ``best``) and the best
+    point: the best mean ``metric``, ties to the largest lambda.  ParameterError when the metric is
+    undefined everywhere."""
     rows = []
     for j, point in enumerate(points):
         runs = [fold[j] for fold in per_fold]
@@ -694,9 +710,7 @@ def search(data: Data | DataFile, options: TrainOptions | None = None,
     best = min(scored, key=lambda s: (s[0], -rows[s[1]]["lam"], s[1]))[1]
     for i, r in enumerate(rows):
         r["best"] = i == best
-    best_point = {k: rows[best][k] for k in ("lam", "gamma") if k in rows[best]}
-    return {"task": task, "metric": metric, "folds": None if validation is not None else int(folds),
-            "seed": seed, "warm_start": warm, "metrics": list(names), "rows": rows, "best": best_point}
+    return rows, {k: rows[best][k] for k in ("lam", "gamma") if k in rows[best]}
 
 
 def metric_names(task):

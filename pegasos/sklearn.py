@@ -175,16 +175,14 @@ __all__ = ["PegasosClassifier", "PegasosRegressor", "PegasosRanker"]
 
 
 def _warn_if_not_certified(model, X, y, sample_weight, tol):
-    """A ConvergenceWarning (as LinearSVC gives one) when the dual finish of an automatic run stopped
-    above the tolerance (the header's ``certified_gap``; where Pegasos went on after a finish that
-    was not kept, the smaller of the gaps that finish's dual bound and the model's own certificate
-    prove for Pegasos' model: :func:`pegasos.api.certify_written`).  With the
+    """A ConvergenceWarning (as LinearSVC gives one) when the dual passes stopped above the tolerance
+    (the header's ``certified_gap``).  With the
     columns of most different scales, when they differ widely, or else the largest column when the
     features are all large (:func:`pegasos.data.scale_finding`; X's column numbers from 0)."""
     from .data import scale_finding
 
     info = getattr(model, "info", {})
-    gap = info.get("certified_gap") if info.get("finish") == "dual" or "finish_discarded_gap" in info else None
+    gap = info.get("certified_gap") if info.get("finish") == "dual" else None
     if gap is None or not float(gap) > tol:
         return
     solver = "the kernel dual solver" if "dual_updates" in info else "the dual finish"

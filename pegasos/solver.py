@@ -205,8 +205,8 @@ def plan(problem: Problem, options) -> Plan:
         ``solver="dual"`` where the dual cannot run, or with a Pegasos-only setting.
     """
     asked = options.solver
-    if (options.finish == "dual" and options.length_is_automatic and options.tol_gap is None
-            and options.kernel == "linear" and not problem.resumed):
+    if (options.finish == "dual" and options.length_is_automatic and options.kernel == "linear"
+            and not problem.resumed):
         dual = "--solver dual" if options.spelling == "cli" else 'solver="dual"'
         raise ParameterError(f"{options.subject('finish')} dual runs dual passes after a Pegasos run of a given "
                              f"length: give {options.name('iterations')} or {options.name('epochs')}, or for the "

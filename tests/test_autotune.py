@@ -303,10 +303,9 @@ def test_streamed_roc_auc_holds_about_one_float_per_example():
 
 
 def test_one_vs_rest_defaults_on_dna_come_near_the_certified_bound():
-    """One-vs-rest under the automatic defaults: one calibrated t0, the doubling rule on the summed
-    objective, handed over to the dual finish per class (probed on the largest class against the rest).  dna at lambda = 1e-4: within 1% of the
-    certified lower bound on f* (the fixed 10 epochs with t0 = 0 that one-vs-rest had before were 16
-    times f*; plain Pegasos within 3%), and the header's settings retrain the same model."""
+    """One-vs-rest under the defaults: the dual passes per class from W = 0.  dna at lambda = 1e-4: within
+    1% of the certified lower bound on f* (the fixed 10 epochs with t0 = 0 that one-vs-rest had before
+    were 16 times f*; plain Pegasos within 3%), and the header's settings retrain the same model."""
     from pegasos.certificate import duality_gap
     from pegasos.io import read_svmlight
 

@@ -155,7 +155,7 @@ def test_a_given_length_is_finished_in_the_dual_on_request():
 
 def test_uncertified_passes_say_so(monkeypatch):
     # a bound of work too small to certify: the passes' model, its stop "bound", and a warning
-    monkeypatch.setattr(finish, "ASKED_UPDATES", 2000)
+    monkeypatch.setattr(finish, "FINISH_UPDATES", 2000)
     X, y, qid = random_ranking(5)
     lam = 1e-4
     with pytest.warns(pegasos.ConvergenceWarning, match="not certified"):
@@ -235,17 +235,16 @@ def test_the_passes_from_zero_get_the_full_bound(monkeypatch):
     # a fresh user's report: at lambda = 1e-6 the passes stopped at the default bound of a finish (2^28 on
     # 251,890 pairs) and the Pegasos run of pairs that followed ended 62% above f*; --finish dual certified
     seen = []
-    real = finish.budget
+    real = finish.finish_problem
 
-    def spy(options, iterations, ex, problems=1):
-        out = real(options, iterations, ex, problems)
-        seen.append(out)
-        return out
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("max_work"))
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(finish, "budget", spy)
+    monkeypatch.setattr(finish, "finish_problem", spy)
     X, y, qid = random_ranking(7)
     model = pegasos.fit((X, y, qid), loss="rank", lam=1e-6)
-    assert seen[0]["max_work"] == finish.ASKED_UPDATES and not seen[0]["stall"]
+    assert seen and all(w is None for w in seen)           # None: finish.FINISH_UPDATES, the full bound
     assert float(model.info["certified_gap"]) <= 0.002
     f = rank_objective(model.w, X, y, qid, 1e-6)
     assert f <= 1.002 * reference_optimum(X, y, qid, 1e-6)

@@ -160,6 +160,6 @@ def test_the_estimator_says_the_features_are_not_scaled(monkeypatch):
     from pegasos import finish
 
     X, y = large_features()
-    monkeypatch.setattr(finish, "ASKED_UPDATES", 1 << 20)     # passes too few to certify it
+    monkeypatch.setattr(finish, "FINISH_UPDATES", 1 << 20)     # passes too few to certify it
     with pytest.warns(ConvergenceWarning, match=r"not scaled \(column 0 reaches \|x\| = 16\).*MaxAbsScaler"):
         PegasosClassifier(lam=1e-5).fit(sp.csr_matrix(X), y)

@@ -11,6 +11,7 @@ order, and end with every call, whatever the lengths involved.
 """
 
 import numpy as np
+import pegasos
 import pytest
 
 from pegasos import _core, _dual, linear
@@ -210,17 +211,22 @@ def test_dual_automatic_mode_needs_the_caller_and_a_large_set(monkeypatch):
 
 def test_the_finish_may_use_the_helper_only_with_two_threads(monkeypatch):
     from pegasos import finish
-    from pegasos.examples import as_examples
-    from pegasos.options import TrainOptions
 
     X, y = generated(m=200, seed=23)
-    ex = as_examples((X, y))
+    seen = []
+    real = finish.finish_problem
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["helper"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(finish, "finish_problem", spy)
     monkeypatch.setattr(linear, "available_cpus", lambda: 2)
-    assert finish.budget(TrainOptions(lam=1e-3, n_threads=2).validate(), 10, ex)["helper"] is True
-    assert finish.budget(TrainOptions(lam=1e-3, n_threads=1).validate(), 10, ex)["helper"] is False
-    assert "helper" not in finish.budget(TrainOptions(lam=1e-3, n_threads=2).validate(), 10, ex, problems=3)
+    pegasos.fit((X, y), lam=1e-3, n_threads=2)
+    pegasos.fit((X, y), lam=1e-3, n_threads=1)
     monkeypatch.setattr(linear, "available_cpus", lambda: 1)
-    assert finish.budget(TrainOptions(lam=1e-3, n_threads=2).validate(), 10, ex)["helper"] is False
+    pegasos.fit((X, y), lam=1e-3, n_threads=2)
+    assert seen == [True, False, False]
 
 
 def test_the_gap_is_the_same_with_the_helper(monkeypatch):
