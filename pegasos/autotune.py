@@ -132,8 +132,9 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
 
     Cost: len(grid) passes over the sample plus as many objective
     evaluations on it, i.e. about 2 len(grid) sample_size rows (42000 rows
-    with the defaults: 6-16 ms on a9a, w8a, ijcnn1); m enters only through
-    the sample draw and the factor sqrt(s/m).
+    with the defaults), the runs' set-up done once for all
+    (:class:`pegasos.linear.OffsetRuns`; times in docs/benchmarks.md); m
+    enters only through the sample draw and the factor sqrt(s/m).
 
     Parameters
     ----------
@@ -143,9 +144,11 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     lam : float > 0
         Regularisation parameter lambda.
     loss, class_weight, sampling, average_from, **train_kwargs :
-        Passed to :func:`pegasos.trainers.train` for every calibration run
-        (``iterations``, ``epochs``, ``step_offset``, ``order`` and
-        ``progress`` are not accepted).
+        The settings of every calibration run, as :func:`pegasos.trainers.train`
+        takes them: ``labels``, ``n_features``, ``sample_weight`` and
+        :class:`pegasos.options.TrainOptions` fields (``iterations``,
+        ``epochs``, ``step_offset``, ``order`` and ``progress`` are not
+        accepted).
     seed : int >= 0
         Seeds the draw of the sample and each calibration run: the same seed
         gives the same t0.

@@ -112,7 +112,8 @@ class LinearModel:
             X is not a matrix of numbers; ExampleError for a NaN or infinite
             value (naming the example).
         """
-        return finite_decisions(decision_values(*csr_arrays(X), self.w, self.bias), X)
+        indptr, indices, data = csr_arrays(X)
+        return finite_decisions(decision_values(indptr, indices, data, self.w, self.bias), X)
 
     def predict(self, X: Matrix) -> NDArray[np.float64]:
         """Predictions (float64): for classification the label values
