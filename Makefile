@@ -9,18 +9,28 @@ export PEGASOS_DATA
 
 SOURCES := pyproject.toml setup.py $(wildcard csrc/*.pyx csrc/*.pxi csrc/*.pxd csrc/*.h)
 
-.PHONY: install demo test docs bench experiments experiments-quick clean
+.PHONY: install demo test docs bench experiments experiments-quick clean FORCE
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Editable install: the Cython sources are compiled into pegasos/ in place.
+# Editable install: the Cython sources are compiled into pegasos/ in place.  Strict mode
+# (setuptools' editable_mode=strict): Python finds the package through a plain .pth line to a tree
+# of links to pegasos/'s files (build/__editable__.pegasos-*), not through the import hook of the
+# default mode, which every start of Python in .venv would import (with pathlib and
+# importlib.util).  A module added or removed needs a new link tree: $(VENV)/modules, the list of
+# the package's modules, changes only then (its recipe rewrites it only when the list differs).
 # Without the test extras; `make test` adds them (pyproject's [test]) without
 # rebuilding, from the requirements the installed package declares.
-$(VENV)/.installed: $(VENV)/bin/activate $(SOURCES)
-	$(PY) -m pip install --quiet -e .
+$(VENV)/.installed: $(VENV)/bin/activate $(SOURCES) $(VENV)/modules
+	$(PY) -m pip install --quiet -e . --config-settings editable_mode=strict
 	touch $@
+
+MODULES := $(sort $(wildcard pegasos/*.py pegasos/cli/*.py))
+$(VENV)/modules: FORCE | $(VENV)/bin/activate
+	@echo '$(MODULES)' | cmp -s - $@ || echo '$(MODULES)' > $@
+FORCE:
 
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -c 'from importlib.metadata import requires; print("\n".join(r.split(";")[0] for r in requires("pegasos") if "extra == \"test\"" in r))' > $(VENV)/test-requirements.txt
@@ -35,8 +45,10 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 
 # The package's byte code, written even where PYTHONDONTWRITEBYTECODE is set: without it an
 # editable install compiles pegasos' modules at every start of the command (0.1 s of a 0.5 s
-# `pegasos train` on heart_scale here).  Only changed modules are compiled again.
-BYTECODE = PYTHONDONTWRITEBYTECODE= $(PY) -m compileall -q pegasos
+# `pegasos train` on heart_scale here).  Only changed modules are compiled again.  Both places
+# the modules are imported from: pegasos/ (Python started in this directory) and the link tree
+# (the command).
+BYTECODE = PYTHONDONTWRITEBYTECODE= $(PY) -m compileall -q pegasos $(wildcard build/__editable__.pegasos-*)
 
 install: $(VENV)/.installed
 	@$(BYTECODE)

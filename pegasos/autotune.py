@@ -87,12 +87,6 @@ def _n_rows(X):
     return int(X.shape[0]) if hasattr(X, "shape") else int(X.indptr.shape[0] - 1)
 
 
-def _sample_objective(model, X, y, sample_weight):
-    from .scoring import objective
-
-    return float(objective(model, X, y, sample_weight=sample_weight)["objective"])
-
-
 def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DEFAULT_SEED,
                           sample_size=DEFAULT_SAMPLE_SIZE, grid=DEFAULT_ETA0_GRID,
                           average_from=AUTO_AVERAGE_FROM, sampling="permutation", details=False,
@@ -119,8 +113,9 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
 
     Cost: len(grid) passes over the sample plus as many objective
     evaluations on it, i.e. about 2 len(grid) sample_size rows (42000 rows
-    with the defaults: 6-16 ms on a9a, w8a, ijcnn1); m enters only through
-    the sample draw and the factor sqrt(s/m).
+    with the defaults), the runs' set-up done once for all
+    (:class:`pegasos.linear.OffsetRuns`; times in docs/benchmarks.md); m
+    enters only through the sample draw and the factor sqrt(s/m).
 
     Parameters
     ----------
@@ -130,9 +125,11 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     lam : float > 0
         Regularisation parameter lambda.
     loss, class_weight, sampling, average_from, **train_kwargs :
-        Passed to :func:`pegasos.trainers.train` for every calibration run
-        (``iterations``, ``epochs``, ``step_offset``, ``order`` and
-        ``progress`` are not accepted).
+        The settings of every calibration run, as :func:`pegasos.trainers.train`
+        takes them: ``labels``, ``n_features``, ``sample_weight`` and
+        :class:`pegasos.options.TrainOptions` fields (``iterations``,
+        ``epochs``, ``step_offset``, ``order`` and ``progress`` are not
+        accepted).
     seed : int >= 0
         Seeds the draw of the sample and each calibration run: the same seed
         gives the same t0.
@@ -156,9 +153,12 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
         lambda, sample_size or a grid value not positive, an empty grid, a
         forbidden keyword, or any error of :func:`pegasos.trainers.train`.
     """
+    from .data import finite_decisions
+    from .examples import as_examples
     from .labels import BinaryLabels
-    from .options import TASK_OF_LOSS
-    from .trainers import train
+    from .linear import OffsetRuns, decision_values
+    from .options import TASK_OF_LOSS, TrainOptions
+    from .scoring import objective_of_decisions
 
     _check_positive("lambda", lam)
     _check_positive("the calibration sample size", sample_size, integral=True)
@@ -174,26 +174,35 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
         raise ParameterError("step calibration samples examples, which the rank loss (pairs) does not support")
     m = _n_rows(X)
     y = np.asarray(y, dtype=np.float64)
-    if TASK_OF_LOSS.get(loss) == "binary" and train_kwargs.get("labels") is None:
-        train_kwargs["labels"] = BinaryLabels.from_values(y)    # the sample may miss a class
-    if train_kwargs.get("n_features") is None and hasattr(X, "shape"):
-        train_kwargs["n_features"] = int(X.shape[1])
+    labels = train_kwargs.pop("labels", None)
+    if TASK_OF_LOSS.get(loss) == "binary" and labels is None:
+        labels = BinaryLabels.from_values(y)    # the sample may miss a class
+    n_features = train_kwargs.pop("n_features", None)
+    if n_features is None and hasattr(X, "shape"):
+        n_features = int(X.shape[1])
     rng = np.random.Generator(np.random.PCG64(seed))
     s = min(int(sample_size), m)
     idx = np.sort(rng.choice(m, size=s, replace=False)) if s < m else np.arange(m)
     Xs, ys = _rows(X, idx), y[idx]
-    Xs, train_kwargs["n_features"] = _compact(Xs, train_kwargs.get("n_features"))
-    if train_kwargs.get("sample_weight") is not None:
-        train_kwargs["sample_weight"] = np.asarray(train_kwargs["sample_weight"], dtype=np.float64)[idx]
+    Xs, n_features = _compact(Xs, n_features)
+    sample_weight = train_kwargs.pop("sample_weight", None)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)[idx]
     if train_kwargs.get("batch_size", 1) > s:
         train_kwargs["batch_size"] = s
+    # one run of pegasos.trainers.train for each eta0, each evaluated with pegasos.scoring.objective, with what
+    # does not change from run to run done once: the sample's arrays checked, the settings validated, the
+    # targets, the order (pegasos.linear.OffsetRuns)
+    ex = as_examples((Xs, ys, None, sample_weight), n_features)
+    runs = OffsetRuns(ex, TrainOptions(preset="paper", lam=lam, epochs=1, sampling=sampling, average_from=average_from,
+                                       seed=seed, loss=loss, class_weight=class_weight, **train_kwargs).validate(),
+                      labels)
     table = []
     for eta0 in sorted(grid):
-        t0 = 1.0 / (lam * eta0)
         try:
-            model = train(Xs, ys, lam=lam, epochs=1, sampling=sampling, average_from=average_from,
-                          step_offset=t0, seed=seed, loss=loss, class_weight=class_weight, **train_kwargs)
-            value = _sample_objective(model, Xs, ys, train_kwargs.get("sample_weight"))
+            model = runs.run(1.0 / (lam * eta0))
+            f = finite_decisions(decision_values(ex.indptr, ex.indices, ex.data, model.w, model.bias), Xs)
+            value = float(objective_of_decisions(model, f, ex.y, sample_weight=ex.sample_weight)["objective"])
         except ParameterError as exc:
             if "diverged" not in str(exc):
                 raise

@@ -112,12 +112,8 @@ class LinearModel:
             X is not a matrix of numbers; ExampleError for a NaN or infinite
             value (naming the example).
         """
-        from . import _core
-
         indptr, indices, data = csr_arrays(X)
-        out = np.empty(indptr.shape[0] - 1, dtype=np.float64)
-        _core.decision_values(indptr, indices, data, self.w, float(self.bias), out)
-        return finite_decisions(out, X)
+        return finite_decisions(decision_values(indptr, indices, data, self.w, self.bias), X)
 
     def predict(self, X: Matrix) -> NDArray[np.float64]:
         """Predictions (float64): for classification the label values
@@ -344,6 +340,70 @@ def fit_linear(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     return LinearModel(w=w, bias=b, labels=labels, lam=float(options.lam), bias_mode=options.bias, info=info,
                        loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
                        else None, solver_state=final)
+
+
+class OffsetRuns:
+    """Runs of :func:`fit_linear` on the same examples that differ only in the step offset t0.
+
+    ``run(t0)`` returns the model ``fit_linear(ex, options.replace(step_offset=t0), labels=labels)``
+    returns, bit for bit (without its solver state): what the runs share is done once, not for each
+    t0: the targets and weights, the order of the examples (drawn from ``options.seed`` as every run
+    draws it), f(0) and the radius of the projection.  For the step calibration
+    (:func:`pegasos.autotune.calibrate_step_offset`), whose runs are short.
+
+    Parameters
+    ----------
+    ex : pegasos.examples.Examples
+    options : pegasos.options.TrainOptions
+        Validated, binary classification or regression.
+    labels : BinaryLabels, optional
+        As :func:`fit_linear`.
+
+    Raises
+    ------
+    ParameterError
+        The rank loss (it samples pairs), k > m; ExampleError for a label that is not one of the two.
+    """
+
+    def __init__(self, ex, options, labels=None):
+        if options.task == "ranking":
+            raise ParameterError("runs of several step offsets sample examples, which the rank loss (pairs) does not")
+        self.ex, self.options = ex, options
+        self.labels, self.y_run, self.sample_weight = run_targets(ex, options, labels)
+        plan = options.plan(ex.m)
+        orders = Orders(ex.m, plan.k, options.sampling, options.seed, None)
+        self.blocks = list(orders.blocks(plan.T, plan.k))
+        f0 = objective_at_zero(options.loss, self.y_run, options.epsilon, self.sample_weight)
+        self.radius2 = projection_radius2(options.loss, options.lam, f0, self.sample_weight)
+
+    def run(self, t0):
+        """The model of the run with step offset ``t0`` (iterations, >= 0).
+
+        Raises
+        ------
+        ParameterError
+            Divergence to non-finite weights (as :func:`solve`).
+        """
+        ex, options = self.ex, self.options.replace(step_offset=t0)
+        plan = options.plan(ex.m)
+        blocks = ((ex.indptr, ex.indices, ex.data, self.y_run, self.sample_weight, block, n) for block, n in self.blocks)
+        w, b = solve(blocks, ex.n_features, options, plan, self.radius2, load_from=(ex.indices, ex.m))
+        info = options.header(plan, examples=ex.m)
+        if options.task != "binary":
+            info["task"] = options.task
+        return LinearModel(w=w, bias=b, labels=self.labels, lam=float(options.lam), bias_mode=options.bias, info=info,
+                           loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
+                           else None)
+
+
+def decision_values(indptr, indices, data, w, bias):
+    """<w, x_i> + bias for each row of CSR arrays checked as :func:`pegasos.data.csr_arrays` returns them
+    (columns at or beyond w's length contribute 0): float64 (m,), not checked for finiteness."""
+    from . import _core
+
+    out = np.empty(indptr.shape[0] - 1, dtype=np.float64)
+    _core.decision_values(indptr, indices, data, w, float(bias), out)
+    return out
 
 
 def _combine(class_weights, example_weights):

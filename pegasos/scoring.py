@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Callable
 
-    from numpy.typing import ArrayLike
+    from numpy.typing import ArrayLike, NDArray
 
     from .io import Matrix
     from .modelfile import Model
@@ -319,11 +319,22 @@ def objective(model: Model, X: Matrix, y: ArrayLike, lam: float | None = None, q
         given for a ranking model (the rank loss takes no example weights).
     """
     sw = None if sample_weight is None else check_sample_weight(sample_weight, int(np.asarray(y).shape[0]))
+    return objective_of_decisions(model, model.decision_function(X), y, lam, qid, sw)
+
+
+def objective_of_decisions(model: Model, f: NDArray[np.float64], y: ArrayLike, lam: float | None = None,
+                           qid: ArrayLike | None = None,
+                           sample_weight: NDArray[np.float64] | None = None) -> dict[str, Any]:
+    """:func:`objective` from the decision values ``f`` of the examples (``model.decision_function``'s:
+    float64 (m,), or (m, K) for a multiclass model), for a caller that has them already.
+
+    ``y``, ``lam`` and ``qid`` are :func:`objective`'s; ``sample_weight`` is float64 (m,) as
+    :func:`pegasos.examples.check_sample_weight` returns it, or None.  Returns and raises as
+    :func:`objective`."""
     if getattr(model, "task", "binary") != "binary":
-        return _objective_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)], lam,
-                                sample_weight=sw)
+        return _objective_other(model, [(f, np.asarray(y, dtype=np.float64), qid)], lam, sample_weight=sample_weight)
     totals = _Totals(False, model)
-    totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64), sw)
+    totals.add(f, model.labels.encode(y), np.asarray(y, dtype=np.float64), sample_weight)
     return _objective(totals, model, lam)
 
 

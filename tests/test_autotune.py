@@ -68,6 +68,37 @@ def test_calibration_minimises_the_objective_when_the_sample_is_all_the_data(hea
     assert t0 == pytest.approx(1.0 / (lam * eta0))
 
 
+@pytest.mark.parametrize("settings", [
+    dict(),
+    dict(class_weight={1.0: 3.0}, batch_size=3),
+    dict(sampling="uniform", average_from=0.25, bias="feature"),
+    dict(loss="squared-hinge", projection=True, bias="unregularized"),
+    dict(loss="log", sampling="shuffle-once"),
+    dict(loss="eps-insensitive", epsilon=0.3, average_from=None),
+])
+def test_runs_of_several_step_offsets_are_those_of_fit_linear(heart, settings):
+    """The calibration's runs (linear.OffsetRuns: the set-up shared by the step offsets) are bit for bit
+    the runs of fit_linear with each step offset, and their objective from the decision values is
+    scoring.objective's (with example weights too)."""
+    from pegasos.examples import as_examples
+    from pegasos.linear import OffsetRuns, decision_values, fit_linear
+    from pegasos.options import TrainOptions
+    from pegasos.scoring import objective, objective_of_decisions
+
+    X, y = heart
+    sw = np.random.default_rng(0).uniform(0.5, 2.0, size=X.shape[0])
+    ex = as_examples((X, y, None, sw))
+    options = TrainOptions(preset="paper", lam=1e-3, epochs=1, seed=5, **settings).validate()
+    runs = OffsetRuns(ex, options)
+    for t0 in (0.0, 10.0, 1e4):
+        got = runs.run(t0)
+        want = fit_linear(ex, options.replace(step_offset=t0))
+        assert np.array_equal(got.w, want.w) and got.bias == want.bias and got.info == want.info
+        f = decision_values(ex.indptr, ex.indices, ex.data, got.w, got.bias)
+        assert objective_of_decisions(got, f, y, sample_weight=ex.sample_weight) == objective(want, X, y,
+                                                                                               sample_weight=sw)
+
+
 def test_calibration_accepts_a_sample_with_one_class():
     import scipy.sparse as sp
 

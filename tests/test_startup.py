@@ -1,7 +1,9 @@
-"""Start-up: a binary linear `pegasos train` on one plain file, and `predict` with its model,
-import only what they use: not the shard engine, the kernel and multiclass trainers or the
-trace module (each imported when a run needs it), nor scipy; a multiclass model still loads."""
+"""Start-up: `import pegasos` and every `--help` import no NumPy; a binary linear `pegasos train` on one
+plain file, and `predict` with its model, import only what they use: not the shard engine, the kernel
+and multiclass trainers or the trace module (each imported when a run needs it), nor scipy; a
+multiclass model still loads."""
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +21,26 @@ def run_and_list_modules(tmp_path, commands):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     return set(r.stdout.split())
+
+
+def test_import_and_help_import_no_numpy():
+    """`import pegasos` and `pegasos --help` (and each command's) print and exit without NumPy, SciPy or
+    the compiled core: their start-up is the interpreter's and click's."""
+    from pegasos.cli import main
+
+    commands = [[]] + [[name] for name in main.commands]
+    code = ("import json, sys\nimport pegasos\nseen = [sorted(sys.modules)]\nfrom pegasos.cli import main\n"
+            f"for argv in {commands!r}:\n"
+            "    try:\n        main(argv + ['--help'])\n    except SystemExit as e:\n        assert not e.code, e.code\n"
+            "    seen.append(sorted(sys.modules))\n"
+            "print(json.dumps(seen))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    assert len(seen) == len(commands) + 1 and "pegasos.cli.train" in seen[-1]      # the check sees the imports
+    for argv, modules in zip([None] + commands, seen):
+        heavy = [m for m in modules if m.split(".")[0] in ("numpy", "scipy") or m.startswith("pegasos._")]
+        assert not heavy, (argv, heavy)
 
 
 def write_data(path, n_classes):

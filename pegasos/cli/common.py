@@ -2,7 +2,6 @@
 small checks of the command line's values, and a model read for DATA."""
 
 import functools
-import json
 import math
 import os
 import sys
@@ -32,6 +31,8 @@ def strict_json(value):
 
 def echo_json(record):
     """Print ``record`` as indented, strict JSON (see :func:`strict_json`)."""
+    import json        # (only for --json: not a cost of every start of the command)
+
     click.echo(json.dumps(strict_json(record), indent=2, allow_nan=False))
 
 
