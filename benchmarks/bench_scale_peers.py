@@ -122,6 +122,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="pegasos-scale-peers-")
     plan = {rows: commands(path, rows, tmp, args) for rows, path in files}
     tools = [name for name, _, _, _ in plan[files[0][0]]]
+    for name, _, env, _ in plan[files[0][0]]:
+        if name.startswith("pegasos"):
+            where = run_measured([sys.executable, "-c", "import pegasos; print(pegasos.__file__)"], env=env, cwd=tmp)
+            print(f"{name}: {where['stdout'].strip()}", flush=True)
     runs = {(name, rows): [] for rows in plan for name in tools}
     loads = []
     for r in range(args.repeats):
@@ -131,7 +135,7 @@ def main():
             for name, cmd, env, _ in cmds[k:] + cmds[:k]:
                 load = os.getloadavg()[0]
                 loads.append(load)
-                run = run_measured(cmd, env=env)
+                run = run_measured(cmd, env=env, cwd=tmp)     # not the checkout: '' would come before PYTHONPATH
                 if run["returncode"] != 0:
                     raise SystemExit(f"{name} on {rows} rows failed: {run['stderr'].strip()[-400:]}")
                 run["load"] = load
