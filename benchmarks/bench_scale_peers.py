@@ -23,16 +23,21 @@ missing with data_scripts/make_synthetic.py --rows R --features 50000 --nnz-per-
 float64 CSR matrix take (indptr int64, indices int32, data float64), counted from the text's lines
 and ':'; the memory target is at most ``RSS_FACTOR`` times that plus ``RSS_SLACK_MIB``.
 
+With --profile it only runs each pegasos command once per file, sampling its VmRSS every 50 ms, and
+prints the samples where it moved (by 32 MiB or more): which step of the run holds the peak.
+
 Usage: python benchmarks/bench_scale_peers.py [--rows 1000000 4000000] [--data-dir DIR] [--repeats 3]
-       [--liblinear PATH] [--sofia PATH] [--before DIR] [--output FILE]
+       [--liblinear PATH] [--sofia PATH] [--before DIR] [--output FILE] [--profile]
 """
 
 import argparse
 import filecmp
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from common import machine_info, make_synthetic, markdown_table, run_measured
@@ -102,6 +107,27 @@ def commands(path, rows, tmp, args):
     return cmds
 
 
+def rss_profile(cmd, env, cwd, every=0.05, step_mib=32):
+    """Run ``cmd`` sampling its VmRSS every ``every`` seconds; the samples where it moved by at least
+    ``step_mib`` MiB since the last one kept, as (seconds, MiB) pairs, and the largest sample."""
+    start = time.perf_counter()
+    child = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kept, last, peak = [], None, 0
+    while child.poll() is None:
+        try:
+            with open(f"/proc/{child.pid}/status") as f:
+                mib = next((int(line.split()[1]) >> 10 for line in f if line.startswith("VmRSS:")), None)
+        except OSError:
+            mib = None
+        if mib is not None:
+            peak = max(peak, mib)
+            if last is None or abs(mib - last) >= step_mib:
+                kept.append((time.perf_counter() - start, mib))
+                last = mib
+        time.sleep(every)
+    return kept, peak
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 4_000_000])
@@ -111,6 +137,8 @@ def main():
     ap.add_argument("--sofia", help="sofia-ml's program")
     ap.add_argument("--before", help="directory holding the pegasos version to time as 'before'")
     ap.add_argument("--output", help="also write the results (markdown) to this file")
+    ap.add_argument("--profile", action="store_true",
+                    help="only sample the pegasos commands' VmRSS (every 50 ms) once per file and print where it moves")
     args = ap.parse_args()
     Path(args.data_dir).mkdir(parents=True, exist_ok=True)
     info = machine_info()
@@ -126,6 +154,13 @@ def main():
         if name.startswith("pegasos"):
             where = run_measured([sys.executable, "-c", "import pegasos; print(pegasos.__file__)"], env=env, cwd=tmp)
             print(f"{name}: {where['stdout'].strip()}", flush=True)
+    if args.profile:
+        for rows, _ in files:
+            for name, cmd, env, _ in plan[rows]:
+                if name.startswith("pegasos"):
+                    kept, peak = rss_profile(cmd, env, tmp)
+                    print(f"{rows:,} rows, {name}: peak {peak} MiB; " + ", ".join(f"{t:.1f} s {m}" for t, m in kept))
+        return
     runs = {(name, rows): [] for rows in plan for name in tools}
     loads = []
     for r in range(args.repeats):
