@@ -1,8 +1,8 @@
 """The kernel's cost of a first write to fresh memory, by the ways of faulting it in.
 
 A large read spends most of its system time on the first write to each page of its new arrays: the
-kernel finds and zeroes a page, and on a virtual machine whose balloon reports free pages to the host
-(free page reporting) the host backs it again too.  Each measurement is a fresh process that maps
+kernel finds and zeroes a page (and on a virtual machine whose balloon reports free pages to the host,
+the host may have to back it again).  Each measurement is a fresh process that maps
 --mib MiB of anonymous memory and faults it in one way:
 
 * ``4k``: small pages (``MADV_NOHUGEPAGE``), a write to each page;
@@ -10,8 +10,8 @@ kernel finds and zeroes a page, and on a virtual machine whose balloon reports f
 * ``huge``: transparent huge pages (``MADV_HUGEPAGE``), a write to each page;
 * ``populate``: small pages faulted in by one ``madvise(MADV_POPULATE_WRITE)`` (Linux 5.14), what the
   reader's second thread does (``Parser.populate``);
-* ``4k, again``: small pages, written after the same process wrote and freed as much (pages the
-  process had; the cost without the host's part).
+* ``4k, again``: small pages, written after the same process wrote and freed as much a moment before
+  (memory the host still backs).
 
 The ways take turns, with --pause seconds between runs (free pages are reported to the host about
 two seconds after they are freed), --repeats rounds; medians of wall, user and system seconds and the
