@@ -33,10 +33,12 @@ def pegasos_cmd(args):
     return [sys.executable, "-c", "import sys; from pegasos.cli import main; sys.argv[0] = 'pegasos'; main()", *args]
 
 
-def timed(cmd, env):
+def timed(cmd, env, cwd):
+    """Run ``cmd`` in ``cwd``, outside the checkout: there ``python -c`` would import the checkout's package
+    ahead of --before's PYTHONPATH."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
@@ -82,7 +84,7 @@ def main():
         commands += [(f"{name}: python -c 'import pegasos'", [sys.executable, "-c", "import pegasos"], e),
                      (f"{name}: pegasos --help", pegasos_cmd(["--help"]), e)]
     for data in args.data:
-        data, label = plain_copy(data, tmp), Path(data).name.replace(".bz2", "")
+        data, label = plain_copy(os.path.abspath(data), tmp), Path(data).name.replace(".bz2", "")
         for name, e in variants:
             commands += [(f"{name}: pegasos train -l 1e-4 {label}",
                           pegasos_cmd(["train", "-q", "-l", str(LAM), data, model + name + label]), e),
@@ -96,13 +98,13 @@ def main():
                          [sys.executable, str(HERE / "liblinear_user.py"), "svm_read_problem", data,
                           f"-s 3 -c {c} -B -1 -q", os.path.join(tmp, "ll")], env))
     for _, cmd, e in commands:                         # warm-up: bytecode caches, page cache, the models
-        timed(cmd, e)
+        timed(cmd, e, tmp)
     runs = {name: [] for name, _, _ in commands}
     loads = []
     for _ in range(args.repeats):
         loads.append(os.getloadavg()[0])
         for name, cmd, e in commands:
-            runs[name].append(timed(cmd, e))
+            runs[name].append(timed(cmd, e, tmp))
     print(f"{args.repeats} rounds, load average (1 min) {min(loads):.2f}-{max(loads):.2f}")
     print("| command | wall ms | user ms | sys ms |")
     print("|---|---|---|---|")

@@ -75,7 +75,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - start
 with open(report, "w") as f:
-    json.dump(dict(seconds=seconds, maxrss_kb=usage.ru_maxrss,
+    json.dump(dict(seconds=seconds, maxrss_kb=usage.ru_maxrss, user=usage.ru_utime, system=usage.ru_stime,
                    returncode=os.waitstatus_to_exitcode(status)), f)
 """
 
@@ -87,7 +87,8 @@ def run_measured(cmd, env=None, cwd=None):
     that reads the command's rusage with ``os.wait4``, so neither
     ``/usr/bin/time`` nor the size of this process affects the figure.
     Returns a dict with ``seconds`` (of the command alone), ``maxrss_mb``
-    (MiB), ``returncode``, ``stdout`` and ``stderr`` (text).
+    (MiB), ``user`` and ``system`` (its processor seconds), ``returncode``,
+    ``stdout`` and ``stderr`` (text).
     """
     fd, report = tempfile.mkstemp(prefix="rss-", suffix=".json")
     os.close(fd)
@@ -98,11 +99,12 @@ def run_measured(cmd, env=None, cwd=None):
             with open(report) as f:
                 info = json.load(f)
         except (OSError, ValueError):  # the launcher itself failed
-            info = dict(seconds=float("nan"), maxrss_kb=0, returncode=done.returncode or 1)
+            info = dict(seconds=float("nan"), maxrss_kb=0, user=float("nan"), system=float("nan"),
+                        returncode=done.returncode or 1)
     finally:
         os.remove(report)
-    return dict(seconds=info["seconds"], maxrss_mb=info["maxrss_kb"] / 1024.0,
-                returncode=info["returncode"], stdout=done.stdout, stderr=done.stderr)
+    return dict(seconds=info["seconds"], maxrss_mb=info["maxrss_kb"] / 1024.0, user=info["user"],
+                system=info["system"], returncode=info["returncode"], stdout=done.stdout, stderr=done.stderr)
 
 
 def warm_cache(path):

@@ -32,6 +32,32 @@ from libc.math cimport isfinite, NAN
 cimport numpy as cnp
 cnp.import_array()
 
+cdef extern from *:
+    """
+    #include <sys/mman.h>
+    #include <unistd.h>
+    #include <errno.h>
+    #ifndef MADV_POPULATE_WRITE
+    #define MADV_POPULATE_WRITE 23
+    #endif
+    /* Fault in, writable, the pages that hold [start, end) (the kernel's work of a first write, without
+       writing: the parser may be writing there at the same time; the pages of a malloc'ed block all
+       belong to mapped memory).  0, or -1 where the kernel has no MADV_POPULATE_WRITE (before Linux
+       5.14) or the range is not mapped. */
+    static int pegasos_populate(char *start, char *end) {
+        uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+        uintptr_t a = (uintptr_t) start & ~(page - 1), b = ((uintptr_t) end + page - 1) & ~(page - 1);
+        if (b <= a) return 0;
+        return madvise((void *) a, b - a, MADV_POPULATE_WRITE) == 0 ? 0 : -1;
+    }
+    static Py_ssize_t pegasos_load(Py_ssize_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static void pegasos_store(Py_ssize_t *p, Py_ssize_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    """
+    int pegasos_populate(char* start, char* end) nogil
+    Py_ssize_t pegasos_load(Py_ssize_t* p) nogil
+    void pegasos_store(Py_ssize_t* p, Py_ssize_t v) nogil
+    int usleep(unsigned int usec) nogil
+
 # ---------------------------------------------------------------- errors --
 cdef enum:
     E_OK = 0
@@ -224,6 +250,10 @@ cdef class Parser:
     cdef const unsigned char* cur_line     # start of the line being parsed (valid inside _parse)
     cdef Pair* pairs
     cdef Py_ssize_t cap_pairs
+    # shared with a thread running populate() (atomic loads and stores)
+    cdef Py_ssize_t fed_rows, fed_nnz       # rows and values parsed by the feeds so far
+    cdef Py_ssize_t moves                   # times the buffers grew (and may have moved)
+    cdef Py_ssize_t populate_stop
 
     def __cinit__(self, bint zero_based=False, bint float32=False, allowed_labels=None):
         self.zero_based = zero_based
@@ -246,6 +276,8 @@ cdef class Parser:
         self.err = E_OK
         self.pairs = NULL
         self.cap_pairs = 0
+        self.moves = 0
+        self.populate_stop = 0
         self._reset()
 
     cdef _reset(self):
@@ -263,6 +295,8 @@ cdef class Parser:
         self.cap_rows = 0
         self.nnz = 0
         self.cap_nnz = 0
+        self.fed_rows = 0
+        self.fed_nnz = 0
         self.labels = <double*> malloc(sizeof(double) * 16)
         if self.labels == NULL:
             raise MemoryError()
@@ -292,6 +326,7 @@ cdef class Parser:
         cdef Py_ssize_t cap = self.cap_nnz + self.cap_nnz // 2 + 1024
         if cap < need:
             cap = need
+        pegasos_store(&self.moves, self.moves + 1)
         cdef void* a = realloc(self.indices, sizeof(int32_t) * cap)
         if a == NULL:
             return -1
@@ -551,7 +586,8 @@ cdef class Parser:
     def reserve(self, Py_ssize_t rows, Py_ssize_t nnz):
         """Grow the buffers to hold at least ``rows`` more rows and ``nnz``
         more values, so that a good estimate saves the repeated reallocations
-        (which, for big buffers, also stall other threads' page faults)."""
+        (which, for big buffers, also stall other threads' page faults) and
+        :meth:`populate` can fault the buffers in beside the parse."""
         while self.cap_rows < self.n_rows + rows:
             if self._grow_rows_to(self.n_rows + rows) < 0:
                 raise MemoryError()
@@ -561,6 +597,7 @@ cdef class Parser:
 
     cdef int _grow_rows_to(self, Py_ssize_t cap) noexcept nogil:
         cdef void* a
+        pegasos_store(&self.moves, self.moves + 1)
         a = realloc(self.labels, sizeof(double) * (cap + 1))
         if a == NULL:
             return -1
@@ -592,6 +629,8 @@ cdef class Parser:
             raise ValueError("Parser.feed needs whole lines ending in a newline")
         with nogil:
             rc = self._parse(&buf[0], &buf[0] + n)
+            pegasos_store(&self.fed_rows, self.n_rows)
+            pegasos_store(&self.fed_nnz, self.nnz)
         if rc < 0:
             if self.err == E_NOMEM:
                 raise MemoryError("out of memory while reading data")
@@ -599,50 +638,68 @@ cdef class Parser:
         self.rows_total += self.n_rows - before
         return self.n_rows - before
 
-    def absorb(self, Parser other):
-        """Append the rows ``other`` parsed since its last :meth:`take` to
-        this parser's rows (in that order), then free ``other``'s buffers.
+    def populate(self, Py_ssize_t ahead):
+        """Fault in the pages of the buffers (reserved with :meth:`reserve`) ahead of the rows the feeds
+        have parsed, up to ``ahead`` bytes past them in each array, until :meth:`stop_populating` is
+        called, the buffers are all faulted in, or they grow beyond the reserve (the parse then faults
+        its own pages).
 
-        When this parser's buffers were reserved for all the rows (see
-        :meth:`reserve`), joining the pieces of a file parsed by several
-        threads copies and first-touches only the later pieces, not the
-        whole result; otherwise they grow with ``realloc`` (which, measured,
-        leaves the grown part on small pages: reserve instead).
-        ``n_features`` becomes the larger of the two; line numbers, labels
-        seen and errors stay each parser's own.
+        Run it in a second thread while another feeds the parser: the kernel's work of a first write to
+        fresh memory (zeroing each page; on a virtual machine, also the host's backing it) then runs
+        beside the parse instead of stalling it.  Nothing is written to the buffers
+        (``MADV_POPULATE_WRITE``), so the rows parsed do not depend on it; it faults in at most
+        ``ahead`` bytes of each of the five arrays that the rows will not need.  A parser is populated
+        by one such call in its life: after :meth:`stop_populating` it returns at once.  Without
+        ``MADV_POPULATE_WRITE`` (Linux before 5.14, other systems) it returns at once too.
 
-        Raises
-        ------
-        ValueError
-            The parsers store values of different types.
-        MemoryError
-            The buffers cannot grow (both parsers are then unchanged).
+        Returns
+        -------
+        int
+            The bytes faulted in.
         """
-        cdef Py_ssize_t n = other.n_rows, z = other.nnz, j
-        cdef size_t vs = sizeof(float) if self.float32 else sizeof(double)
-        cdef int64_t off = self.nnz
-        if other.float32 != self.float32:
-            raise ValueError("cannot join parsers of float32 and float64 values")
-        self.reserve(n, z)
-        if n:
-            memcpy(self.labels + self.n_rows, other.labels, sizeof(double) * n)
-            memcpy(self.qids + self.n_rows, other.qids, sizeof(int64_t) * n)
-            for j in range(n):
-                self.indptr[self.n_rows + 1 + j] = other.indptr[j + 1] + off
-        if z:
-            memcpy(self.indices + self.nnz, other.indices, sizeof(int32_t) * z)
-            memcpy((<char*> self.data) + vs * self.nnz, other.data, vs * z)
-        self.n_rows += n
-        self.nnz += z
-        if other.n_features > self.n_features:
-            self.n_features = other.n_features
-        free(other.labels)
-        free(other.qids)
-        free(other.indptr)
-        free(other.indices)
-        free(other.data)
-        other.nnz_total += z
-        other._reset()
+        cdef char* start[5]
+        cdef Py_ssize_t size[5]
+        cdef Py_ssize_t unit[5]
+        cdef Py_ssize_t done[5]
+        cdef Py_ssize_t moves = pegasos_load(&self.moves)
+        cdef Py_ssize_t vs = sizeof(float) if self.float32 else sizeof(double)
+        cdef Py_ssize_t step = 2 << 20          # bytes per call: the stop is seen within one
+        cdef Py_ssize_t k, count, target, total = 0
+        cdef bint busy, full
+        start[0], start[1], start[2] = <char*> self.labels, <char*> self.qids, <char*> self.indptr
+        start[3], start[4] = <char*> self.indices, <char*> self.data
+        for k in range(3):
+            unit[k], size[k] = 8, 8 * (self.cap_rows + 1)
+        unit[3], size[3] = 4, 4 * self.cap_nnz
+        unit[4], size[4] = vs, vs * self.cap_nnz
+        for k in range(5):
+            done[k] = 0
+        with nogil:
+            while pegasos_load(&self.populate_stop) == 0 and pegasos_load(&self.moves) == moves:
+                busy, full = False, True
+                for k in range(5):
+                    count = pegasos_load(&self.fed_rows) if k < 3 else pegasos_load(&self.fed_nnz)
+                    target = min(size[k], unit[k] * count + ahead)
+                    if done[k] < target:
+                        target = min(target, done[k] + step)
+                        if start[k] == NULL or pegasos_populate(start[k] + done[k], start[k] + target) < 0:
+                            pegasos_store(&self.populate_stop, 1)
+                            break
+                        total += target - done[k]
+                        done[k] = target
+                        busy = True
+                    if done[k] < size[k]:
+                        full = False
+                if full:
+                    break
+                if not busy:
+                    usleep(200)
+        return total
+
+    def stop_populating(self):
+        """Make :meth:`populate` return (after at most one step of its work); call it, and wait for the
+        thread, before :meth:`take`, which may move the buffers."""
+        pegasos_store(&self.populate_stop, 1)
 
     def take(self):
         """Return ``(labels, indptr, indices, data, qids)`` for the rows parsed

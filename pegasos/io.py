@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 BLOCK_SIZE = 4 << 20          # bytes of text handed to the parser at a time
 MAX_LINE_BYTES = 256 << 20    # longest line held while looking for its end (PEGASOS_MAX_LINE_BYTES)
+POPULATE_AHEAD = 16 << 20     # bytes of each array faulted in ahead of the parse (read_svmlight's threads)
 UTF8_BOM = b"\xef\xbb\xbf"      # skipped at the start of a file
 
 # the compressed formats: their signature (first bytes of a stream; legacy LZMA has none) and decompressor
@@ -385,7 +386,7 @@ class _Decompressed(_Stream):
 def is_plain_text_file(path):
     """True if ``path`` is a regular file that is read as it is: not standard
     input, no compression suffix and no compression signature in its first
-    bytes.  Only such a file can be cut into byte ranges (parallel parsing),
+    bytes.  Only such a file can be cut into byte ranges (shards),
     sized for its buffers from its length, or given a byte-count progress bar.
 
     Parameters
@@ -751,15 +752,13 @@ def read_svmlight(path: str | os.PathLike[str], zero_based: bool = False, dtype:
         Minimum number of columns of the result (e.g. the training dimension
         when loading a test file).
     threads : int
-        Parse a plain (uncompressed) file in this many byte ranges cut at line
-        boundaries, in parallel threads (the parser runs without the GIL),
-        then join the pieces.  The result is the same, bit for bit, whatever
-        the number of threads.  Default 1.  Measured on a 0.5 GB file on an
-        idle 2-core machine, 2 threads took 1.04-1.54 s against 1.86-2.55 s
-        for one (1.6-2.2x); on a machine whose cores are busy the gain goes
-        (0.8-1.2x measured earlier), as the time is then the page faults of
-        the new arrays and the join's copy.  ``pegasos train`` uses 2 for
-        plain files of 64 MiB and more.
+        2 or more: while one thread parses a plain (uncompressed) file, a second faults in the pages of
+        the result's buffers (reserved for the whole file from the density of its first MiB) a little
+        ahead of the parse (:meth:`pegasos._svmlight.Parser.populate`), so that the kernel's work of a
+        first write to fresh memory, most of a large read's system time, runs beside the parse instead
+        of stalling it.  The arrays are the same, bit for bit, and the memory used is the result's plus
+        at most ``POPULATE_AHEAD`` bytes an array.  Default 1.  ``pegasos train`` uses 2 for plain files
+        of 64 MiB and more.
 
     Returns
     -------
@@ -774,16 +773,22 @@ def read_svmlight(path: str | os.PathLike[str], zero_based: bool = False, dtype:
         Unreadable file or malformed line; the message names file and line.
     """
     plain = is_plain_text_file(path)
-    if threads > 1 and plain:
-        return _read_parallel(path, zero_based, dtype, n_features, block_size, progress, int(threads))
     parser = _parser(zero_based, dtype)
     if plain:
         _reserve(parser, path, _file_size(path) or 0)
     stream = open_binary(path)
+    helper = None
     try:
+        if threads > 1 and plain:
+            helper = threading.Thread(target=parser.populate, args=(POPULATE_AHEAD,), name="pegasos-populate",
+                                      daemon=True)
+            helper.start()
         for buf in _whole_lines(stream, path, block_size, progress):
             _feed(parser, buf, path)
     finally:
+        if helper is not None:
+            parser.stop_populating()
+            helper.join()
         if stream is not sys.stdin.buffer:
             stream.close()
     labels, indptr, indices, data, qids = parser.take()
@@ -906,7 +911,7 @@ def read_svmlight_range(path, start, end, zero_based=False, dtype=np.float64, bl
 
 def _density(path, sample=1 << 20):
     """(lines, ':' tokens) per byte in the first MiB of a plain file: the
-    estimate behind the buffers reserved for each range."""
+    estimate behind the buffers reserved for the whole file."""
     with open(path, "rb") as f:
         head = f.read(sample)
     if not head:
@@ -914,77 +919,16 @@ def _density(path, sample=1 << 20):
     return head.count(b"\n") / len(head), head.count(b":") / len(head)
 
 
-def _reserve(parser, path, span, density=None):
+def _reserve(parser, path, span):
     """Reserve the parser's buffers for ``span`` bytes of ``path`` at the
     density of its first MiB (plus 5%), which saves the reallocations of
     growing them.  (They are not advised huge pages: on the 1M x 50k set the
     advice cost 0.9 s of kernel time with the file's page cache cold and
     0.3 s warm, benchmarks/bench_cold_cache.py.)  Capped by what ``span``
     bytes can hold ("1\n" rows, "1:1 " values)."""
-    rows_per_byte, values_per_byte = density or _density(path)
+    rows_per_byte, values_per_byte = _density(path)
     parser.reserve(min(int(span * rows_per_byte * 1.05), span // 2) + 16,
                    min(int(span * values_per_byte * 1.05), span // 4) + 16)
-
-
-def _read_parallel(path, zero_based, dtype, n_features, block_size, progress, threads):
-    """read_svmlight for a plain file: byte ranges parsed by parallel threads,
-    then the later pieces appended to the first one's buffers, reserved for
-    the whole file (``Parser.absorb``; each piece is freed once copied, so the
-    peak is the result plus one piece, and the first piece is neither copied
-    nor touched again)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    density = _density(path)
-    size = _file_size(path)
-    # set when the read fails or is interrupted (Ctrl-C in the waiting thread, an error in a piece):
-    # the other pieces stop at their next block instead of parsing on (2 s of a 0.6 GB file)
-    stop = threading.Event()
-
-    def parse(rng):
-        parser = _parser(zero_based, dtype)
-        # the first piece's buffers are reserved for the whole file: the others are appended
-        # there (untouched pages until then), without moving its arrays
-        _reserve(parser, path, size if rng[0] == 0 else rng[1] - rng[0], density)
-        stream = _Range(path, *rng)
-        try:
-            for buf in _whole_lines(stream, path, block_size, progress):
-                if stop.is_set() or parser.feed(buf) < 0:
-                    break
-        except BaseException:
-            stop.set()
-            raise
-        finally:
-            stream.close()
-        return parser
-
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        try:
-            results = list(pool.map(parse, _line_ranges(path, size, threads)))
-        except BaseException:
-            stop.set()
-            raise
-    lines_before = 0
-    labels_seen = {}
-    for parser in results:
-        if parser.error is not None:
-            line, message = parser.error
-            raise DataError(path, message, line + lines_before)
-        for v, line, text in parser.distinct_labels:
-            if v not in labels_seen:
-                labels_seen[v] = LabelInfo(v, line + lines_before, text)
-        lines_before += parser.line_no
-    overflow = any(bool(parser.labels_overflow) for parser in results)
-    first = results.pop(0) if results else _parser(zero_based, dtype)
-    while results:
-        first.absorb(results.pop(0))           # frees the piece before the next is copied
-    labels, indptr, indices, data, qids = first.take()
-    n = int(first.n_features)
-    if n_features is not None:
-        n = max(n, int(n_features))
-    distinct = list(labels_seen.values())
-    return SVMLightData(path=str(path), chunk=Chunk(labels, indptr, indices, data, 0, qids), n_features=n,
-                        distinct_labels=distinct[:64], labels_overflow=overflow or len(distinct) > 64,
-                        n_lines=lines_before, zero_based=bool(zero_based))
 
 
 # the start of an example line: optional blanks (as the parser counts them), then

@@ -78,9 +78,9 @@ def read_training_data(data, options, progress, cache_file, zero_based, dtype):
         from ..io import is_plain_text_file, read_svmlight
         from ..linear import second_processor
 
-        # two threads parse a large plain file 1.6-2.2 times as fast as one (0.5 GB, idle 2-core machine);
-        # below a few tens of MB the threads' start and the join copy cost more than they gain; --jobs 1
-        # keeps the run to one thread, reading included
+        # a second thread faults in the pages of a large plain file's arrays beside the parse (the kernel's
+        # work of a first write to fresh memory, most of the read's system time); --jobs 1 keeps the run to
+        # one thread, reading included
         threads = 1
         if data != "-" and second_processor(options.n_threads) and is_plain_text_file(data) and \
                 os.path.getsize(data) >= PARALLEL_READ_BYTES:
@@ -96,5 +96,5 @@ def _n_classes(d):
     return int(np.unique(d.y).size)
 
 
-#: plain files at least this large are read by two threads (see read_training_data)
+#: plain files at least this large are read with a second thread faulting in their arrays (see read_training_data)
 PARALLEL_READ_BYTES = 64 << 20
