@@ -55,8 +55,8 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
                 obj = objective_file(result, d.path, progress=bar_update(bar))
             finally:
                 close_bar(bar)
-        else:       # the kernel dual solver's model has it from the solver's margins
-            obj = getattr(result, "train_objective", None) or objective(result, d.chunk, d.y, qid=d.chunk.qid)
+        else:
+            obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
         if seen is not None:
             seen["objective"] = float(obj["objective"])
@@ -137,8 +137,7 @@ def train_record(result, d, options, t_read, t_train, cache_note, no_objective, 
         from ..scoring import objective, objective_file
 
         record["objective"] = (objective_file(result, d.path) if options.shuffle_buffer is not None
-                               else getattr(result, "train_objective", None)
-                               or objective(result, d.chunk, d.y, qid=d.chunk.qid))
+                               else objective(result, d.chunk, d.y, qid=d.chunk.qid))
     record["header"] = dict(result.info)
     record["options"] = options_record(options)
     return record
