@@ -143,20 +143,25 @@ def train_record(result, d, options, t_read, t_train, cache_note, no_objective, 
     return record
 
 
-def record_gap(result, d, jobs=1):
-    """--report-gap: the certificate of pegasos.certificate.duality_gap (or {"error": why there is none}),
-    its relative gap also written to the header as ``certified_gap`` (the smaller, when the run proved one:
-    --tol-gap, the dual finish)."""
+def certify(result, d, jobs=1):
+    """The certificate of pegasos.certificate.duality_gap of the model on the training data (its dual
+    bound ``dual`` <= f*, its ``rel_gap``), or {"error": why there is none}."""
     from ..certificate import duality_gap
     from ..errors import ParameterError
     from ..linear import second_processor
 
     try:
         # its default passes: until the gap stops shrinking; the helper thread as the run's --jobs allows
-        g = duality_gap(result, d.chunk, d.y, helper=second_processor(jobs))
+        return duality_gap(result, d.chunk, d.y, helper=second_processor(jobs))
     except ParameterError as e:
         return {"error": str(e)}
-    rel = float(g["rel_gap"])
+
+
+def record_gap(result, d, jobs=1):
+    """--report-gap: :func:`certify`'s certificate, its relative gap also written to the header as
+    ``certified_gap`` (the smaller, when the run proved one: --tol-gap, the dual finish)."""
+    g = certify(result, d, jobs)
+    rel = float(g.get("rel_gap", math.nan))
     if math.isfinite(rel):
         result.info["certified_gap"] = repr(min(rel, float(result.info.get("certified_gap", math.inf))))
     return g

@@ -16,7 +16,7 @@ from .options import (SectionOption, SectionedCommand, solver_options, problem_o
 from .notes import (gap_summary, note_outcome, note_stream_fits, note_unused_qid, note_worse_than_start,
                     note_worse_than_zero)
 from .reading import index_base_of, options_of_data, read_training_data
-from .summary import explain_plan, train_summary, train_record, record_gap
+from .summary import certify, explain_plan, train_summary, train_record, record_gap
 from .selection import cv_command
 
 
@@ -258,16 +258,24 @@ def _save(args, result, d, options, checks):
     own certified gap and the certificate."""
     from ..outcome import Outcome
     from ..solver import Solver
+    from ..trace import TRACE_BOUND_KEY
 
     outcome = Outcome.from_header(result.info)
     finish_gap = result.info.get("certified_gap")    # the solver's, before --report-gap's
     certificate = record_gap(result, d, options.n_threads) if args.report_gap else None
     result.save(args.model)
     if args.trace_file is not None:
-        checks["trace"].write(args.trace_file)
+        trace = checks["trace"]
+        # the dual bound <= f* that `pegasos plot` measures the suboptimality against (none for a kernel model)
+        bound = (certificate or certify(result, d, options.n_threads)).get("dual")
+        if bound is not None:
+            trace.header[TRACE_BOUND_KEY] = repr(float(bound))
+        trace.write(args.trace_file)
         if outcome.solver is Solver.DUAL:
             click.echo("pegasos: note: --trace traces Pegasos' iterations, and the dual solver made the model, "
-                       "so the trace has no rows; --solver pegasos traces a Pegasos run", err=True)
+                       "so the trace has no rows, only the model's dual bound on f* (which `pegasos plot` "
+                       "measures Pegasos traces of the same data and lambda against); --solver pegasos traces "
+                       "a Pegasos run", err=True)
     return outcome, finish_gap, certificate
 
 
