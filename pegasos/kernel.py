@@ -188,8 +188,8 @@ class KernelModel:
         """The support vectors as a scipy CSR matrix (n_sv, n_features)."""
         from scipy.sparse import csr_matrix
 
-        return csr_matrix((self.sv_data, self.sv_indices, self.sv_indptr),
-                          shape=(self.n_support, self.n_features))
+        sv_indptr, sv_indices, sv_data, _ = self._checked_support()
+        return csr_matrix((sv_data, sv_indices, sv_indptr), shape=(sv_indptr.shape[0] - 1, self.n_features))
 
     def squared_norm(self) -> float:
         """||w||^2 = sum_ij coef_i coef_j K(sv_i, sv_j): |S|^2 kernel evaluations
@@ -559,7 +559,7 @@ def kernel_model_text(model):
         value = str(header.get(key, "-")).replace("\n", " ").replace("\r", " ") or "-"
         lines.append(f"{key} {value}")
     lines.append(f"support_vectors {model.n_support}")
-    ip, ind, dat, coef = model.sv_indptr, model.sv_indices, model.sv_data, model.coef
+    ip, ind, dat, coef = model._checked_support()
     for s in range(model.n_support):
         a, b = int(ip[s]), int(ip[s + 1])
         feats = " ".join(f"{c + base}:{float(v)!r}" for c, v in zip(ind[a:b].tolist(), dat[a:b].tolist()))

@@ -30,7 +30,7 @@ import numpy as np
 from .errors import ExampleError, ParameterError
 from .data import check_weight_memory, csr_arrays, finite_decisions
 from .labels import BinaryLabels, sample_weights
-from .model import linear_model_text, save_model
+from .model import linear_model_text, model_array, save_model
 from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
 
@@ -114,10 +114,21 @@ class LinearModel:
         """
         from . import _core
 
+        w = self.checked_weights()
         indptr, indices, data = csr_arrays(X)
         out = np.empty(indptr.shape[0] - 1, dtype=np.float64)
-        _core.decision_values(indptr, indices, data, self.w, float(self.bias), out)
+        _core.decision_values(indptr, indices, data, w, float(self.bias), out)
         return finite_decisions(out, X)
+
+    def checked_weights(self) -> NDArray[np.float64]:
+        """``w`` checked (:func:`pegasos.model.model_array`), float64 (n_features,).
+
+        Raises
+        ------
+        ParameterError
+            ``w`` is not a 1-D array of numbers (edited or replaced since training).
+        """
+        return model_array(self.w, "w", (None,))
 
     def predict(self, X: Matrix) -> NDArray[np.float64]:
         """Predictions (float64): for classification the label values

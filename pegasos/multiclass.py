@@ -34,7 +34,7 @@ from .labels import sample_weights
 from .data import check_weight_memory
 from .labels import BinaryLabels
 from .linear import LinearRun, new_state, objective_at_zero, projection_radius2, solve
-from .model import linear_model_text, save_model
+from .model import linear_model_text, model_array, save_model
 from .options import MULTICLASS_METHODS as METHODS
 from .options import fmt_label
 from .sampling import Orders
@@ -104,12 +104,27 @@ class MulticlassModel:
         """
         from . import _core
 
+        W, biases = self.checked_weights()
         indptr, indices, data = csr_arrays(X)
         m = indptr.shape[0] - 1
         out = np.empty((self.n_classes, m), dtype=np.float64)
         for c in range(self.n_classes):
-            _core.decision_values(indptr, indices, data, self.W[c], float(self.biases[c]), out[c])
+            _core.decision_values(indptr, indices, data, W[c], float(biases[c]), out[c])
         return finite_decisions(out.T, X)
+
+    def checked_weights(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(W, biases) checked (:func:`pegasos.model.model_array`): float64 (K, n_features) and (K,),
+        K the number of ``classes`` and of ``class_texts``.
+
+        Raises
+        ------
+        ParameterError
+            An array edited or replaced since training to another shape or to what is not numbers.
+        """
+        K = len(self.class_texts)
+        classes = model_array(self.classes, "classes", (K,))
+        W = model_array(self.W, "W", (K, None))
+        return W, model_array(self.biases, "biases", (classes.shape[0],))
 
     def predict_index(self, X: Matrix) -> NDArray[np.int64]:
         """Index (0..K-1) of the predicted class of each row, int64 (m,).  Raises as

@@ -281,10 +281,6 @@ print("ran", N)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="open: a model's w, W, biases, coef or support-vector arrays reshaped, "
-                   "lengthened or reversed reach numpy or Cython as IndexError/ValueError/TypeError; the reader's "
-                   "X.indptr lengthened makes fit's BinaryLabels.from_data fail to unpack; one run of the "
-                   "unreduced target aborted in glibc (malloc: unaligned tcache chunk)")
 def test_fuzz_arrays_handed_back_to_the_api(tmp_path):
     """Any in-place edit or replacement of an array the API handed out (the reader's, a chunk's, a
     model's), handed back to training, scoring, the certificate or save: a result or a PegasosError,
