@@ -69,6 +69,9 @@ class LinearModel:
         under ``"orders"``), for continuing it with :func:`fit_linear`'s
         ``init``; read from the model file's resume section when it has one,
         else None for a model read from a file.
+    columns : int64 array (n,) or None
+        Set by :func:`pegasos.modelfile.load_model` with ``written_columns``:
+        the feature of each entry of ``w`` (None: ``w`` is of every feature).
     save_state : bool
         Whether ``save`` writes ``solver_state`` as the model file's resume
         section (what ``pegasos train --init`` continues exactly).
@@ -84,6 +87,7 @@ class LinearModel:
     epsilon: float | None = None
     solver_state: dict | None = field(default=None, repr=False, compare=False)
     save_state: bool = field(default=False, repr=False, compare=False)
+    columns: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
 
     @property
     def task(self) -> str:

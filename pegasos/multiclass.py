@@ -66,6 +66,9 @@ class MulticlassModel:
     method : "ovr" or "crammer-singer"
     loss : str
         The binary loss of each one-vs-rest problem, or "hinge" for Crammer-Singer.
+    columns : int64 array (n,) or None
+        Set by :func:`pegasos.modelfile.load_model` with ``written_columns``:
+        the feature of each column of ``W`` (None: ``W`` has every feature's).
     """
 
     W: NDArray[np.float64]
@@ -78,6 +81,7 @@ class MulticlassModel:
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
     cost: NDArray[np.float64] | None = None
+    columns: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
 
     task = "multiclass"
     labels = None
