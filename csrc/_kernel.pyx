@@ -904,12 +904,3 @@ cdef class KernelDual:
         for j in range(self.m):
             o[j] = self.alpha[j]
         return out
-
-    def margins(self):
-        """y_i f(x_i) = G_i + 1 for the current alpha, float64 of shape (m,)."""
-        out = np.empty(self.m, dtype=np.float64)
-        cdef double[::1] o = out
-        cdef Py_ssize_t j
-        for j in range(self.m):
-            o[j] = self.G[j] + 1.0
-        return out

@@ -98,9 +98,6 @@ class KernelModel:
     info: dict = field(default_factory=dict)
     threads: int = 0
     _sv_sqn: np.ndarray | None = field(default=None, repr=False)
-    #: the dual solver's model: its objective on the training data (the keys of pegasos.objective), from
-    #: the solver's margins, so that train's summary does not compute |S| (|S| + m) kernel values again
-    train_objective: dict | None = field(default=None, repr=False)
 
     kind = "kernel"
 
@@ -191,8 +188,8 @@ class KernelModel:
         """The support vectors as a scipy CSR matrix (n_sv, n_features)."""
         from scipy.sparse import csr_matrix
 
-        return csr_matrix((self.sv_data, self.sv_indices, self.sv_indptr),
-                          shape=(self.n_support, self.n_features))
+        sv_indptr, sv_indices, sv_data, _ = self._checked_support()
+        return csr_matrix((sv_data, sv_indices, sv_indptr), shape=(sv_indptr.shape[0] - 1, self.n_features))
 
     def squared_norm(self) -> float:
         """||w||^2 = sum_ij coef_i coef_j K(sv_i, sv_j): |S|^2 kernel evaluations
@@ -425,12 +422,11 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
         raise ParameterError("the dual solver overflowed to non-finite values (check the scale of the data and "
                              "the kernel parameters)")
     alpha = state.alphas()
-    margins = state.margins()
     # never worse than w = 0 (objective 1, every hinge 1: C m in the solver's scaling): an uncertified
     # alpha can be far above it (poly on features x100: 5.9), and D still bounds the optimum
     zero_kept = p > C * m
     if zero_kept:
-        alpha, margins = np.zeros(m), np.zeros(m)
+        alpha = np.zeros(m)
         gap = 1.0 - max(0.0, lam * d) if math.isfinite(d) else 1.0
     ex_sv = np.flatnonzero(alpha > 0).astype(np.int64)
     coef = np.ascontiguousarray(alpha[ex_sv] * y_pm[ex_sv])
@@ -458,13 +454,6 @@ def fit_kernel_dual(ex, options, *, labels=None, progress=None, on_plan=None, re
     model = KernelModel(kernel=options.kernel, gamma=gamma, degree=degree, coef0=coef0, sv_indptr=sv_indptr,
                         sv_indices=sv_indices, sv_data=sv_data, coef=coef, labels=labels, lam=lam,
                         n_features=int(n_features), info=info)
-    errors = int(np.count_nonzero(np.where(y_pm > 0, margins <= 0.0, margins < 0.0)))
-    sqw = max(0.0, float(np.dot(alpha, margins)))           # ||w||^2 = alpha^T Q alpha
-    hinge = float(np.sum(np.maximum(0.0, 1.0 - margins))) / m
-    model.train_objective = {"examples": int(m), "lambda": lam, "objective": 0.5 * lam * sqw + hinge,
-                             "regularizer": 0.5 * lam * sqw, "loss": "hinge", "mean_loss": hinge,
-                             "hinge_loss": hinge, "norm_w": math.sqrt(sqw), "bias": 0.0, "bias_mode": "none",
-                             "error_rate": errors / m}
     return (model, state) if return_state else model
 
 
@@ -570,7 +559,7 @@ def kernel_model_text(model):
         value = str(header.get(key, "-")).replace("\n", " ").replace("\r", " ") or "-"
         lines.append(f"{key} {value}")
     lines.append(f"support_vectors {model.n_support}")
-    ip, ind, dat, coef = model.sv_indptr, model.sv_indices, model.sv_data, model.coef
+    ip, ind, dat, coef = model._checked_support()
     for s in range(model.n_support):
         a, b = int(ip[s]), int(ip[s + 1])
         feats = " ".join(f"{c + base}:{float(v)!r}" for c, v in zip(ind[a:b].tolist(), dat[a:b].tolist()))

@@ -94,6 +94,9 @@ class BinaryLabels:
         if data.n_examples == 0:
             raise DataError(data.path, "no training examples found (the file is empty or holds only "
                                        "comments and blank lines)")
+        if not labels:          # an SVMLightData made by hand, or its list emptied
+            raise DataError(data.path, f"the data record no distinct labels for their {data.n_examples} examples "
+                                       "(read them with pegasos.read_svmlight, or give (X, y))")
         if len(labels) == 1 and allow_one_class and labels[0].value in (-1.0, 0.0, 1.0):
             return cls._with_missing_class(labels[0].value, labels[0].text)
         if len(labels) == 1:

@@ -30,7 +30,7 @@ import numpy as np
 from .errors import ExampleError, ParameterError
 from .data import check_weight_memory, csr_arrays, finite_decisions
 from .labels import BinaryLabels, sample_weights
-from .model import linear_model_text, save_model
+from .model import linear_model_text, model_array, save_model
 from .options import LOSSES, TASK_OF_LOSS
 from .sampling import Orders, PairOrders
 
@@ -69,6 +69,9 @@ class LinearModel:
         under ``"orders"``), for continuing it with :func:`fit_linear`'s
         ``init``; read from the model file's resume section when it has one,
         else None for a model read from a file.
+    columns : int64 array (n,) or None
+        Set by :func:`pegasos.modelfile.load_model` with ``written_columns``:
+        the feature of each entry of ``w`` (None: ``w`` is of every feature).
     save_state : bool
         Whether ``save`` writes ``solver_state`` as the model file's resume
         section (what ``pegasos train --init`` continues exactly).
@@ -84,6 +87,7 @@ class LinearModel:
     epsilon: float | None = None
     solver_state: dict | None = field(default=None, repr=False, compare=False)
     save_state: bool = field(default=False, repr=False, compare=False)
+    columns: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
 
     @property
     def task(self) -> str:
@@ -112,8 +116,19 @@ class LinearModel:
             X is not a matrix of numbers; ExampleError for a NaN or infinite
             value (naming the example).
         """
+        w = self.checked_weights()
         indptr, indices, data = csr_arrays(X)
-        return finite_decisions(decision_values(indptr, indices, data, self.w, self.bias), X)
+        return finite_decisions(decision_values(indptr, indices, data, w, self.bias), X)
+
+    def checked_weights(self) -> NDArray[np.float64]:
+        """``w`` checked (:func:`pegasos.model.model_array`), float64 (n_features,).
+
+        Raises
+        ------
+        ParameterError
+            ``w`` is not a 1-D array of numbers (edited or replaced since training).
+        """
+        return model_array(self.w, "w", (None,))
 
     def predict(self, X: Matrix) -> NDArray[np.float64]:
         """Predictions (float64): for classification the label values

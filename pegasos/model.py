@@ -113,16 +113,36 @@ def linear_model_text(model):
             value = str(header.get(key, "-")).replace("\n", " ").replace("\r", " ") or "-"
             lines.append(f"{key} {value}")
     if multi:
+        W, biases = model.checked_weights()
         for c in range(model.n_classes):
             lines.append(f"class {model.class_texts[c]}")
-            lines.append(f"bias {float(model.biases[c])!r}")
-            lines.extend(weight_lines(model.W[c], base, model.biases[c]))
+            lines.append(f"bias {float(biases[c])!r}")
+            lines.extend(weight_lines(W[c], base, biases[c]))
     else:
-        lines.extend(weight_lines(model.w, base, model.bias))
+        lines.extend(weight_lines(model.checked_weights(), base, model.bias))
         if getattr(model, "save_state", False) and model.solver_state is not None and model.task != "ranking":
             lines.extend(resume_lines(model.solver_state))
     lines.append("end")
     return "\n".join(lines) + "\n"
+
+
+def model_array(value, what, shape):
+    """A model's array ``value`` as C-contiguous float64 of ``shape`` (a tuple; None in it: any length).
+    A model's arrays are its caller's, who may have edited or replaced them since training; they are
+    checked where a compiled loop or the file writer takes them.
+
+    Raises
+    ------
+    ParameterError
+        Not an array of numbers of that shape (naming the model's ``what``).
+    """
+    a = np.asarray(value)
+    if (a.dtype.kind not in "fiu" or a.ndim != len(shape)
+            or any(want is not None and want != got for want, got in zip(shape, a.shape))):
+        need = " x ".join("any" if n is None else str(n) for n in shape)
+        raise ParameterError(f"the model's {what} has shape {a.shape} and type {a.dtype}; it needs an array of "
+                             f"numbers of shape ({need})")
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def weight_lines(w, base, bias=0.0):

@@ -31,8 +31,15 @@ if TYPE_CHECKING:
     Model: TypeAlias = "LinearModel | MulticlassModel | KernelModel"
 
 
-def load_model(path: str | os.PathLike[str]) -> Model:
+def load_model(path: str | os.PathLike[str], *, written_columns: bool = False) -> Model:
     """Read a model file written by :func:`save_model`.
+
+    ``written_columns``: a linear model comes on the columns its file gives
+    weights in, renumbered 0..u-1 in order (``model.columns``, int64 (u,):
+    their indices in the file's numbering less its index base), so that no
+    weight vector of n_features is allocated: what ``pegasos info`` reads
+    (a model for describing, not for predicting: examples are numbered as
+    the file is).
 
     A linear binary or regression model may carry the optional resume
     section after its weights (see :func:`pegasos.model.read_resume`); it is
@@ -82,7 +89,8 @@ def load_model(path: str | os.PathLike[str]) -> Model:
         raise ModelFormatError(path, f"bad n_features {n_features!r}", header.line("n_features"))
     n = int(n_features)
     classes = header.get("classes", "")
-    check_weights_fit(path, lines, n, int(classes) if task == "multiclass" and classes.isdigit() else 1)
+    if not written_columns:
+        check_weights_fit(path, lines, n, int(classes) if task == "multiclass" and classes.isdigit() else 1)
     base = header["index_base"]
     if base not in ("0", "1"):
         raise ModelFormatError(path, f"index_base must be 0 or 1, not {base!r}", header.line("index_base"))
@@ -95,10 +103,13 @@ def load_model(path: str | os.PathLike[str]) -> Model:
         raise ModelFormatError(path, f"unknown bias_mode {header['bias_mode']!r}", header.line("bias_mode"))
     info = {k: header[k] for k in HEADER_KEYS + OPTIONAL_KEYS if k in header}
     if task == "multiclass":
-        model, i = read_multiclass(path, lines, i, header, n, base, lam, info)
+        model, i = read_multiclass(path, lines, i, header, n, base, lam, info, written_columns)
         check_header_consistency(path, header, model.classes, model.n_classes)
     else:
-        w, i = read_weights(path, lines, i, n, base)
+        if written_columns:
+            columns, w, i = read_weight_entries(path, lines, i, n, base)
+        else:
+            w, i = read_weights(path, lines, i, n, base)
         bias = header_float(path, header, "bias")
         labels = None
         if task == "binary":
@@ -115,6 +126,8 @@ def load_model(path: str | os.PathLike[str]) -> Model:
         model = LinearModel(w=w, bias=bias, labels=labels, lam=lam, bias_mode=header["bias_mode"], info=info,
                             loss=header["loss"], epsilon=epsilon)
         check_header_consistency(path, header, (neg, pos) if labels is not None else ())
+        if written_columns:
+            model.columns = columns
         if i < len(lines) and lines[i].strip() == RESUME_BEGIN and task in ("binary", "regression"):
             model.solver_state, i = read_resume(path, lines, i, n)
             model.save_state = True
@@ -122,7 +135,7 @@ def load_model(path: str | os.PathLike[str]) -> Model:
     return model
 
 
-def read_multiclass(path, lines, i, header, n, base, lam, info):
+def read_multiclass(path, lines, i, header, n, base, lam, info, written_columns=False):
     K_text = header.get("classes", "")
     if not K_text.isdigit() or int(K_text) < 2:
         raise ModelFormatError(path, f"bad number of classes {K_text!r}", header.line("classes"))
@@ -151,7 +164,6 @@ def read_multiclass(path, lines, i, header, n, base, lam, info):
         problem = cost_problem(cost, K)
         if problem is not None:
             raise ModelFormatError(path, f"cost_matrix {problem}", header.line("cost_matrix"))
-    W = np.zeros((K, n))
     biases = np.zeros(K)
     written = []
     for c in range(K):
@@ -162,13 +174,21 @@ def read_multiclass(path, lines, i, header, n, base, lam, info):
             raise ModelFormatError(path, "truncated or damaged model file: expected a 'bias' line", i + 2)
         biases[c] = check_float(value.strip(), path, i + 2, "bias")
         cols, values, i = read_weight_entries(path, lines, i + 2, n, base)
-        W[c, cols] = values                         # only the pages of the weights written
-        written.append(cols)
+        written.append((cols, values))
+    columns = None
+    if written_columns:     # W on the columns written, renumbered
+        columns = np.unique(np.concatenate([cols for cols, _ in written]))
+        W = np.zeros((K, columns.shape[0]))
+        for c, (cols, values) in enumerate(written):
+            W[c, np.searchsorted(columns, cols)] = values
+    else:
+        W = np.zeros((K, n))
+        for c, (cols, values) in enumerate(written):
+            W[c, cols] = values                     # only the pages of the weights written
     from .multiclass import MulticlassModel         # imported for multiclass models only
 
     model = MulticlassModel(W=W, biases=biases, classes=classes, class_texts=texts, lam=lam, method=method,
                             loss=header["loss"], bias_mode=header["bias_mode"], info=info, cost=cost)
-    # the columns the file gives weights in (the others of W are 0): describe_model reads only these, not
-    # K x n_features values (105 classes of n_features 8e6: 12.8 s of `pegasos info`)
-    model.weight_columns = np.unique(np.concatenate(written)) if written else np.zeros(0, dtype=np.int64)
+    if columns is not None:
+        model.columns = columns
     return model, i

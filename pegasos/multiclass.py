@@ -34,7 +34,7 @@ from .labels import sample_weights
 from .data import check_weight_memory
 from .labels import BinaryLabels
 from .linear import LinearRun, new_state, objective_at_zero, projection_radius2, solve
-from .model import linear_model_text, save_model
+from .model import linear_model_text, model_array, save_model
 from .options import MULTICLASS_METHODS as METHODS
 from .options import fmt_label
 from .sampling import Orders
@@ -66,6 +66,9 @@ class MulticlassModel:
     method : "ovr" or "crammer-singer"
     loss : str
         The binary loss of each one-vs-rest problem, or "hinge" for Crammer-Singer.
+    columns : int64 array (n,) or None
+        Set by :func:`pegasos.modelfile.load_model` with ``written_columns``:
+        the feature of each column of ``W`` (None: ``W`` has every feature's).
     """
 
     W: NDArray[np.float64]
@@ -78,6 +81,7 @@ class MulticlassModel:
     bias_mode: str = "none"
     info: dict = field(default_factory=dict)
     cost: NDArray[np.float64] | None = None
+    columns: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
 
     task = "multiclass"
     labels = None
@@ -104,12 +108,27 @@ class MulticlassModel:
         """
         from . import _core
 
+        W, biases = self.checked_weights()
         indptr, indices, data = csr_arrays(X)
         m = indptr.shape[0] - 1
         out = np.empty((self.n_classes, m), dtype=np.float64)
         for c in range(self.n_classes):
-            _core.decision_values(indptr, indices, data, self.W[c], float(self.biases[c]), out[c])
+            _core.decision_values(indptr, indices, data, W[c], float(biases[c]), out[c])
         return finite_decisions(out.T, X)
+
+    def checked_weights(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(W, biases) checked (:func:`pegasos.model.model_array`): float64 (K, n_features) and (K,),
+        K the number of ``classes`` and of ``class_texts``.
+
+        Raises
+        ------
+        ParameterError
+            An array edited or replaced since training to another shape or to what is not numbers.
+        """
+        K = len(self.class_texts)
+        classes = model_array(self.classes, "classes", (K,))
+        W = model_array(self.W, "W", (K, None))
+        return W, model_array(self.biases, "biases", (classes.shape[0],))
 
     def predict_index(self, X: Matrix) -> NDArray[np.int64]:
         """Index (0..K-1) of the predicted class of each row, int64 (m,).  Raises as

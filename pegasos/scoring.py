@@ -218,11 +218,28 @@ def evaluate(model: Model, X: Matrix, y: ArrayLike, qid: ArrayLike | None = None
     ExampleError
         A label that is not one of the model's (a ParameterError).
     """
+    f, y = _scored(model, X, y)
     if getattr(model, "task", "binary") != "binary":
-        return _evaluate_other(model, [(model.decision_function(X), np.asarray(y, dtype=np.float64), qid)])
+        return _evaluate_other(model, [(f, y, qid)])
     totals = _Totals(True, model)
-    totals.add(model.decision_function(X), model.labels.encode(y), np.asarray(y, dtype=np.float64))
+    totals.add(f, model.labels.encode(y), y)
     return _metrics(totals, model)
+
+
+def _scored(model, X, y):
+    """(decision values of X, y as float64), one label per row of X.
+
+    Raises
+    ------
+    ParameterError
+        ``y`` is not one number per row of X (or X is not a matrix of numbers: see the model's
+        ``decision_function``).
+    """
+    f = model.decision_function(X)
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != f.shape[0]:
+        raise ParameterError(f"y has shape {y.shape} for the {f.shape[0]} rows of X: it needs one label per row")
+    return f, y
 
 
 def _objective(totals, model, lam):
@@ -318,8 +335,9 @@ def objective(model: Model, X: Matrix, y: ArrayLike, lam: float | None = None, q
         ``sample_weight`` of the wrong length, or not finite and >= 0, or
         given for a ranking model (the rank loss takes no example weights).
     """
-    sw = None if sample_weight is None else check_sample_weight(sample_weight, int(np.asarray(y).shape[0]))
-    return objective_of_decisions(model, model.decision_function(X), y, lam, qid, sw)
+    f, y = _scored(model, X, y)
+    sw = None if sample_weight is None else check_sample_weight(sample_weight, int(y.shape[0]))
+    return objective_of_decisions(model, f, y, lam, qid, sw)
 
 
 def objective_of_decisions(model: Model, f: NDArray[np.float64], y: ArrayLike, lam: float | None = None,

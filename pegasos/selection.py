@@ -746,20 +746,16 @@ def eval_metric_names(model):
     return names
 
 
-def _weights_summary(w, bias, base, top, columns=None):
-    """``columns``: int (u,), increasing, outside which ``w`` is known to be 0 (None: anywhere)."""
+def _weights_summary(w, bias, base, top, columns=None, n_features=None):
+    """``columns``: int (u,), increasing: the feature of each entry of ``w`` (None: w is of every
+    feature, ``n_features`` of them)."""
     w = np.asarray(w, dtype=np.float64)
-    n = int(w.shape[0])
-    if columns is not None:
-        values = w[columns]
-        nonzero = columns[np.flatnonzero(values)]
-    else:
-        values = w
-        nonzero = np.flatnonzero(w)
+    nonzero = np.flatnonzero(w)
     order = nonzero[np.argsort(-np.abs(w[nonzero]), kind="stable")][:top]
-    return {"features": n, "nonzero_weights": int(nonzero.size),
-            "norm_w": float(math.sqrt(float(values @ values))), "bias": float(bias),
-            "top_weights": [{"feature": int(j) + base, "weight": float(w[j])} for j in order]}
+    feature = (lambda j: int(j)) if columns is None else (lambda j: int(columns[j]))
+    return {"features": int(w.shape[0] if n_features is None else n_features), "nonzero_weights": int(nonzero.size),
+            "norm_w": math.sqrt(math.fsum(w[nonzero] ** 2)), "bias": float(bias),   # exact: alike on any columns
+            "top_weights": [{"feature": feature(j) + base, "weight": float(w[j])} for j in order]}
 
 
 def describe_model(model, top=10):
@@ -788,10 +784,12 @@ def describe_model(model, top=10):
     if getattr(model, "kind", "linear") == "kernel":
         out.update(support_vectors=int(model.n_support), kernel=model.kernel)
         return out
+    # a model read on its written columns (pegasos.modelfile.load_model(written_columns=True)): their indices
+    columns = getattr(model, "columns", None)
+    n = None if columns is None else int(info["n_features"])
     if getattr(model, "task", None) == "multiclass":
-        columns = getattr(model, "weight_columns", None)        # a model read from a file: where W is not 0
-        out["classes"] = [{"label": label, **_weights_summary(model.W[c], model.biases[c], base, top, columns)}
+        out["classes"] = [{"label": label, **_weights_summary(model.W[c], model.biases[c], base, top, columns, n)}
                           for c, label in enumerate(model.class_texts)]
         return out
-    out.update(_weights_summary(model.w, model.bias, base, top))
+    out.update(_weights_summary(model.w, model.bias, base, top, columns, n))
     return out

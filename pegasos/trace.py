@@ -37,6 +37,9 @@ CSV_MAGIC = "# pegasos-trace"
 MAX_EPOCH_POINTS = 1000      # epoch ends checked at most (evenly spread beyond that)
 DEFAULT_BUDGET = 0.1         # a trace spends at most this fraction of the training time on its checks
 TRAIN_COLUMNS = ("t", "epoch", "seconds", "objective", "loss", "norm_w", "train_error")
+#: the trace header's certified lower bound on f* (the dual bound of the run's model on its training data,
+#: pegasos.certificate.duality_gap), written by ``pegasos train --trace`` where the model has one
+TRACE_BOUND_KEY = "dual_bound"
 LOWER_IS_BETTER = {"accuracy": False, "error": True, "objective": True, "loss": True, "mse": True}
 
 

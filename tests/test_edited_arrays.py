@@ -202,3 +202,46 @@ def test_a_model_edited_to_a_non_finite_weight_is_not_written(tmp_path, edit):
     with pytest.raises(ParameterError, match="not a finite number is not written"):
         model.save(str(target))
     assert not target.exists() and not list(tmp_path.iterdir())
+
+
+MODEL_EDITS = {
+    "w_reshaped": ("binary", "model.w = model.w.reshape(1, -1)"),
+    "w_reversed_view": ("binary", "model.w = model.w[::-1]"),
+    "w_of_text": ("binary", "model.w = np.array(['a', 'b'])"),
+    "W_one_row_more": ("multi", "model.W = np.vstack([model.W, model.W[:1]])"),
+    "biases_reshaped": ("multi", "model.biases = model.biases.reshape(1, -1)"),
+    "coef_reshaped": ("kernel", "model.coef = model.coef.reshape(1, -1)"),
+    "coef_longer": ("kernel", "model.coef = np.concatenate([model.coef, model.coef[:2]])"),
+    "sv_indices_shorter": ("kernel", "model.sv_indices = model.sv_indices[:-2].copy()"),
+}
+
+
+@pytest.mark.parametrize("edit", MODEL_EDITS)
+def test_a_model_array_edited_to_another_shape_is_refused_where_it_is_used(tmp_path, edit):
+    """Found by the fuzz target of the API's arrays (tests/test_fuzz.py): a model's arrays reshaped,
+    lengthened or reversed reached numpy and Cython as IndexError, ValueError or TypeError.  A reversed
+    view is still a weight vector: it is used (copied contiguous)."""
+    kind, statement = MODEL_EDITS[edit]
+    out = _run(tmp_path, f"""
+        model = {kind}
+        {statement}
+        report("decision", lambda: model.decision_function(fresh().chunk))
+        report("save", lambda: model.save(PATH + ".model"))
+        """)
+    assert len(out) == 2
+    for name, result in out.items():
+        expected = "ran" if edit == "w_reversed_view" else "refused ParameterError the model's"
+        assert result.startswith(expected), (name, result)
+
+
+def test_labels_of_another_length_than_the_rows_are_refused_by_the_scores():
+    import scipy.sparse as sp
+
+    from pegasos.errors import ParameterError
+
+    X = sp.random(30, 5, density=0.6, format="csr", random_state=1)
+    y = np.where(np.arange(30) % 2, 1.0, -1.0)
+    model = pegasos.train(X, y, epochs=1)
+    for score in (pegasos.objective, pegasos.evaluate):
+        with pytest.raises(ParameterError, match=r"y has shape \(33,\) for the 30 rows of X"):
+            score(model, X, np.concatenate([y, y[:3]]))

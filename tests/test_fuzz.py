@@ -182,3 +182,116 @@ def test_fuzz_cache_opener(tmp_path_factory, cache_seed):
         assert f.shape == (chunk.n_rows,) and np.all(np.isfinite(f))
 
     run()
+
+
+#: arrays the Python API hands out, edited in place or replaced, then handed back to it: in one process
+#: of its own (a crash is its exit status; each case is written to stderr before it runs, so the last
+#: line names the one that crashed), ARRAY_EXAMPLES inputs (PEGASOS_FUZZ_EXAMPLES runs more)
+ARRAY_EXAMPLES = int(os.environ.get("PEGASOS_FUZZ_EXAMPLES", "100"))
+ARRAY_FUZZ = '''
+import sys, warnings
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+import pegasos
+from pegasos.errors import PegasosError
+from pegasos.io import iter_svmlight
+
+PATH, N = sys.argv[1], int(sys.argv[2])
+warnings.simplefilter("ignore")
+d0 = pegasos.read_svmlight(PATH)
+y3 = np.arange(d0.n_examples) % 3.0
+MODELS = {
+    "binary": lambda: pegasos.train(d0.X, d0.y, epochs=1),
+    "multiclass": lambda: pegasos.train_multiclass(d0.X, y3, epochs=1),
+    "kernel": lambda: pegasos.train_kernel(d0.X, d0.y, kernel="rbf", gamma=0.5, epochs=1),
+}
+BUILT = {k: f() for k, f in MODELS.items()}
+HOLDERS = {
+    "reader": lambda: pegasos.read_svmlight(PATH),
+    "chunk": lambda: pegasos.io.SVMLightData(PATH, next(iter_svmlight(PATH)), d0.n_features),
+}
+ARRAYS = {"reader": ["X.indptr", "X.indices", "X.data", "chunk.indptr", "chunk.indices", "chunk.data",
+                     "chunk.labels", "y"],
+          "binary": ["w"], "multiclass": ["W", "biases"],
+          "kernel": ["sv_indptr", "sv_indices", "sv_data", "coef"]}
+ARRAYS["chunk"] = ARRAYS["reader"]
+USES = {
+    "fit": lambda d, m: pegasos.fit(d, epochs=1),
+    "train": lambda d, m: pegasos.train(d.chunk, d.y, epochs=1),
+    "train_multiclass": lambda d, m: pegasos.train_multiclass(d.chunk, y3, epochs=1),
+    "decision": lambda d, m: m.decision_function(d.chunk),
+    "objective": lambda d, m: pegasos.objective(m, d.chunk, y3 if getattr(m, "task", "") == "multiclass" else d.y),
+    "duality_gap": lambda d, m: pegasos.duality_gap(m, d.chunk, d.y),
+    "save": lambda d, m: m.save(PATH + ".model"),
+}
+VALUES = [-1, 0, 1, 2, 7, 39, 40, 41, 2**31 - 1, 2**31, 2**40, -2**63, np.nan, np.inf, -np.inf, 1e308, 0.5]
+
+def copy_of(obj):
+    import copy
+    return copy.deepcopy(obj)
+
+def resolve(holder, path):
+    *parents, last = path.split(".")
+    for p in parents:
+        holder = getattr(holder, p)
+    return holder, last
+
+@settings(max_examples=N, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.data())
+def target(data):
+    kind = data.draw(st.sampled_from(sorted(ARRAYS)))
+    d = HOLDERS["reader"]() if kind not in HOLDERS else HOLDERS[kind]()
+    m = copy_of(BUILT[data.draw(st.sampled_from(sorted(BUILT)))])
+    owner = d if kind in HOLDERS else copy_of(BUILT[kind])
+    if kind in BUILT:
+        m = owner
+    array = data.draw(st.sampled_from(ARRAYS[kind]))
+    holder, name = resolve(owner, array)
+    a = getattr(holder, name)
+    edit = data.draw(st.sampled_from(["set", "set", "set", "shorter", "longer", "dtype", "reshape", "reverse"]))
+    try:
+        if edit == "set" and a.size:
+            i = data.draw(st.integers(0, a.size - 1))
+            value = data.draw(st.sampled_from(VALUES))
+            edit = f"set [{i}] = {value!r}"
+            a.reshape(-1)[i] = value
+        elif edit == "shorter":
+            setattr(holder, name, a[:data.draw(st.integers(0, max(a.shape[0] - 1, 0)))].copy())
+        elif edit == "longer":
+            setattr(holder, name, np.concatenate([a, a[:3]]))
+        elif edit == "dtype":
+            setattr(holder, name, a.astype(data.draw(st.sampled_from([np.int64, np.int32, np.float32, np.int8,
+                                                                         np.float64, np.uint32]))))
+        elif edit == "reshape":
+            setattr(holder, name, a.reshape(1, -1))
+        elif edit == "reverse":
+            setattr(holder, name, a[::-1])
+    except (ValueError, OverflowError, TypeError, AttributeError):
+        return                  # numpy refused the edit itself (a read-only array, an unrepresentable value)
+    use = data.draw(st.sampled_from(sorted(USES)))
+    print(kind, array, edit, use, getattr(m, "task", ""), getattr(m, "kind", ""), file=sys.stderr, flush=True)
+    try:
+        USES[use](d, m)
+    except PegasosError:
+        pass
+
+target()
+print("ran", N)
+'''
+
+
+def test_fuzz_arrays_handed_back_to_the_api(tmp_path):
+    """Any in-place edit or replacement of an array the API handed out (the reader's, a chunk's, a
+    model's), handed back to training, scoring, the certificate or save: a result or a PegasosError,
+    never another exception or a crash."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "d.svm"
+    path.write_text("".join(f"{'+1' if i % 2 else '-1'} {1 + i % 5}:1 {6 + i % 3}:0.5 9:{i / 10}\n"
+                            for i in range(40)))
+    r = subprocess.run([sys.executable, "-c", ARRAY_FUZZ, str(path), str(ARRAY_EXAMPLES)], capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, f"exit {r.returncode}\n{r.stderr[-4000:]}"
+    assert r.stdout.split() == ["ran", str(ARRAY_EXAMPLES)]

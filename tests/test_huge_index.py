@@ -7,6 +7,7 @@ columns renumbered (the same run: a weight or kernel value never involves an unu
 shards, refuses with one line naming the file and the line of the index.
 """
 
+import json
 import subprocess
 import sys
 
@@ -16,7 +17,7 @@ import scipy.sparse as sp
 
 import pegasos
 
-from conftest import pegasos_executable
+from conftest import ok, pegasos_executable, run_pegasos
 
 MODES = {
     "memory": [],
@@ -166,19 +167,52 @@ def test_a_multiclass_model_with_a_huge_dimension_loads_only_its_weights(tmp_pat
         assert peak < 400 << 20, f"{command[0]}: peak RSS {peak / 2**20:.0f} MiB"
 
 
-def test_info_of_a_loaded_multiclass_model_reads_only_its_written_columns(tmp_path):
+@pytest.mark.parametrize("task", ["multiclass", "binary"])
+def test_info_reads_a_model_on_its_written_columns(tmp_path, task):
+    """`info` describes a model without a weight vector of n_features: the same description as of the
+    model loaded whole, of the features in the file's numbering."""
     from pegasos.selection import describe_model
 
     X = sp.random(60, 40, density=0.2, format="csr", random_state=3)
-    model = pegasos.train_multiclass(X, np.arange(60) % 3.0, epochs=2)
-    model.W[:, 7] = 0.0                                     # a column no class has a weight in
+    y = np.arange(60) % 3.0 if task == "multiclass" else np.where(np.arange(60) % 2, 1.0, -1.0)
+    model = pegasos.fit((X, y), epochs=2)
+    weights = model.W if task == "multiclass" else model.w[None, :]
+    weights[:, 7] = 0.0                                     # a column no class has a weight in
     model.save(str(tmp_path / "m"))
-    loaded = pegasos.load_model(str(tmp_path / "m"))
-    written = set(np.flatnonzero(np.any(loaded.W != 0, axis=0)).tolist())
-    assert set(loaded.weight_columns.tolist()) == written and 7 not in written
-    full = describe_model(loaded, top=5)
-    del loaded.weight_columns
-    assert describe_model(loaded, top=5) == full
+    whole = pegasos.load_model(str(tmp_path / "m"))
+    narrow = pegasos.load_model(str(tmp_path / "m"), written_columns=True)
+    assert 7 not in narrow.columns.tolist() and narrow.columns.shape[0] < 40
+    assert describe_model(narrow, top=5) == describe_model(whole, top=5)
+
+
+def test_info_of_a_multiclass_model_of_a_huge_dimension_under_an_address_space_limit(tmp_path):
+    """104 classes and index 8e6 (sector's first rows and `1 8000000:1`): W is 6.3 GiB of address space.
+    Under a 1.5 GiB limit training refuses, naming the line of the index; `info` of a model trained
+    without the limit reads only the weights written; `predict` refuses cleanly, naming n_features."""
+    rows = [f"{i % 104 + 1} " + " ".join(f"{j}:{(i * j % 7 + 1) / 8}" for j in range(1 + i % 50, 3000, 97))
+            for i in range(400)]
+    data = tmp_path / "mc.svm"
+    data.write_text("\n".join(rows + ["1 8000000:1"]) + "\n")
+    model = tmp_path / "mc.model"
+    limit = 1536 << 20
+
+    def capped(*command):
+        r = subprocess.run([sys.executable, "-c", RUNNER, str(limit), pegasos_executable(), *map(str, command)],
+                           capture_output=True, text=True, timeout=600)
+        status, peak = (int(v) for v in r.stdout.split()[-2:])
+        assert "Traceback" not in r.stderr and peak < 400 << 20, (command, r.stderr, peak)
+        return status, r.stderr
+
+    status, err = capped("train", "-q", data, model)
+    assert status != 0 and "line 401" in err and "n_features = 8000000" in err and not model.exists()
+    ok(run_pegasos("train", "-q", "-T", "200", data, model))
+    status, _ = capped("info", model)
+    assert status == 0
+    info = json.loads(ok(run_pegasos("info", "--json", "--top", "100000", model)))
+    assert len(info["classes"]) == 104 and {c["features"] for c in info["classes"]} == {8000000}
+    assert 8000000 in {t["feature"] for t in info["classes"][0]["top_weights"]}
+    status, err = capped("predict", data, model)
+    assert status != 0 and "n_features 8000000" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_column_new_in_a_later_pass_of_the_shuffle_buffer_is_refused(tmp_path):

@@ -189,17 +189,6 @@ def test_api_refuses_a_sigmoid_dual():
         pegasos.train_kernel(X, y, kernel="sigmoid", iterations=0, finish="dual")
 
 
-def test_train_objective_is_the_scored_one(small):
-    X, y = small
-    model = pegasos.train_kernel(X, y, kernel="rbf", gamma=0.5, lam=1e-3, preset="auto")
-    scored = pegasos.objective(model, X, y)
-    for key, value in model.train_objective.items():
-        if isinstance(value, float):
-            assert value == pytest.approx(scored[key], rel=1e-9, abs=1e-12), key
-        else:
-            assert value == scored[key], key
-
-
 def test_update_bound_is_said_not_certified(tmp_path):
     """x with both labels at a tiny lambda: alpha creeps up to C = 1/(lambda m) by 1 an update, so the
     bound of updates ends the run; the header and a note say the model is not certified."""

@@ -1,6 +1,7 @@
 """pegasos plot / pegasos.plot.plot_traces: the paper's Fig. 4 layout from trace files."""
 
 import builtins
+import json
 import math
 
 import numpy as np
@@ -155,3 +156,74 @@ def test_traces_with_nothing_to_draw_are_left_out_and_lambdas_must_agree(tmp_pat
     assert not (tmp_path / "b.png").exists() and not (tmp_path / "c.png").exists()
     r = run_pegasos("plot", tmp_path / "peg.csv", tmp_path / "other.csv", "--optimum", "0.01", "-o", tmp_path / "c.png")
     assert r.returncode == 0
+
+
+def test_f_star_is_a_certified_dual_bound_where_a_trace_holds_one(tmp_path):
+    """Without --optimum f* was the traces' own best objective less a millionth, so every curve plunged to
+    1e-6 at its end (a9a: 3e-3 against the certified f*).  train --trace writes the model's dual bound into
+    the trace's header; plot measures against the largest of them and says so; a trace of another problem
+    (another lambda's bound) is not used."""
+    from small_data import binary, write_svm
+
+    from pegasos.plot import plot_traces
+    from pegasos.trace import TRACE_BOUND_KEY, read_trace
+
+    X, y = binary(m=300, n=8, seed=1, noise=0.2)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    for name, args in (("dual", ()), ("peg", ("--solver", "pegasos", "--epochs", "2"))):
+        ok(run_pegasos("train", "-q", "-l", "1e-3", *args, "--trace", tmp_path / f"{name}.csv", data,
+                       tmp_path / f"{name}.model"))
+    bounds = {n: float(read_trace(tmp_path / f"{n}.csv")[0][TRACE_BOUND_KEY]) for n in ("dual", "peg")}
+    gap = json.loads(ok(run_pegasos("objective", "--gap", "--json", data, tmp_path / "dual.model")))
+    assert bounds["dual"] == pytest.approx(gap["dual"], rel=1e-6) and bounds["dual"] <= gap["primal"]
+
+    fig = plot_traces([tmp_path / "peg.csv", tmp_path / "dual.csv"])
+    assert fig.f_star == (max(bounds.values()), "dual bound")
+    assert "dual bound" in fig.axes[0].get_title() and "certified" in fig.axes[0].get_title()
+    ys = fig.axes[0].get_lines()[0].get_ydata()
+    rows = read_trace(tmp_path / "peg.csv")[1]
+    assert ys[-1] == pytest.approx((rows[-1]["objective"] - fig.f_star[0]) / fig.f_star[0])
+    assert ys.min() > 10 * 1e-6             # two epochs: nowhere near the optimum's millionth
+
+    fig = plot_traces([tmp_path / "peg.csv"], optimum=0.2)
+    assert fig.f_star == (0.2, "given") and "--optimum" in fig.axes[0].get_title()
+    header, rows = read_trace(tmp_path / "peg.csv")
+    write_trace(tmp_path / "bare.csv", {k: v for k, v in header.items() if k != TRACE_BOUND_KEY}, rows)
+    fig = plot_traces([tmp_path / "bare.csv"])
+    assert fig.f_star[1] == "estimate" and "not certified" in fig.axes[0].get_title()
+    write_trace(tmp_path / "other.csv", dict(header, **{"lambda": "0.01", TRACE_BOUND_KEY: "0.001"}), [])
+    assert plot_traces([tmp_path / "bare.csv", tmp_path / "other.csv"], optimum=None).f_star[1] == "estimate"
+
+
+def test_legends_name_the_settings_that_differ_and_not_derived_ones(tmp_path):
+    """Runs of different lengths were labelled by their file names (T was not among the settings shown),
+    and a calibrated t0, derived from k, was shown as if set."""
+    from pegasos.plot import legend_labels
+
+    base = {"lambda": "0.0001", "batch_size": "1", "step_offset_rule": "calibrated"}
+    headers = [dict(base, iterations="810", step_offset="1000.5"), dict(base, iterations="1080", step_offset="12.5")]
+    assert legend_labels(headers, ["a", "b"]) == ["T=810", "T=1080"]
+    headers[1]["batch_size"] = "10"
+    assert legend_labels(headers, ["a", "b"]) == ["T=810, k=1", "T=1080, k=10"]
+
+
+@pytest.mark.parametrize("seconds", [(300.0, 600.0, 1200.0, 2400.0), (0.003, 0.005, 0.009), (0.21, 0.3, 0.6, 0.9),
+                                     (0.11, 0.4, 1.5, 8.0), (1e-4, 1e-2, 1.0, 100.0), (2.001, 2.002, 2.003)])
+def test_tick_labels_do_not_overlap(tmp_path, seconds):
+    """On about a decade matplotlib labelled the minor ticks of a log axis (2x10^2, 3x10^2, ...), whose
+    labels ran into each other; every axis keeps at least two labels."""
+    from pegasos.plot import plot_traces
+
+    rows = [{"t": i + 1, "epoch": float(i + 1), "seconds": s, "objective": 0.4 - 0.001 * i, "train_error": 0.1}
+            for i, s in enumerate(seconds)]
+    write_trace(tmp_path / "t.csv", {"lambda": "0.0001"}, rows)
+    fig = plot_traces([tmp_path / "t.csv"], optimum=0.3)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes[:2]:
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = sorted((t.get_window_extent(renderer) for t in axis.get_ticklabels(which="both")
+                            if t.get_visible() and t.get_text()), key=lambda b: (b.x0, b.y0))
+            assert len(boxes) >= 2
+            for a, b in zip(boxes, boxes[1:]):
+                assert not a.overlaps(b), [t.get_text() for t in axis.get_ticklabels(which="both")]

@@ -17,7 +17,7 @@ def info(model, top, as_json):
     from ..modelfile import load_model
     from ..selection import describe_model
 
-    r = describe_model(load_model(model), top)
+    r = describe_model(load_model(model, written_columns=True), top)
     if as_json:
         echo_json(r)
         return

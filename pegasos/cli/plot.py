@@ -12,14 +12,15 @@ from .common import errors_to_click
 @click.option("--x", "x_axis", type=click.Choice(["seconds", "iterations", "epochs"]), default="seconds",
               show_default=True, help="Horizontal axis: training time (without the checks), iterations t, epochs.")
 @click.option("--optimum", type=float, metavar="F",
-              help="f*, the optimal primal objective [default: the best objective of the traces, minus a "
-                   "millionth of it].")
+              help="f*, the optimal primal objective [default: the largest dual bound the traces' headers "
+                   "hold (a certified f* or less); without one, the best objective of the traces, not certified].")
 @click.option("--title", help="Title of the figure.")
 @errors_to_click
 def plot(traces, output, x_axis, optimum, title):
     """Plot TRACE files of `pegasos train --trace` as the paper's Fig. 4: primal suboptimality
     (f - f*)/f* on a log axis (left) and the validation error, or the training error without
-    validation (right); one curve per trace, labelled by the settings that differ.
+    validation (right); one curve per trace, labelled by the settings that differ.  The figure
+    says which f* it measures against.
 
     Needs matplotlib (pip install 'pegasos[plot]').
     """

@@ -1,6 +1,5 @@
 """train's output: the one-line summary, its JSON record and --explain."""
 
-import math
 
 import click
 
@@ -53,8 +52,8 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
                 obj = objective_file(result, d.path, progress=bar_update(bar))
             finally:
                 close_bar(bar)
-        else:       # the kernel dual solver's model has it from the solver's margins
-            obj = getattr(result, "train_objective", None) or objective(result, d.chunk, d.y, qid=d.chunk.qid)
+        else:
+            obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
         if seen is not None:
             seen["objective"] = float(obj["objective"])
@@ -135,8 +134,22 @@ def train_record(result, d, options, t_read, t_train, cache_note, no_objective, 
         from ..scoring import objective, objective_file
 
         record["objective"] = (objective_file(result, d.path) if options.shuffle_buffer is not None
-                               else getattr(result, "train_objective", None)
-                               or objective(result, d.chunk, d.y, qid=d.chunk.qid))
+                               else objective(result, d.chunk, d.y, qid=d.chunk.qid))
     record["header"] = dict(result.info)
     record["options"] = options_record(options)
     return record
+
+
+def certify(result, d, jobs=1):
+    """The certificate of pegasos.certificate.duality_gap of the model on the training data (its dual
+    bound ``dual`` <= f*, its ``rel_gap``), or {"error": why there is none}."""
+    from ..certificate import duality_gap
+    from ..errors import ParameterError
+    from ..linear import second_processor
+
+    try:
+        # its default passes: until the gap stops shrinking; the helper thread as the run's --jobs allows
+        return duality_gap(result, d.chunk, d.y, helper=second_processor(jobs))
+    except ParameterError as e:
+        return {"error": str(e)}
+

@@ -16,7 +16,7 @@ from .options import (SectionOption, SectionedCommand, solver_options, problem_o
 from .notes import (note_outcome, note_stream_fits, note_unused_qid, note_worse_than_start,
                     note_worse_than_zero)
 from .reading import index_base_of, options_of_data, read_training_data
-from .summary import explain_plan, train_summary, train_record
+from .summary import certify, explain_plan, train_summary, train_record
 
 
 @click.command(cls=SectionedCommand)
@@ -58,7 +58,7 @@ def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
     checks = _checks(args, options)
     t_read = time.perf_counter() - t0
     result, t_train = _fit(args, options, d, checks, progress)
-    outcome = _save(args, result, options, checks)
+    outcome = _save(args, result, d, options, checks)
     seen = _summary(args, result, d, options, (t_read, t_train, cache_note), progress, to_stdout)
     _notes(args, outcome, result, d, options, seen)
 
@@ -194,18 +194,26 @@ def _fit(args, options, d, checks, progress):
     return result, time.perf_counter() - t1
 
 
-def _save(args, result, options, checks):
-    """MODEL written and --trace's file: the run's outcome."""
+def _save(args, result, d, options, checks):
+    """MODEL written and --trace's file (with the model's dual bound on f*): the run's outcome."""
     from ..outcome import Outcome
     from ..solver import Solver
+    from ..trace import TRACE_BOUND_KEY
 
     outcome = Outcome.from_header(result.info)
     result.save(args.model)
     if args.trace_file is not None:
-        checks["trace"].write(args.trace_file)
+        trace = checks["trace"]
+        # the dual bound <= f* that `pegasos plot` measures the suboptimality against (none for a kernel model)
+        bound = certify(result, d, options.n_threads).get("dual")
+        if bound is not None:
+            trace.header[TRACE_BOUND_KEY] = repr(float(bound))
+        trace.write(args.trace_file)
         if outcome.solver is Solver.DUAL:
             click.echo("pegasos: note: --trace traces Pegasos' iterations, and the dual solver made the model, "
-                       "so the trace has no rows; --solver pegasos traces a Pegasos run", err=True)
+                       "so the trace has no rows, only the model's dual bound on f* (which `pegasos plot` "
+                       "measures Pegasos traces of the same data and lambda against); --solver pegasos traces "
+                       "a Pegasos run", err=True)
     return outcome
 
 
