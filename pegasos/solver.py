@@ -48,7 +48,10 @@ class Problem:
     m : int
         Training examples (rows; for the rank loss too).
     in_memory : bool
-        False when the examples are streamed through a buffer or read on shards.
+        False when the examples are streamed or read on shards.
+    streamed : bool
+        The examples are streamed from one file: its rows spilled to disk by the first pass and read in
+        sequential passes (:mod:`pegasos.stream`), where the dual runs block by block.
     resumed : bool
         True when the run continues a model (``init=``, ``--init``).
     pairs_fit : bool
@@ -58,6 +61,7 @@ class Problem:
 
     m: int
     in_memory: bool = True
+    streamed: bool = False
     resumed: bool = False
     pairs_fit: bool = True
 
@@ -158,8 +162,8 @@ def _pegasos_only(options) -> str | None:
 
 def _no_dual(problem: Problem, options) -> str | None:
     """Why the dual solver cannot train this run (a phrase), or None."""
-    if not problem.in_memory:
-        return "the data are not in memory (streamed or on shards)"
+    if not problem.in_memory and not problem.streamed:
+        return "the data are not in memory (on shards)"
     if problem.resumed:
         return "a resumed run goes on with Pegasos"
     if options.kernel != "linear":

@@ -6,7 +6,6 @@ import os
 
 import click
 
-from ..defaults import DEFAULT_EPOCHS
 
 
 def note_outcome(outcome, result, d, options, quiet, report_gap, certificate):
@@ -20,7 +19,7 @@ def note_outcome(outcome, result, d, options, quiet, report_gap, certificate):
     for line in outcome.diagnostics:
         if uncertified_dual:
             finding = _scale_finding(d)
-            more = "" if _uneven(finding) else more_passes(outcome)
+            more = "" if _uneven(finding) or "stream_reads" in result.info else more_passes(outcome)
             click.echo(f"pegasos: note: {line}{classes_not_finished(result)}{more}", err=True)
             _note_scale(d, finding)
         elif not quiet:
@@ -189,9 +188,8 @@ def note_worse_than_zero_runs(entries, key, task, options, what, shown):
 
 
 def note_stream_fits(d, options):
-    """--stream on a file a quarter of the available memory holds: a note that in memory the default
-    trains until certified, where the shuffle buffer trains its fixed epochs and proves nothing (they may
-    end far above the optimum)."""
+    """--stream on a file a quarter of the available memory holds: a note that in memory the dual solver
+    shrinks its problem and needs no read of a file per pass (the stream's passes stop at their bound)."""
     try:
         size = os.path.getsize(d.path)
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -199,10 +197,8 @@ def note_stream_fits(d, options):
         return
     if size * 4 > free or options.replace(shuffle_buffer=None).finish_unavailable() is not None:
         return          # (no dual finish in memory either: regression, say)
-    epochs = options.epochs if options.epochs is not None else DEFAULT_EPOCHS
-    click.echo(f"pegasos: note: --stream trains {epochs:g} epochs and certifies nothing; {d.path} "
-               f"({size / 2 ** 20:.3g} MiB) fits in memory, where the default trains until the dual finish "
-               "certifies the model: drop --stream (or give --cache FILE)", err=True)
+    click.echo(f"pegasos: note: {d.path} ({size / 2 ** 20:.3g} MiB) fits in memory, where training reads it once "
+               "and the dual solver shrinks its problem: drop --stream (or give --cache FILE)", err=True)
 
 
 def classes_not_finished(result):

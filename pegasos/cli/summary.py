@@ -49,17 +49,26 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
     if not no_objective:
         from ..scoring import objective, objective_file
 
-        if options.shuffle_buffer is not None:
+        # the kernel dual solver's model has it from the solver's margins, a streamed one from its last pass
+        obj = getattr(result, "train_objective", None)
+        if obj is None and options.shuffle_buffer is not None:
             bar = progress.reading(d.path)
             try:
                 obj = objective_file(result, d.path, progress=bar_update(bar))
             finally:
                 close_bar(bar)
-        else:       # the kernel dual solver's model has it from the solver's margins
-            obj = getattr(result, "train_objective", None) or objective(result, d.chunk, d.y, qid=d.chunk.qid)
+        elif obj is None:
+            obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
         if seen is not None:
             seen["objective"] = float(obj["objective"])
+    if "stream_reads" in result.info:           # a streamed run: its reads, and the certificate of its last
+        part = f"read {result.info['stream_reads']}"
+        if "certified_gap" in result.info and result.info.get("finish") != "dual":
+            gap = float(result.info["certified_gap"])
+            part += (f": certified within {100 * gap:.3g}% of the optimum" if gap <= options.tol
+                     else f": not certified within {100 * options.tol:.3g}% (its gap: {100 * gap:.3g}%)")
+        parts.append(part)
     if "dual_updates" in result.info:           # the kernel dual solver (pegasos.kernel.fit_kernel_dual)
         gap = max(0.0, float(result.info["certified_gap"]))
         updates = int(result.info["dual_updates"])
@@ -136,9 +145,9 @@ def train_record(result, d, options, t_read, t_train, cache_note, no_objective, 
     if not no_objective:
         from ..scoring import objective, objective_file
 
-        record["objective"] = (objective_file(result, d.path) if options.shuffle_buffer is not None
-                               else getattr(result, "train_objective", None)
-                               or objective(result, d.chunk, d.y, qid=d.chunk.qid))
+        record["objective"] = (getattr(result, "train_objective", None)
+                               or (objective_file(result, d.path) if options.shuffle_buffer is not None
+                                   else objective(result, d.chunk, d.y, qid=d.chunk.qid)))
     record["header"] = dict(result.info)
     record["options"] = options_record(options)
     return record
