@@ -189,8 +189,8 @@ def plan(problem: Problem, options) -> Plan:
     The rule of ``solver="auto"``: the dual wherever it can run, Pegasos otherwise, that is when a
     Pegasos-only setting is given (T, epochs, t0, eta0, a step rule, a budget, projection, k > 1, a
     sampling or an averaging other than the preset's, early stopping, ``finish="none"``, the paper
-    preset) or when the dual cannot run (data not in
-    memory, a resumed run, the log or eps-insensitive loss, an unregularized bias, a kernel that is not
+    preset) or when the dual cannot run (data on
+    shards, a resumed run, the log or eps-insensitive loss, an unregularized bias, a kernel that is not
     positive semi-definite, rank pairs too many for memory).  Measured (benchmarks/RESULTS_solver_choice.md), the dual reached the
     default tol first on every shared set and on generated data from lambda*m = 0.03 to 400, where the
     lengthened Pegasos run must train twice its length to see that it has converged.
