@@ -40,6 +40,8 @@ The cache's build and the scan are the one pass over the text that finds m,
 the dimension and the labels before training starts.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import numbers
@@ -49,7 +51,9 @@ import stat
 import sys
 import tempfile
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -58,6 +62,10 @@ from .errors import DamagedCacheError, DataError, ExampleError, ParameterError
 from .data import check_weight_memory, take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 from .model import remove_stale_temporaries
+
+if TYPE_CHECKING:
+    from .linear import LinearModel
+    from .options import TrainOptions
 
 CACHE_MAGIC = b"pegasos-cache\n"
 CACHE_VERSION = 3             # 2: a CRC-32 of each section; 3: and of the header (older caches are rebuilt)
@@ -609,7 +617,7 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, 
 IN_MEMORY_PER_TEXT_BYTE = 1.5
 
 
-def too_large_for_memory(path):
+def too_large_for_memory(path: str) -> tuple[int, int] | None:
     """(bytes an in-memory run of ``path`` would need, bytes this process can allocate) when the first is
     more, else None.  Only plain regular files are judged (the need of a compressed file or a pipe is not
     known from its size); the allocatable bytes are :func:`pegasos.data.memory_limit`'s (MemAvailable,
@@ -807,8 +815,8 @@ class Scan(SVMLightData):
     has_qid: bool = False
     #: the rows, written while the file was read (None: not kept)
     spill: Spill | None = None
-    #: the dual state trained while the file was read (:class:`BlockDual`), or None
-    first_pass: object = None
+    #: the dual state trained while the file was read, or None
+    first_pass: BlockDual | None = None
 
     @property
     def n_examples(self):
@@ -1180,7 +1188,7 @@ class BlockDual:
         return value if math.isfinite(value) and value > 0.0 else 0.0
 
 
-def first_pass_learner(options):
+def first_pass_learner(options: TrainOptions) -> BlockDual | None:
     """The :class:`BlockDual` that trains during the text's first pass of a streamed run of ``options``
     (validated, with ``shuffle_buffer``), or None where the run is not the dual's
     (:func:`pegasos.solver.plan` of streamed data)."""
@@ -1192,7 +1200,8 @@ def first_pass_learner(options):
                      options.seed)
 
 
-def fit_block_dual(d, options, learner=None, *, progress=None):
+def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = None, *,
+                   progress: Callable[[int], object] | None = None) -> LinearModel:
     """Train a linear binary SVM by dual coordinate ascent over the spill's blocks, certified as it goes.
 
     The first pass over the text (:func:`scan` with ``learner``) already trained on each block.  Every
@@ -1228,8 +1237,10 @@ def fit_block_dual(d, options, learner=None, *, progress=None):
     from .linear import LinearModel
 
     spill, m = d.spill, d.m
-    learner = learner or d.first_pass or BlockDual(options.lam, options.loss, 1.0 if options.bias == "feature"
-                                                   else 0.0, options.class_weight, options.seed)
+    if spill is None:
+        raise ParameterError("the streamed dual trains on the spill of a scan: give scan(path) with spill=True")
+    dual_state: BlockDual = learner or d.first_pass or BlockDual(
+        options.lam, options.loss, 1.0 if options.bias == "feature" else 0.0, options.class_weight, options.seed)
     if m == 0:
         raise DataError(d.path, "no training examples found (the file is empty or holds only comments and "
                                 "blank lines)")
@@ -1246,9 +1257,9 @@ def fit_block_dual(d, options, learner=None, *, progress=None):
                 raise
             row = d.largest_index_row                 # the line of the largest index is named
             raise ExampleError(f"example {row + 1}: {error.detail}", row, error.detail) from None
-    same = (learner.lam, learner.loss, learner.bias_value, learner.class_weight) == \
+    same = (dual_state.lam, dual_state.loss, dual_state.bias_value, dual_state.class_weight) == \
         (float(options.lam), options.loss, 1.0 if options.bias == "feature" else 0.0, weights)
-    learner.settle(m, dim, columns, labels, trained=same)
+    dual_state.settle(m, dim, columns, labels, trained=same)
     feature = options.bias == "feature"
 
     def model_of(v, info):
@@ -1263,16 +1274,18 @@ def fit_block_dual(d, options, learner=None, *, progress=None):
     plan = options.replace(iterations=0, epochs=None).plan(m, sampling="permutation")
     info = options.replace(iterations=0, epochs=None).header(plan, sampling="shuffle-buffer")
     info.pop("shuffle_buffer", None)
-    previous, final, passes = None, None, 0
-    block_c = []
+    previous: np.ndarray | None = None
+    final: tuple | None = None
+    passes = 0
+    block_c: list[np.ndarray] = []
     while passes < STREAM_MAX_PASSES:
-        frozen = None if previous is None else model_of(previous, dict(info))
+        frozen: LinearModel | None = None if previous is None else model_of(previous, dict(info))
         loss_sum = hinge_sum = 0.0
         errors = 0
         collect = not block_c
         for i, chunk in enumerate(spill.chunks()):
-            if i == len(learner.alphas):
-                learner.alphas.append(np.zeros(chunk.n_rows))
+            if i == len(dual_state.alphas):
+                dual_state.alphas.append(np.zeros(chunk.n_rows))
             y = labels.encode(chunk.labels)
             indices = chunk.indices if columns is None else \
                 np.searchsorted(columns, chunk.indices).astype(np.int32, copy=False)
@@ -1291,12 +1304,12 @@ def fit_block_dual(d, options, learner=None, *, progress=None):
                 for value, weight in weights.items():
                     c[chunk.labels == value] = weight
                 block_c.append(c)
-            learner.step(Chunk(chunk.labels, chunk.indptr, indices, chunk.data), indices, y, m, learner.alphas[i])
+            dual_state.step(Chunk(chunk.labels, chunk.indptr, indices, chunk.data), indices, y, m, dual_state.alphas[i])
             if progress is not None:
                 progress(chunk.n_rows)
         passes += 1
-        dual = learner.value(m, np.concatenate(block_c) if block_c else None)
-        if frozen is not None:
+        dual = dual_state.value(m, np.concatenate(block_c) if block_c else None)
+        if frozen is not None and previous is not None:
             sqw = float(np.dot(previous[:dim], previous[:dim])) + (float(previous[dim]) ** 2 if feature else 0.0)
             reg = 0.5 * float(options.lam) * sqw
             primal = reg + loss_sum / m
@@ -1308,10 +1321,12 @@ def fit_block_dual(d, options, learner=None, *, progress=None):
                 "bias_mode": options.bias, "error_rate": errors / m})
             if gap <= options.tol:
                 break
-        previous = learner.v.copy()
+        previous = dual_state.v.copy()
+    if final is None:                                 # (STREAM_MAX_PASSES >= 2: never)
+        raise ParameterError("no certified pass")
     model, primal, dual, gap, objective = final
     model.info["finish"] = "dual"
-    model.info["finish_passes"] = str(passes - 1 + learner.first_pass_on)
+    model.info["finish_passes"] = str(passes - 1 + dual_state.first_pass_on)
     model.info["certified_gap"] = repr(gap)
     model.info["dual_bound"] = repr(dual)
     model.info["stream_reads"] = f"text 1, spill {spill.reads}"
@@ -1339,7 +1354,7 @@ class FinalPass:
     gap: float | None = None
 
 
-def final_pass(model, chunks, weights, m):
+def final_pass(model: LinearModel, chunks: Iterable[Chunk], weights: dict | None, m: int) -> FinalPass:
     """The objective P(w) of a binary or regression ``model`` and a dual bound D <= f*, in one pass.
 
     The dual point is the start of :mod:`pegasos.certificate` from the margins z_i = y_i f(x_i):
@@ -1367,18 +1382,19 @@ def final_pass(model, chunks, weights, m):
     """
     from .linear import example_losses
 
-    binary = model.labels is not None
+    labels = model.labels
+    binary = labels is not None
     lam, loss = float(model.lam), model.loss
     dual = binary and loss in ("hinge", "squared-hinge") and model.bias_mode in ("none", "feature")
     feature_bias = model.bias_mode == "feature"
     n = model.w.shape[0]
-    v = np.zeros(n + 1) if dual else None
+    v = np.zeros(n + 1 if dual else 0)
     total_loss = hinge_sum = alpha_sum = curvature = 0.0
     errors = seen = 0
     scale = 1.0 / (lam * m)
     for chunk in chunks:
         f = model.decision_function(chunk)
-        y = model.labels.encode(chunk.labels) if binary else np.asarray(chunk.labels, dtype=np.float64)
+        y = labels.encode(chunk.labels) if labels is not None else np.asarray(chunk.labels, dtype=np.float64)
         c = np.ones(f.shape[0])
         if binary and weights:
             for value, weight in weights.items():
@@ -1404,7 +1420,7 @@ def final_pass(model, chunks, weights, m):
                 v[n] += float((alpha * y).sum())
     sqw = float(np.dot(model.w, model.w))
     reg = 0.5 * lam * (sqw + (model.bias ** 2 if feature_bias else 0.0))
-    objective = {"examples": seen, "lambda": lam, "objective": reg + total_loss / max(seen, 1), "regularizer": reg,
+    objective: dict[str, Any] = {"examples": seen, "lambda": lam, "objective": reg + total_loss / max(seen, 1), "regularizer": reg,
                  "loss": loss, "mean_loss": total_loss / max(seen, 1), "norm_w": math.sqrt(sqw),
                  "bias": float(model.bias), "bias_mode": model.bias_mode}
     if binary:
@@ -1417,7 +1433,7 @@ def final_pass(model, chunks, weights, m):
         s = min(s, 1.0)
     value = lam * (s * alpha_sum - 0.5 * s * s * b)
     value = value if math.isfinite(value) and value > 0.0 else 0.0
-    primal = objective["objective"]
+    primal = float(objective["objective"])
     gap = min(1.0, max(0.0, (primal - value) / primal)) if primal > 0 else 0.0
     return FinalPass(objective, value, gap)
 

@@ -992,3 +992,30 @@ def test_a_file_too_large_for_memory_streams_by_itself(tmp_path, monkeypatch):
     assert stream.too_large_for_memory(path) is None
     r = CliRunner().invoke(cli.main, ["train", "-l", "1e-2", path, str(tmp_path / "m")])
     assert r.exit_code == 0 and "streaming" not in r.output and "read text 1" not in r.output
+
+
+@pytest.mark.parametrize("source", ["a9a/a9a", "dna/dna.scale"])
+def test_the_spill_gives_back_the_rows_as_float32_reads_them(tmp_path, source):
+    """Every block, in order: labels, row offsets and indices exact, values rounded to float32."""
+    path = str(data_file(source))
+    d = stream.scan(path, block_size=1 << 16)
+    whole = read_svmlight(path, dtype=np.float32)
+    blocks = list(d.spill.chunks())
+    assert len(blocks) > 1 and [b.first_row for b in blocks] == list(np.cumsum([0] + [b.n_rows for b in blocks])[:-1])
+    for name in ("labels", "indices", "data"):
+        joined = np.concatenate([getattr(b, name) for b in blocks])
+        assert joined.dtype == getattr(whole.chunk, name).dtype and np.array_equal(joined, getattr(whole.chunk, name))
+    lengths = np.concatenate([np.diff(b.indptr) for b in blocks])
+    assert np.array_equal(lengths, np.diff(whole.chunk.indptr))
+    assert d.spill.reads == 1 and d.spill.bytes == sum(16 + 12 * b.n_rows + 8 * b.indices.shape[0] for b in blocks)
+    d.spill.close()
+
+
+@pytest.mark.parametrize("values", [[5, 1, 5, 0, 70000, 2], [3] * 10, list(range(1 << 17, 0, -7)) + [1 << 30]])
+def test_distinct_columns_and_label_counts_equal_numpys(values):
+    a = np.array(values, dtype=np.int32)
+    assert np.array_equal(stream._distinct(a), np.unique(a))
+    f = a.astype(np.float64) - 1.5
+    found, counts = stream._counts(f)
+    expected, n = np.unique(f, return_counts=True)
+    assert np.array_equal(found, expected) and np.array_equal(counts, n)
