@@ -987,7 +987,9 @@ def test_a_file_too_large_for_memory_streams_by_itself(tmp_path, monkeypatch):
     r = CliRunner().invoke(cli.main, ["train", "-l", "1e-2", path, str(tmp_path / "m")])
     assert r.exit_code == 0, r.output
     assert "would need about" in r.output and "streaming it (--stream)" in r.output
-    assert "read text 1, spill" in r.output
+    assert "read text 1, spill" in r.output and "fits in memory" not in r.output
+    r = CliRunner().invoke(cli.main, ["train", "--stream", "-l", "1e-2", path, str(tmp_path / "m")])
+    assert r.exit_code == 0 and "fits in memory" not in r.output and "would need" not in r.output
     monkeypatch.setattr(pegasos.data, "memory_limit", lambda: 2 * size)
     assert stream.too_large_for_memory(path) is None
     r = CliRunner().invoke(cli.main, ["train", "-l", "1e-2", path, str(tmp_path / "m")])

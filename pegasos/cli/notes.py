@@ -188,14 +188,16 @@ def note_worse_than_zero_runs(entries, key, task, options, what, shown):
 
 
 def note_stream_fits(d, options):
-    """--stream on a file a quarter of the available memory holds: a note that in memory the dual solver
-    shrinks its problem and needs no read of a file per pass (the stream's passes stop at their bound)."""
-    try:
-        size = os.path.getsize(d.path)
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, AttributeError):
-        return
-    if size * 4 > free or options.replace(shuffle_buffer=None).finish_unavailable() is not None:
+    """--stream on a plain file that training in memory would hold (:func:`pegasos.stream.too_large_for_memory`
+    says it is not too large): a note that in memory the file is read once and the dual solver shrinks its
+    problem, where each pass of the stream reads the spill again."""
+    from ..io import is_plain_text_file
+    from ..stream import too_large_for_memory
+
+    if d.path == "-" or not is_plain_text_file(d.path):
+        return          # (the memory a compressed file or a pipe needs is not known from a size)
+    size = os.path.getsize(d.path)
+    if too_large_for_memory(d.path) is not None or options.replace(shuffle_buffer=None).finish_unavailable() is not None:
         return          # (no dual finish in memory either: regression, say)
     click.echo(f"pegasos: note: {d.path} ({size / 2 ** 20:.3g} MiB) fits in memory, where training reads it once "
                "and the dual solver shrinks its problem: drop --stream (or give --cache FILE)", err=True)
