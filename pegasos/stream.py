@@ -1,6 +1,6 @@
 """Training on files larger than memory.
 
-Two ways, both behind ``pegasos train --stream``:
+Two ways:
 
 * **Binary cache** (:func:`load_cached`, ``--cache FILE``).  The first run
   parses the text once, in bounded blocks, into a binary file holding the CSR
@@ -15,26 +15,35 @@ Two ways, both behind ``pegasos train --stream``:
   memory pressure.  Use it for several epochs, for uniform sampling, and to
   train from standard input.
 
-* **Shuffle buffer** (:func:`train_shuffled`, ``--stream``, ``--shuffle-buffer N``).
-  The text is parsed once (:func:`scan`), and while it is parsed its rows are
-  written to a :class:`Spill`, an unnamed temporary file of 8 bytes per stored
-  value (float32 values, int32 indices) and 12 per row; every epoch after is
-  one sequential read of the spill.  Rows are read into a buffer; whenever it
-  holds N or more, all but N/2 of them, drawn at random, are visited in random
-  order, and the N/2 others stay to mix with the next rows; at the end of a
-  pass the rest is visited in random order.  Memory is bounded by N examples
-  plus the rows of one block of text (4 MiB) and dense vectors of the
-  features, whatever the size of the file.  The order is only shuffled within
-  a window of about N examples (and at least one block): a file sorted by
-  label needs a buffer larger than its longest run of one label, or the
-  cache.  Binary classification and regression only.  The scan keeps a
-  uniform sample of rows (:class:`Scan` ``sample``), on which
-  :func:`pegasos.fit` calibrates the step offset of the "auto" preset.  After
-  the last epoch one more read of the spill computes the model's objective
-  and, for the hinge and squared hinge losses, a dual point from its margins,
-  whose value bounds the optimum from below (:func:`final_pass`): the model's
-  certified gap.  With the automatic length (:data:`STREAM_EPOCHS`), the text
-  and the spill are read three times in all.
+* **Streaming** (``--stream``; chosen by ``pegasos train`` itself for a plain
+  file :func:`too_large_for_memory`).  The text is parsed once (:func:`scan`),
+  and while it is parsed its rows are written to a :class:`Spill`, an unnamed
+  temporary file of 8 bytes per stored value (float32 values, int32 indices)
+  and 12 per row; every later pass is one sequential read of the spill.
+  Binary classification and regression only.
+
+  - The hinge and squared hinge losses run the dual (:class:`BlockDual`,
+    :func:`fit_block_dual`): coordinate ascent block by block, already during
+    the text's pass; each pass over the spill trains on and certifies the
+    model of the pass before, until its relative gap is within ``tol``.
+  - Other losses and Pegasos settings run Pegasos through a **shuffle buffer**
+    (:func:`fit_shuffled`, ``--shuffle-buffer N``): rows are read into a
+    buffer; whenever it holds N or more, all but N/2 of them, drawn at random,
+    are visited in random order, and the N/2 others stay to mix with the next
+    rows; at the end of a pass the rest is visited in random order.  The order
+    is only shuffled within a window of about N examples (and at least one
+    block): a file sorted by label needs a buffer larger than its longest run
+    of one label, or the cache.  The scan keeps a uniform sample of rows
+    (:class:`Scan` ``sample``), on which :func:`pegasos.fit` calibrates the
+    step offset of the "auto" preset.  After each run one more read of the
+    spill computes the model's objective and, for the hinge and squared hinge
+    losses, a dual point from its margins (:func:`final_pass`); the automatic
+    length doubles the epochs from :data:`STREAM_EPOCHS` while that does not
+    certify the model.
+
+  Memory: the rows of two blocks of text (4 MiB each), alpha (8 bytes an
+  example) or the buffer's N rows, and dense vectors of the features,
+  whatever the size of the file.
 
 The cache's build and the scan are the one pass over the text that finds m,
 the dimension and the labels before training starts.
@@ -925,8 +934,9 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None):
     same compiled loop as in-memory training) is applied to the examples in
     the order described in this module's docstring.  Each epoch is a pass
     over the spill that :func:`scan` wrote, so T = epochs * ceil(m / k) as
-    with permutation sampling; with the automatic length, T is
-    :data:`STREAM_EPOCHS` epochs.  One more pass (:func:`final_pass`) gives
+    with permutation sampling; with the automatic length, the epochs are
+    :data:`STREAM_EPOCHS`, doubled while not certified within ``tol`` (up to
+    :data:`STREAM_MAX_EPOCHS`).  One more pass after each run (:func:`final_pass`) gives
     the model's objective (``model.train_objective``) and, for the hinge and
     squared hinge losses with no bias or a feature bias, the certified
     relative gap of a dual point from its margins (header ``certified_gap``,

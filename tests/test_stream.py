@@ -1021,3 +1021,12 @@ def test_distinct_columns_and_label_counts_equal_numpys(values):
     found, counts = stream._counts(f)
     expected, n = np.unique(f, return_counts=True)
     assert np.array_equal(found, expected) and np.array_equal(counts, n)
+
+
+def test_explain_says_what_a_streamed_run_runs(tmp_path):
+    from conftest import run_pegasos as run_default
+
+    a9a = data_file(A9A)
+    assert ok(run_default("train", "--stream", "--explain", a9a)).startswith("solver dual (auto: the dual can run)")
+    out = ok(run_default("train", "--stream", "--explain", "--loss", "log", a9a))
+    assert out.startswith("solver pegasos (auto: the log loss has no dual solver here)")

@@ -7,11 +7,12 @@ import click
 from .progress import bar_update, close_bar
 
 
-def explain_plan(options, m, in_memory=True, resumed=False):
+def explain_plan(options, m, in_memory=True, resumed=False, streamed=False):
     """train --explain: the solver plan (:func:`pegasos.solver.plan`) on one line of stdout, no training."""
     from ..solver import Problem, plan
 
-    chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, resumed=resumed), options)
+    chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, streamed=streamed, resumed=resumed),
+                  options)
     click.echo(("" if m is None else f"m={m} lambda={options.lam!r} | ") + chosen.describe(options))
 
 

@@ -67,7 +67,8 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
         return
     options = _stream_if_too_large(args, options)
     if args.explain and (args.shuffle_buffer is not None or init_model is not None):
-        return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None, resumed=init_model is not None)
+        return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None,
+                            streamed=args.shuffle_buffer is not None, resumed=init_model is not None)
     progress = Progress(quiet)
     t0 = time.perf_counter()
     d, cache_note, options = _read_data(args, options, progress)
