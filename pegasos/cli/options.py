@@ -349,10 +349,8 @@ kernel_options = _options(
 
 streaming_options = _options(
     "Data larger than memory",
-    (("--stream",), dict(is_flag=True, help="Read DATA once, spilling its rows to a temporary file (TMPDIR) "
-                                            "read in sequential passes, each certifying the model of the pass "
-                                            "before (a file too large for memory streams by itself); or keep a "
-                                            "binary cache file (--cache).")),
+    (("--stream",), dict(is_flag=True, help="Read DATA once, spilled to a temporary file read in passes "
+                                            "(as a too large file is).")),
     (("--shuffle-buffer",), dict(type=int, metavar="N",
                                  help=f"Streaming: hold N examples in memory and visit them in random order (Pegasos) "
                                       f"[default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")),
