@@ -36,7 +36,8 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
     if options.shuffle_buffer is not None:
-        parts.append(f"shuffle buffer {options.shuffle_buffer}")
+        if "shuffle_buffer" in result.info:     # (Pegasos: the streamed dual has no buffer)
+            parts.append(f"shuffle buffer {options.shuffle_buffer}")
         parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")
     else:
         if getattr(result, "kind", "linear") == "kernel":
