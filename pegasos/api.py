@@ -24,7 +24,7 @@ from .labels import BinaryLabels
 from .linear import fit_linear
 from .options import TrainOptions
 from .outcome import record_outcome, warn_diagnostics
-from .solver import Problem, plan, run_options
+from .solver import Problem, Solver, plan, run_options
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -184,8 +184,9 @@ def fit(data: Data, options: TrainOptions | None = None, *, progress: Callable[[
     if options.shuffle_buffer is not None:
         if checks is not None:
             _refuse_checks(options, f"{options.name('shuffle_buffer')}")
-        chosen = plan(Problem(m=0, in_memory=False), options)
-        return warn_diagnostics(record_outcome(_fit_streaming(data, options, progress, on_plan), chosen, options))
+        chosen = plan(Problem(m=0, in_memory=False, streamed=True), options)
+        return warn_diagnostics(record_outcome(_fit_streaming(data, options, chosen, progress, on_plan), chosen,
+                                               options))
     if isinstance(data, (str, os.PathLike)):
         from .io import read_svmlight
 
@@ -394,19 +395,33 @@ def _check_class_labels(ex, options):
                              f"{options.name('loss')} eps-insensitive")
 
 
-def _fit_streaming(data, options, progress, on_plan):
-    from .stream import Scan, fit_shuffled, scan
+def _fit_streaming(data, options, chosen, progress, on_plan):
+    from .stream import Scan, fit_block_dual, fit_shuffled, first_pass_learner, scan
 
+    scanned = None
+    dual = chosen.solver is Solver.DUAL
     if isinstance(data, (str, os.PathLike)):
-        data = scan(os.fspath(data), epsilon=options.epsilon if options.task == "regression" else None,
-                    seed=options.seed)
+        data = scanned = scan(os.fspath(data), epsilon=options.epsilon if options.task == "regression" else None,
+                              seed=options.seed, learner=first_pass_learner(options) if dual else None)
     if not isinstance(data, Scan):
         raise ParameterError("shuffle_buffer= trains from a file: give its name or its pegasos.stream.scan()")
+    if dual:
+        try:
+            if on_plan is not None:
+                on_plan(0)
+            return _record_source(fit_block_dual(data, options, progress=progress), data)
+        finally:
+            if scanned is not None and scanned.spill is not None:
+                scanned.spill.close()
     calibrated = (options.preset == "auto" and options.step_is_automatic and data.sample is not None
                   and data.sample.labels.shape[0] > 0 and data.m > 0)
     if calibrated:
         options = options.replace(step_offset=_stream_step_offset(data, options))
-    model = fit_shuffled(data, options, progress=progress, on_plan=on_plan)
+    try:
+        model = fit_shuffled(data, options, progress=progress, on_plan=on_plan)
+    finally:
+        if scanned is not None and scanned.spill is not None:
+            scanned.spill.close()
     if calibrated:
         model.info["step_offset_rule"] = "calibrated"
     return _record_source(model, data)

@@ -350,6 +350,28 @@ def _read_number(path, field=None):
     return None
 
 
+def _cgroup_files():
+    """(limit, usage) file pairs of the memory cgroups this process is in, its own first (the one
+    /proc/self/cgroup names: v2 ``0::PATH``, v1 ``N:...memory...:PATH``), then the roots."""
+    own = []
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                path = path.rstrip("/")
+                if not path:
+                    continue
+                if controllers == "":
+                    own.append((f"/sys/fs/cgroup{path}/memory.max", f"/sys/fs/cgroup{path}/memory.current"))
+                elif "memory" in controllers.split(","):
+                    own.append((f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes",
+                                f"/sys/fs/cgroup/memory{path}/memory.usage_in_bytes"))
+    except (OSError, ValueError):
+        pass
+    return own + [("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                  ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes")]
+
+
 def memory_limit():
     """Bytes this process can still allocate: the least of 90% of the physical memory,
     MemAvailable (/proc/meminfo), the cgroup's limit less its usage (v2 memory.max, v1
@@ -362,9 +384,7 @@ def memory_limit():
     available = _read_number("/proc/meminfo", "MemAvailable")
     if available is not None:
         bounds.append(available)
-    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+    for limit_file, usage_file in _cgroup_files():
         limit = _read_number(limit_file)
         if limit is not None and limit < 1 << 60:
             bounds.append(max(0, limit - (_read_number(usage_file) or 0)))

@@ -88,6 +88,8 @@ class LinearModel:
     solver_state: dict | None = field(default=None, repr=False, compare=False)
     save_state: bool = field(default=False, repr=False, compare=False)
     columns: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
+    #: the objective dict of the training data where the trainer computed it (a streamed run's last pass)
+    train_objective: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def task(self) -> str:

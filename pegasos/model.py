@@ -60,6 +60,8 @@ OPTIONAL_KEYS = ("solver", "solver_reason", "stop", "tol", "task", "epsilon", "c
 # training on shards (pegasos.engine_dask): the engine, the shard count, the rounds between model averages,
 # the guarantee of averaging mode, how k was chosen when the user gave none
 OPTIONAL_KEYS += ("engine", "shards", "sync_every", "guarantee", "batch_size_rule")
+# a streamed run (pegasos.stream): its reads of the text and of the spill, the dual bound it proved
+OPTIONAL_KEYS += ("stream_reads", "dual_bound")
 TASKS = ("binary", "regression", "ranking", "multiclass")
 LOSSES = {"binary": ("hinge", "log", "squared-hinge"), "regression": ("eps-insensitive",), "ranking": ("rank",),
           "multiclass": ("hinge", "log", "squared-hinge")}

@@ -28,6 +28,7 @@ class Stop(str, enum.Enum):
     WORK_CAP = "work cap"          # Pegasos: the next doubling would train too long for what it gains
     LENGTH = "length"              # Pegasos ran the T or epochs given
     EARLY_STOP = "early stop"      # the validation metric stopped improving
+    STREAM = "stream passes"       # a streamed run's passes, its certified gap above tol (pegasos.stream)
 
 
 #: the stops of the dual solvers, whose certified gap the model header holds

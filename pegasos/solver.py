@@ -48,7 +48,10 @@ class Problem:
     m : int
         Training examples (rows; for the rank loss too).
     in_memory : bool
-        False when the examples are streamed through a buffer or read on shards.
+        False when the examples are streamed or read on shards.
+    streamed : bool
+        The examples are streamed from one file: its rows spilled to disk by the first pass and read in
+        sequential passes (:mod:`pegasos.stream`), where the dual runs block by block.
     resumed : bool
         True when the run continues a model (``init=``, ``--init``).
     pairs_fit : bool
@@ -58,6 +61,7 @@ class Problem:
 
     m: int
     in_memory: bool = True
+    streamed: bool = False
     resumed: bool = False
     pairs_fit: bool = True
 
@@ -156,8 +160,8 @@ def _pegasos_only(options) -> str | None:
 
 def _no_dual(problem: Problem, options) -> str | None:
     """Why the dual solver cannot train this run (a phrase), or None."""
-    if not problem.in_memory:
-        return "the data are not in memory (streamed or on shards)"
+    if not problem.in_memory and not problem.streamed:
+        return "the data are not in memory (on shards)"
     if problem.resumed:
         return "a resumed run goes on with Pegasos"
     if options.kernel != "linear":
@@ -183,8 +187,8 @@ def plan(problem: Problem, options) -> Plan:
     The rule of ``solver="auto"``: the dual wherever it can run, Pegasos otherwise, that is when a
     Pegasos-only setting is given (T, epochs, t0, a step rule, a budget, projection, k > 1, a
     sampling or an averaging other than the preset's, early stopping, ``finish="none"``, the paper
-    preset) or when the dual cannot run (data not in
-    memory, a resumed run, the log or eps-insensitive loss, an unregularized bias, a kernel that is not
+    preset) or when the dual cannot run (data on
+    shards, a resumed run, the log or eps-insensitive loss, an unregularized bias, a kernel that is not
     positive semi-definite, rank pairs too many for memory).  Measured (benchmarks/RESULTS_solver_choice.md), the dual reached the
     default tol first on every shared set and on generated data from lambda*m = 0.03 to 400, where the
     lengthened Pegasos run must train twice its length to see that it has converged.

@@ -1,6 +1,6 @@
 """Training on files larger than memory.
 
-Two ways, both behind ``pegasos train --stream``:
+Two ways:
 
 * **Binary cache** (:func:`load_cached`, ``--cache FILE``).  The first run
   parses the text once, in bounded blocks, into a binary file holding the CSR
@@ -15,25 +15,41 @@ Two ways, both behind ``pegasos train --stream``:
   memory pressure.  Use it for several epochs, for uniform sampling, and to
   train from standard input.
 
-* **Shuffle buffer** (:func:`train_shuffled`, ``--shuffle-buffer N``).
-  Repeated sequential passes over the text.  Rows are read into a buffer;
-  whenever it holds N or more, all but N/2 of them, drawn at random, are
-  visited in random order, and the N/2 others stay to mix with the next rows;
-  at the end of a pass the rest is visited in random order.  Memory is
-  bounded by N examples plus the rows of one block of text (4 MiB), whatever
-  the size of the file, and no disk is used; each epoch parses the text
-  again.  The order is only shuffled within a window of about N examples
-  (and at least one block): a file sorted by label needs a buffer larger
-  than its longest run of one label, or the cache.  Use it for one or a few
-  epochs (a first step set with ``--t0`` and suffix averaging reaches 1% of the optimum in one
-  epoch) when disk space is short.  Binary classification and regression
-  only, from a regular file (a pipe can be read only once).  The scan keeps
-  a uniform sample of rows (:class:`Scan` ``sample``), on which
-  :func:`pegasos.fit` calibrates the step offset of the "auto" preset.
+* **Streaming** (``--stream``; chosen by ``pegasos train`` itself for a plain
+  file :func:`too_large_for_memory`).  The text is parsed once (:func:`scan`),
+  and while it is parsed its rows are written to a :class:`Spill`, an unnamed
+  temporary file of 8 bytes per stored value (float32 values, int32 indices)
+  and 12 per row; every later pass is one sequential read of the spill.
+  Binary classification and regression only.
 
-Both take a first pass over the text (the cache's build, or a scan) that
-finds m, the dimension and the labels before training starts.
+  - The hinge and squared hinge losses run the dual (:class:`BlockDual`,
+    :func:`fit_block_dual`): coordinate ascent block by block, already during
+    the text's pass; each pass over the spill trains on and certifies the
+    model of the pass before, until its relative gap is within ``tol``.
+  - Other losses and Pegasos settings run Pegasos through a **shuffle buffer**
+    (:func:`fit_shuffled`, ``--shuffle-buffer N``): rows are read into a
+    buffer; whenever it holds N or more, all but N/2 of them, drawn at random,
+    are visited in random order, and the N/2 others stay to mix with the next
+    rows; at the end of a pass the rest is visited in random order.  The order
+    is only shuffled within a window of about N examples (and at least one
+    block): a file sorted by label needs a buffer larger than its longest run
+    of one label, or the cache.  The scan keeps a uniform sample of rows
+    (:class:`Scan` ``sample``), on which :func:`pegasos.fit` calibrates the
+    step offset of the "auto" preset.  After each run one more read of the
+    spill computes the model's objective and, for the hinge and squared hinge
+    losses, a dual point from its margins (:func:`final_pass`); the automatic
+    length doubles the epochs from :data:`STREAM_EPOCHS` while that does not
+    certify the model.
+
+  Memory: the rows of two blocks of text (4 MiB each), alpha (8 bytes an
+  example) or the buffer's N rows, and dense vectors of the features,
+  whatever the size of the file.
+
+The cache's build and the scan are the one pass over the text that finds m,
+the dimension and the labels before training starts.
 """
+
+from __future__ import annotations
 
 import json
 import math
@@ -44,15 +60,21 @@ import stat
 import sys
 import tempfile
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .defaults import DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
+from .defaults import DENSE_COLUMNS_FLOOR, DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER
 from .errors import DamagedCacheError, DataError, ExampleError, ParameterError
 from .data import check_weight_memory, take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 from .model import remove_stale_temporaries
+
+if TYPE_CHECKING:
+    from .linear import LinearModel
+    from .options import TrainOptions
 
 CACHE_MAGIC = b"pegasos-cache\n"
 CACHE_VERSION = 3             # 2: a CRC-32 of each section; 3: and of the header (older caches are rebuilt)
@@ -518,8 +540,22 @@ def load_cached(path, cache_path, zero_based=False, dtype=np.float64, progress=N
 # -------------------------------------------------------- shuffle buffer --
 
 def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, sample_size=DEFAULT_SAMPLE_SIZE,
-         seed=DEFAULT_SEED):
-    """One pass over a file that keeps no rows but a sample: what training needs to start.
+         seed=DEFAULT_SEED, spill=True, spill_dir=None, block_size=BLOCK_SIZE, learner=None):
+    """One pass over a file that keeps no rows but a sample (and, with ``spill``, writes them to a
+    :class:`Spill`): what training needs to start.
+
+    Parameters
+    ----------
+    path : str
+        A file (plain or compressed), or ``-`` for standard input: it is read once.
+    spill : bool
+        Write the rows to a :class:`Spill` in ``spill_dir`` (default: the temporary directory, TMPDIR),
+        which :func:`fit_shuffled` reads for its epochs.
+    block_size : int
+        Bytes of text parsed at a time (the spill's blocks hold the rows of one).
+    learner : BlockDual or None
+        Trains on each block as it is parsed (:meth:`BlockDual.first_pass`), told the examples that the
+        bytes read so far promise.
 
     Returns
     -------
@@ -529,38 +565,180 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, 
         gives them.  Extra attributes: ``m`` (examples), ``nnz``,
         ``label_counts`` ({label value: count}, for at most 64 distinct
         values), ``eps_loss_sum`` (sum of max(0, |y| - epsilon), the
-        eps-insensitive loss of w = 0, if ``epsilon`` is given) and ``sample``:
+        eps-insensitive loss of w = 0, if ``epsilon`` is given), ``sample``:
         a :class:`pegasos.io.Chunk` of min(``sample_size``, m) rows drawn
         uniformly without replacement (each row's key a uniform draw of the
         generator seeded by ``seed``, the rows of the smallest keys kept, in
         file order), on which the step offset is calibrated
-        (:func:`pegasos.autotune.calibrate_step_offset`).
+        (:func:`pegasos.autotune.calibrate_step_offset`), and ``spill``.
 
     Raises
     ------
     DataError
-        Unreadable file or malformed line.
+        Unreadable file or malformed line, or the spill cannot be written (a full disk).
     """
     summary, counts, eps_sum = {}, {}, 0.0
     kept = _Sample(int(sample_size), seed, dtype)
     used = UsedColumns()
     has_qid = False
-    for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, progress=progress, summary=summary):
-        kept.offer(chunk)
-        used.add(chunk)
-        has_qid = has_qid or (chunk.qid is not None and bool((chunk.qid != -1).any()))
-        if len(counts) <= 64:
-            values, n = np.unique(chunk.labels, return_counts=True)
-            for v, c in zip(values.tolist(), n.tolist()):
-                counts[v] = counts.get(v, 0) + c
-        if epsilon is not None:
-            eps_sum += float(np.maximum(0.0, np.abs(chunk.labels) - epsilon).sum())
+    out = Spill(spill_dir) if spill else None
+    size = _source_stamp(path)[0] if learner is not None and _source_stamp(path) is not None else None
+    read = [0]
+
+    def count(n):
+        read[0] += n
+        if progress is not None:
+            progress(n)
+
+    try:
+        for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, progress=count, summary=summary,
+                                   block_size=block_size):
+            if learner is not None:
+                rows = chunk.first_row + chunk.n_rows
+                learner.first_pass(chunk, None if not size or not read[0] else max(rows, rows * size / read[0]))
+            kept.offer(chunk)
+            used.add(chunk)
+            if out is not None:
+                out.write(chunk)
+            has_qid = has_qid or (chunk.qid is not None and bool((chunk.qid != -1).any()))
+            if len(counts) <= 64:
+                values, n = _counts(chunk.labels)
+                for v, c in zip(values.tolist(), n.tolist()):
+                    counts[v] = counts.get(v, 0) + c
+            if epsilon is not None:
+                eps_sum += float(np.maximum(0.0, np.abs(chunk.labels) - epsilon).sum())
+    except BaseException:
+        if out is not None:
+            out.close()
+        raise
     empty = Chunk(np.zeros(0), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=dtype))
     return Scan(path=str(path), chunk=empty, n_features=summary["n_features"],
                 distinct_labels=summary["distinct_labels"], labels_overflow=summary["labels_overflow"],
                 n_lines=summary["n_lines"], zero_based=bool(zero_based), m=summary["n_examples"],
                 nnz_total=summary["nnz"], label_counts=counts, eps_loss_sum=eps_sum, sample=kept.chunk(),
-                columns=used.columns(), largest_index_row=used.largest_row, has_qid=has_qid)
+                columns=used.columns(), largest_index_row=used.largest_row, has_qid=has_qid, spill=out,
+                first_pass=learner)
+
+
+#: Peak memory of reading a plain text file into memory and training on it, per byte of text (the 1M- and
+#: 4M-row synthetic sets, benchmarks/RESULTS_out_of_core.md): above what the process can allocate,
+#: ``pegasos train`` streams the file by itself (:func:`too_large_for_memory`).
+IN_MEMORY_PER_TEXT_BYTE = 1.5
+
+
+def too_large_for_memory(path: str) -> tuple[int, int] | None:
+    """(bytes an in-memory run of ``path`` would need, bytes this process can allocate) when the first is
+    more, else None.  Only plain regular files are judged (the need of a compressed file or a pipe is not
+    known from its size); the allocatable bytes are :func:`pegasos.data.memory_limit`'s (MemAvailable,
+    the cgroup's limit less its usage, RLIMIT_AS)."""
+    from .data import memory_limit
+    from .io import is_plain_text_file
+
+    if path == "-" or _source_stamp(path) is None or not is_plain_text_file(path):
+        return None
+    need = IN_MEMORY_PER_TEXT_BYTE * os.path.getsize(path)
+    limit = memory_limit()
+    return (int(need), int(limit)) if limit is not None and need > limit else None
+
+
+SPILL_VALUES = np.float32      # the spill's values: 4 bytes, with the int32 index 8 a stored value (text: ~12)
+
+
+class Spill:
+    """The rows of a first pass over a text file, written to an unnamed temporary file as they are
+    parsed and read back in sequential blocks, one pass at a time (:meth:`chunks`).
+
+    Layout, per block of the parser (native byte order): int64 rows r and values v; labels float64 (r);
+    row lengths int32 (r); indices int32 (v); values float32 (v).  That is 8 bytes a stored value and
+    12 a row; the values are rounded to float32 (as ``--dtype float32`` reads them).  The file has no
+    name (``tempfile.TemporaryFile`` in ``directory``, default TMPDIR), so nothing is left behind
+    when the process ends, however it ends.
+
+    Attributes
+    ----------
+    bytes : int
+        Bytes written.
+    reads : int
+        Passes over the spill begun (:meth:`chunks` calls).
+
+    Raises
+    ------
+    DataError
+        The file cannot be created or written (a full disk: set TMPDIR to a disk with room).
+    """
+
+    def __init__(self, directory=None):
+        self.where = directory or tempfile.gettempdir()
+        try:
+            self.file = tempfile.TemporaryFile(dir=directory, prefix="pegasos-spill-")
+        except OSError as e:
+            raise DataError(self.where, f"cannot write the spill of --stream: {e.strerror or e}") from None
+        self.bytes, self.reads = 0, 0
+
+    def write(self, chunk):
+        """Append the rows of a :class:`pegasos.io.Chunk`."""
+        n, nnz = chunk.labels.shape[0], chunk.indices.shape[0]
+        if not n:
+            return
+        parts = (np.array([n, nnz], dtype=np.int64), np.asarray(chunk.labels, dtype=np.float64),
+                 np.diff(chunk.indptr).astype(np.int32), np.asarray(chunk.indices, dtype=np.int32),
+                 np.asarray(chunk.data, dtype=SPILL_VALUES))
+        try:
+            for part in parts:
+                self.file.write(memoryview(np.ascontiguousarray(part)))
+        except OSError as e:
+            raise DataError(self.where, f"cannot write the spill of --stream: {e.strerror or e} (it takes 8 bytes a "
+                                        "stored value: set TMPDIR to a disk with room)") from None
+        self.bytes += 16 + 12 * n + 8 * nnz
+
+    def chunks(self):
+        """One sequential pass: the blocks written, in order, as :class:`pegasos.io.Chunk` (labels float64,
+        indptr int64, indices int32, data float32; ``first_row`` counted from 0)."""
+        f = self.file
+        f.flush()
+        f.seek(0)
+        self.reads += 1
+        first = 0
+        while True:
+            head = f.read(16)
+            if not head:
+                return
+            n, nnz = (int(v) for v in np.frombuffer(head, dtype=np.int64))
+            raw = f.read(12 * n + 8 * nnz)
+            if len(head) != 16 or len(raw) != 12 * n + 8 * nnz:
+                raise DataError(self.where, "the spill of --stream was cut short while it was read")
+            labels = np.frombuffer(raw, dtype=np.float64, count=n)
+            lengths = np.frombuffer(raw, dtype=np.int32, count=n, offset=8 * n)
+            indices = np.frombuffer(raw, dtype=np.int32, count=nnz, offset=12 * n)
+            data = np.frombuffer(raw, dtype=SPILL_VALUES, count=nnz, offset=12 * n + 4 * nnz)
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=indptr[1:])
+            yield Chunk(labels, indptr, indices, data, first)
+            first += n
+
+    def close(self):
+        self.file.close()
+
+
+def _counts(values):
+    """The distinct values of a float array, increasing, and how many times each occurs (by a sort:
+    np.unique's hash was the larger part of a scan's time)."""
+    ordered = np.sort(values)
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if ordered.size else \
+        np.zeros(0, dtype=np.int64)
+    return ordered[starts], np.diff(np.append(starts, ordered.shape[0]))
+
+
+def _distinct(indices):
+    """The distinct values of an int32 array of indices >= 0, increasing: by a count of each value when the
+    largest is at most a few times the array's length (np.unique's hash took 60% of a scan), else sorted."""
+    if not indices.size:
+        return indices.astype(np.int32)
+    top = int(indices.max())
+    if top < max(4 * indices.shape[0], 1 << 16):
+        return np.flatnonzero(np.bincount(indices, minlength=top + 1)).astype(np.int32)
+    ordered = np.sort(indices)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
 class UsedColumns:
@@ -577,7 +755,7 @@ class UsedColumns:
     def add(self, chunk):
         if not chunk.indices.size:
             return
-        distinct = np.unique(chunk.indices)
+        distinct = _distinct(chunk.indices)
         top = int(distinct[-1])
         if top > self.largest:
             p = int(np.argmax(chunk.indices == top))
@@ -591,7 +769,7 @@ class UsedColumns:
     def columns(self):
         """The distinct columns seen, increasing (int32)."""
         if self.pending:
-            self.merged = np.unique(np.concatenate([self.merged] + self.pending))
+            self.merged = _distinct(np.concatenate([self.merged] + self.pending))
             self.pending, self.n_pending = [], 0
         return self.merged
 
@@ -644,6 +822,10 @@ class Scan(SVMLightData):
     largest_index_row: int = -1
     #: a line of the file has a qid: token
     has_qid: bool = False
+    #: the rows, written while the file was read (None: not kept)
+    spill: Spill | None = None
+    #: the dual state trained while the file was read, or None
+    first_pass: BlockDual | None = None
 
     @property
     def n_examples(self):
@@ -689,37 +871,35 @@ class _Buffer:
         self.indices, self.data = self.indices[take], self.data[take]
 
 
-def shuffled_rows(path, shuffle_buffer, k, rng, zero_based=False, dtype=np.float64, labels=None,
-                  n_features=None, block_size=BLOCK_SIZE):
-    """One pass over ``path`` in shuffle-buffer order.
+def shuffled_rows(chunks, shuffle_buffer, k, rng):
+    """One pass over a stream of chunks in shuffle-buffer order.
 
-    Rows are read in blocks of ``block_size`` bytes of text into a buffer.
-    Once it holds at least N = ``shuffle_buffer`` rows, all of them but
-    ``keep`` = N // 2, drawn at random, are visited in random order (rounded
-    down to a whole number of batches of k); the kept ones stay and mix with
-    the next rows read.  At the end of the file the rest is visited in random
-    order.  Memory: at most N rows plus the rows of one block; the work per
-    row does not depend on N.  With N larger than the file, the pass is one
-    uniformly random permutation (``rng.permutation(m)``).
+    The chunks' rows are taken into a buffer.  Once it holds at least
+    N = ``shuffle_buffer`` rows, all of them but ``keep`` = N // 2, drawn at
+    random, are visited in random order (rounded down to a whole number of
+    batches of k); the kept ones stay and mix with the next rows.  At the end
+    the rest is visited in random order.  Memory: at most N rows plus the rows
+    of one chunk; the work per row does not depend on N.  With N larger than
+    the stream, the pass is one uniformly random permutation
+    (``rng.permutation(m)``).
+
+    Parameters
+    ----------
+    chunks : iterable of :class:`pegasos.io.Chunk`
+        One pass over the data (:meth:`Spill.chunks`, :func:`pegasos.io.iter_svmlight`).
 
     Yields
     ------
     (buffer, rows)
         A :class:`Chunk`-like buffer (labels, indptr, indices, data) and the
         int64 positions in it of the examples to visit next, in that order.
-        Every example of the file is visited exactly once per pass.
-
-    Raises
-    ------
-    DataError
-        Malformed line, a label outside ``labels``, or an index at or beyond
-        ``n_features`` (the file changed since its first pass).
+        Every example of the stream is visited exactly once.
     """
     keep = shuffle_buffer // 2
-    buf, pending, waiting = _Buffer(np.dtype(dtype)), [], 0
-    for chunk in iter_svmlight(path, zero_based=zero_based, dtype=dtype, labels=labels, block_size=block_size):
-        if n_features is not None and chunk.indices.size and int(chunk.indices.max()) >= n_features:
-            raise DataError(path, "changed while training: a feature index is larger than in the first pass")
+    buf, pending, waiting = None, [], 0
+    for chunk in chunks:
+        if buf is None:
+            buf = _Buffer(chunk.data.dtype)
         pending.append(chunk)
         waiting += chunk.n_rows
         visit = (buf.n_rows + waiting - keep) // k * k
@@ -730,42 +910,43 @@ def shuffled_rows(path, shuffle_buffer, k, rng, zero_based=False, dtype=np.float
         order = rng.permutation(buf.n_rows).astype(np.int64, copy=False)
         yield buf, order[:visit]
         buf.keep(np.sort(order[visit:]))
+    if buf is None:
+        return
     buf.add(pending)
     if buf.n_rows:
         yield buf, rng.permutation(buf.n_rows).astype(np.int64, copy=False)
 
 
-def check_rereadable(path):
-    """Refuse input that cannot be read twice (the shuffle buffer reads it once per epoch).
-
-    Raises
-    ------
-    ParameterError
-        ``path`` is standard input, a pipe, a FIFO or a device.
-    DataError
-        ``path`` does not exist or cannot be examined.
-    """
-    if path == "-":
-        raise ParameterError("standard input can be read only once: use --cache FILE to train from it")
-    if _source_stamp(path) is None:
-        raise ParameterError(f"{path} is not a regular file (a pipe or a device can be read only once): "
-                             "use --cache FILE to train from it")
+#: The automatic length of a streamed run: one Pegasos epoch over the spill (averaged over its second
+#: half), then a pass that certifies it (:func:`final_pass`); while the certified relative gap is above
+#: the run's target, the epochs are doubled (each run goes on from the last, its average restarted at
+#: the run's first iterate: the second half of the doubled length) up to STREAM_MAX_EPOCHS.  On large data
+#: the first epoch is within the target: with the text's first pass, three sequential reads
+#: (benchmarks/RESULTS_out_of_core.md).
+STREAM_EPOCHS = 1
+STREAM_MAX_EPOCHS = 16
 
 
-def fit_shuffled(d, options, *, progress=None, on_plan=None, block_size=BLOCK_SIZE):
-    """Train a linear model in sequential passes over a file, through a shuffle buffer.
+def fit_shuffled(d, options, *, progress=None, on_plan=None):
+    """Train a linear model in sequential passes over a file's spill, through a shuffle buffer.
 
     The Pegasos step (Fig. 1 for k = 1, Fig. 2 with Eq. (8) for k > 1, the
     same compiled loop as in-memory training) is applied to the examples in
-    the order described in this module's docstring.  Each epoch is a new
-    pass over the file, so T = epochs * ceil(m / k) as with permutation
-    sampling.
+    the order described in this module's docstring.  Each epoch is a pass
+    over the spill that :func:`scan` wrote, so T = epochs * ceil(m / k) as
+    with permutation sampling; with the automatic length, the epochs are
+    :data:`STREAM_EPOCHS`, doubled while not certified within ``tol`` (up to
+    :data:`STREAM_MAX_EPOCHS`).  One more pass after each run (:func:`final_pass`) gives
+    the model's objective (``model.train_objective``) and, for the hinge and
+    squared hinge losses with no bias or a feature bias, the certified
+    relative gap of a dual point from its margins (header ``certified_gap``,
+    ``dual_bound``).
 
     Parameters
     ----------
     d : Scan
-        The file's first pass (:func:`scan`; with ``epsilon`` for the
-        eps-insensitive loss); its ``path`` is read again for every epoch.
+        The file's first pass (:func:`scan`, with its spill; with ``epsilon``
+        for the eps-insensitive loss).
     options : pegasos.options.TrainOptions
         Validated settings with ``shuffle_buffer`` N, the examples held in
         memory; loss hinge, log, squared-hinge or eps-insensitive.
@@ -773,36 +954,39 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None, block_size=BLOCK_SI
         Called with the number of iterations done after each block.
     on_plan : callable(int) or None
         Called once with T before training.
-    block_size : int
-        Bytes of text read at a time (the buffer also holds one block's rows).
 
     Returns
     -------
     pegasos.linear.LinearModel
-        Its header records ``sampling shuffle-buffer`` and the buffer size.
+        Its header records ``sampling shuffle-buffer``, the buffer size and
+        the ``stream_reads`` (passes over the text and the spill).
 
     Raises
     ------
     ParameterError
-        Standard input or a device (it cannot be read twice).
+        A Scan without its spill.
     DataError
-        Unreadable file, malformed line, labels unfit for the task, or a
-        file that changed between passes.
+        Labels unfit for the task, or the spill cannot be read.
     """
     from .labels import BinaryLabels, sample_weights
-    from .linear import LinearModel, projection_radius2, solve
+    from .linear import LinearModel, projection_radius2, restart_average, solve
 
-    path, zero_based, dtype = d.path, d.zero_based, d.chunk.data.dtype
-    check_rereadable(path)
+    path = d.path
+    spill = d.spill
+    if spill is None:
+        raise ParameterError("the shuffle buffer trains on the spill of a scan: give scan(path) with spill=True")
     task = options.task
     m = d.m
     if m == 0:
         raise DataError(path, "no training examples found (the file is empty or holds only comments and "
                               "blank lines)")
-    plan = options.plan(m, sampling="permutation")
+    automatic = options.length_is_automatic
+    epochs = STREAM_EPOCHS if automatic else options.epochs
+    run = options.replace(epochs=epochs) if automatic else options
+    plan = run.plan(m, sampling="permutation")
     if on_plan is not None:
         on_plan(plan.T)
-    T, k = plan.T, plan.k
+    k = plan.k
     labels, weights = None, None
     class_weight = options.class_weight
     if task == "binary":
@@ -826,15 +1010,10 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None, block_size=BLOCK_SI
     columns = d.columns if d.columns is not None and d.columns.shape[0] < n_features // 2 else None
     dim = n_features if columns is None else max(int(columns.shape[0]), 1)
 
-    def blocks():
+    def blocks(T):
         done = 0
-        while done < T:                       # one pass over the file per epoch
-            seen = 0
-            for buf, rows in shuffled_rows(path, shuffle_buffer, k, rng, zero_based, dtype, labels, n_features,
-                                           block_size):
-                seen += rows.shape[0]
-                if seen > m:
-                    raise DataError(path, f"changed while training: more than the {m} examples of its first pass")
+        while done < T:                       # one pass over the spill per epoch
+            for buf, rows in shuffled_rows(spill.chunks(), shuffle_buffer, k, rng):
                 n = min(T - done, -(-rows.shape[0] // k))
                 y = labels.encode(buf.labels) if labels is not None else buf.labels
                 sw = None
@@ -842,39 +1021,431 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None, block_size=BLOCK_SI
                     sw = np.where(y > 0, weights.get(labels.positive, 1.0), weights.get(labels.negative, 1.0))
                 indices = buf.indices
                 if columns is not None:
-                    indices = np.searchsorted(columns, buf.indices)
-                    # a column the first pass did not see would be renumbered past the solver's vectors
-                    if indices.size and (int(indices.max()) >= columns.shape[0]
-                                         or not np.array_equal(columns[indices], buf.indices)):
-                        raise DataError(path, "changed while training: a feature index that its first pass did "
-                                              "not have")
-                    indices = indices.astype(np.int32, copy=False)
+                    indices = np.searchsorted(columns, buf.indices).astype(np.int32, copy=False)
                 yield buf.indptr, indices, buf.data, y, sw, rows, n
                 done += n
                 if done >= T:
                     return
-            if seen != m:
-                raise DataError(path, f"changed while training: {seen} examples in this pass, {m} in the first")
 
-    try:
-        if columns is not None:
-            check_weight_memory(n_features)           # the model's weights in all n_features
-        w, b = solve(blocks(), dim, options, plan, radius2, progress=progress)
-    except ExampleError as error:
-        if not getattr(error, "memory_bound", False) or d.largest_index_row < 0:
-            raise
-        row = d.largest_index_row                     # the line of the largest index is named
-        raise ExampleError(f"example {row + 1}: {error.detail}", row, error.detail) from None
     if columns is not None:
-        full = np.zeros(n_features, dtype=np.float64)
-        full[columns] = w[:columns.shape[0]]
-        w = full
-    info = options.header(plan, sampling="shuffle-buffer")
-    if task != "binary":
-        info["task"] = task
-    return LinearModel(w=w, bias=b, labels=labels, lam=float(options.lam), bias_mode=options.bias, info=info,
-                       loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
-                       else None)
+        check_weight_memory(n_features)               # the model's weights in all n_features
+    state, T_done = None, 0
+    while True:
+        try:
+            w, b, state = solve(blocks(plan.T - T_done), dim, run, plan, radius2, progress=progress, state=state,
+                                return_state=True)
+        except ExampleError as error:
+            if not getattr(error, "memory_bound", False) or d.largest_index_row < 0:
+                raise
+            row = d.largest_index_row                 # the line of the largest index is named
+            raise ExampleError(f"example {row + 1}: {error.detail}", row, error.detail) from None
+        T_done = plan.T
+        if columns is not None:
+            full = np.zeros(n_features, dtype=np.float64)
+            full[columns] = w[:columns.shape[0]]
+            w = full
+        info = run.header(plan, sampling="shuffle-buffer")
+        if task != "binary":
+            info["task"] = task
+        model = LinearModel(w=w, bias=b, labels=labels, lam=float(options.lam), bias_mode=options.bias, info=info,
+                            loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
+                            else None)
+        final = final_pass(model, spill.chunks(), weights, m)
+        if not automatic or final.gap is None or final.gap <= options.tol or 2 * epochs > STREAM_MAX_EPOCHS:
+            break
+        epochs *= 2                                   # go on to the doubled length, its average restarted
+        run = options.replace(epochs=epochs)
+        plan = run.plan(m, sampling="permutation")
+        if plan.avg_start:                            # the average of the iterates after the last run's
+            state = restart_average(state, max(plan.avg_start, int(state["t"]) + 1))
+        if on_plan is not None:
+            on_plan(plan.T)
+    model.train_objective = final.objective
+    if final.gap is not None:
+        info["certified_gap"] = repr(final.gap)
+        info["dual_bound"] = repr(final.dual)
+    if automatic:
+        certified = final.gap is not None and final.gap <= options.tol
+        info["stop"] = "certified" if certified else "stream passes"
+        info["epochs"] = f"{epochs:g}"
+    info["stream_reads"] = f"text 1, spill {spill.reads}"
+    return model
+
+
+#: passes over the spill at most in a streamed dual run (each certifies the model of the pass before)
+STREAM_MAX_PASSES = 20
+
+
+class BlockDual:
+    """Dual coordinate ascent on a stream of blocks (block minimization: Yu, Hsieh, Chang and Lin, KDD
+    2010; within a block one pass of Hsieh et al. 2008, Algorithm 1, over its rows in random order, the
+    compiled ``pegasos._dual.coordinate_ascent``).
+
+    The dual of paper Eq. (1) in LIBLINEAR's scaling: 0 <= alpha_i <= C_i = c_i / (lambda m) for the
+    hinge (alpha_i >= 0, D_ii = 1 / (2 C_i) for the squared hinge), v = sum_i alpha_i y_i x_i (the bias
+    a constant feature 1 in the last slot), the model w = v.  alpha is kept per block (8 bytes an
+    example), v densely (8 bytes a feature).
+
+    During the first pass over the text (:meth:`first_pass`) m is not known yet: each block is trained
+    with C_i from the examples the bytes read so far promise, m' >= the rows read.  Afterwards
+    (:meth:`settle`) alpha and v are scaled by min(1, min m' / m) for the hinge, which makes the point
+    feasible for the true m (the squared hinge needs no scaling); the point stays a valid start, however
+    wrong m' was.  Training in the first pass is skipped where it cannot be done: no size (standard input),
+    fewer than two labels seen yet, a feature index at or beyond ``DENSE_COLUMNS_FLOOR``.
+    """
+
+    def __init__(self, lam, loss, bias_value, class_weight, seed):
+        self.lam, self.loss, self.bias_value = float(lam), loss, float(bias_value)
+        self.class_weight = {float(k): float(v) for k, v in (class_weight or {}).items()}
+        self.alphas = []
+        self.v = np.zeros(1)
+        self.state = np.array([seed], dtype=np.uint64)
+        self.smallest_m = math.inf          # the smallest m' a first-pass block was trained with
+        self.pair = None
+        self.first_pass_on = True
+
+    def _terms(self, chunk, y, m):
+        from . import _dual
+
+        c = np.ones(y.shape[0])
+        for value, weight in self.class_weight.items():
+            c[chunk.labels == float(value)] = weight
+        C = c / (self.lam * m)
+        norms = np.empty(y.shape[0])
+        _dual.row_norms(chunk.indptr, chunk.data, norms)
+        if self.loss == "hinge":
+            upper, diag = C, np.zeros(y.shape[0])
+        else:
+            upper = np.where(C > 0, np.inf, 0.0)
+            diag = np.zeros(y.shape[0])
+            np.divide(0.5, C, out=diag, where=C > 0)
+        return upper, diag, norms + self.bias_value ** 2 + diag
+
+    def step(self, chunk, indices, y, m, alpha):
+        """One pass over the rows of ``chunk`` (columns ``indices``, labels ``y`` in {-1, +1}) as m
+        examples' block, alpha (float64, its rows) and v updated in place."""
+        from . import _dual
+
+        upper, diag, qii = self._terms(chunk, y, m)
+        order = np.arange(y.shape[0], dtype=np.int64)
+        _dual.coordinate_ascent(chunk.indptr, indices, chunk.data, y, upper, diag, qii, self.bias_value,
+                                alpha, self.v, order, self.state, 1, math.inf, np.empty(1))
+
+    def first_pass(self, chunk, m_promised):
+        """Train on a block of the text's first pass (see the class docstring); its alpha kept."""
+        alpha = np.zeros(chunk.n_rows)
+        self.alphas.append(alpha)
+        if not self.first_pass_on or m_promised is None:
+            return
+        top = int(chunk.indices.max()) + 1 if chunk.indices.size else 0
+        if top >= DENSE_COLUMNS_FLOOR:
+            self.first_pass_on = False
+            return
+        values, _ = _counts(chunk.labels)
+        seen = sorted(set(values.tolist()) | set(self.pair or ()))
+        if len(seen) > 2:
+            self.first_pass_on = False              # (the scan refuses it, or it is not binary)
+            return
+        self.pair = tuple(seen)
+        if len(seen) < 2:
+            return
+        if top + 1 > self.v.shape[0]:
+            grown = np.zeros(max(top + 1, 2 * self.v.shape[0] - 1))
+            grown[:self.v.shape[0] - 1] = self.v[:-1]
+            grown[-1] = self.v[-1]
+            self.v = grown
+        y = np.where(chunk.labels == seen[1], 1.0, -1.0)
+        self.smallest_m = min(self.smallest_m, m_promised)
+        self.step(chunk, chunk.indices, y, m_promised, alpha)
+
+    def settle(self, m, n_cols, columns, labels, trained=True):
+        """After the first pass: v in the ``n_cols`` training columns (``columns``: the used ones,
+        renumbered; None: all), alpha and v scaled into the box of the true ``m``.  A first pass whose
+        label pair is not ``labels``', or one of other settings (``trained`` False), is dropped."""
+        trained = trained and self.first_pass_on and self.pair is not None and len(self.pair) == 2 \
+            and self.pair == (labels.negative, labels.positive) and math.isfinite(self.smallest_m)
+        self.first_pass_on = trained
+        v = np.zeros(n_cols + 1)
+        if trained:
+            old = self.v[:-1]
+            if columns is None:
+                v[:min(n_cols, old.shape[0])] = old[:n_cols]
+            else:
+                inside = columns[columns < old.shape[0]]
+                v[:inside.shape[0]] = old[inside]
+            v[-1] = self.v[-1]
+            scale = min(1.0, self.smallest_m / m) if self.loss == "hinge" else 1.0
+            v *= scale
+            for alpha in self.alphas:
+                alpha *= scale
+        else:
+            for alpha in self.alphas:
+                alpha[:] = 0.0
+        self.v = v
+
+    def value(self, m, c):
+        """D(alpha) in the primal scaling (<= f*), from the kept alpha and v (compensated sums); ``c``
+        the class weight of each example (float64 (m,), for the squared hinge's D_ii; None: all 1)."""
+        from . import _dual
+
+        alpha = np.concatenate(self.alphas) if self.alphas else np.zeros(0)
+        diag = np.zeros(alpha.shape[0])
+        if self.loss == "squared-hinge":
+            c = np.ones(alpha.shape[0]) if c is None else c
+            np.divide(0.5 * self.lam * m, c, out=diag, where=c > 0)
+        total, square, curvature = _dual.dual_sums(alpha, self.v, diag)
+        value = self.lam * (total - 0.5 * square - 0.5 * curvature)
+        return value if math.isfinite(value) and value > 0.0 else 0.0
+
+
+def first_pass_learner(options: TrainOptions) -> BlockDual | None:
+    """The :class:`BlockDual` that trains during the text's first pass of a streamed run of ``options``
+    (validated, with ``shuffle_buffer``), or None where the run is not the dual's
+    (:func:`pegasos.solver.plan` of streamed data)."""
+    from .solver import Problem, Solver, plan
+
+    if plan(Problem(m=0, in_memory=False, streamed=True), options).solver is not Solver.DUAL:
+        return None
+    return BlockDual(options.lam, options.loss, 1.0 if options.bias == "feature" else 0.0, options.class_weight,
+                     options.seed)
+
+
+def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = None, *,
+                   progress: Callable[[int], object] | None = None) -> LinearModel:
+    """Train a linear binary SVM by dual coordinate ascent over the spill's blocks, certified as it goes.
+
+    The first pass over the text (:func:`scan` with ``learner``) already trained on each block.  Every
+    pass over the spill then runs one pass of ``learner`` over each block and, with the model w of the
+    pass before frozen, sums its objective P(w); at the end of the pass D(alpha) <= f*, so
+    (P(w) - D) / P is that model's certified relative gap.  The passes stop when it is within
+    ``options.tol`` (that model is returned), or after :data:`STREAM_MAX_PASSES`.  With a first pass
+    that trained, a run certified at once reads the text once and the spill twice.
+
+    Parameters
+    ----------
+    d : Scan
+        The first pass, with its spill.
+    options : pegasos.options.TrainOptions
+        Validated; loss hinge or squared-hinge, bias none or feature.
+    learner : BlockDual or None
+        The one the scan trained (its alpha per block, v); None: ``d.first_pass``, or a new one.
+    progress : callable(int) or None
+        Called with the examples of each block trained on.
+
+    Returns
+    -------
+    pegasos.linear.LinearModel
+        Its header: ``finish dual``, ``finish_passes`` (passes over the spill), ``certified_gap``,
+        ``dual_bound`` and ``stream_reads``; ``train_objective`` the objective of its last pass.
+
+    Raises
+    ------
+    DataError
+        Labels unfit for binary training, or the spill cannot be read.
+    """
+    from .labels import BinaryLabels
+    from .linear import LinearModel
+
+    spill, m = d.spill, d.m
+    if spill is None:
+        raise ParameterError("the streamed dual trains on the spill of a scan: give scan(path) with spill=True")
+    dual_state: BlockDual = learner or d.first_pass or BlockDual(
+        options.lam, options.loss, 1.0 if options.bias == "feature" else 0.0, options.class_weight, options.seed)
+    if m == 0:
+        raise DataError(d.path, "no training examples found (the file is empty or holds only comments and "
+                                "blank lines)")
+    labels = BinaryLabels.from_data(d, allow_one_class=options.allow_one_class)
+    weights = {float(k): float(v) for k, v in (options.class_weight or {}).items()}
+    n_features = d.n_features
+    columns = d.columns if d.columns is not None and d.columns.shape[0] < n_features // 2 else None
+    dim = n_features if columns is None else max(int(columns.shape[0]), 1)
+    if columns is not None:
+        try:
+            check_weight_memory(n_features)           # the model's weights in all n_features
+        except ExampleError as error:
+            if not getattr(error, "memory_bound", False) or d.largest_index_row < 0:
+                raise
+            row = d.largest_index_row                 # the line of the largest index is named
+            raise ExampleError(f"example {row + 1}: {error.detail}", row, error.detail) from None
+    same = (dual_state.lam, dual_state.loss, dual_state.bias_value, dual_state.class_weight) == \
+        (float(options.lam), options.loss, 1.0 if options.bias == "feature" else 0.0, weights)
+    dual_state.settle(m, dim, columns, labels, trained=same)
+    feature = options.bias == "feature"
+
+    def model_of(v, info):
+        w = v[:dim].copy()
+        if columns is not None:
+            full = np.zeros(n_features)
+            full[columns] = w[:columns.shape[0]]
+            w = full
+        return LinearModel(w=w, bias=float(v[dim]) if feature else 0.0, labels=labels, lam=float(options.lam),
+                           bias_mode=options.bias, info=info, loss=options.loss)
+
+    plan = options.replace(iterations=0, epochs=None).plan(m, sampling="permutation")
+    info = options.replace(iterations=0, epochs=None).header(plan, sampling="shuffle-buffer")
+    info.pop("shuffle_buffer", None)
+    previous: np.ndarray | None = None
+    final: tuple | None = None
+    passes = 0
+    block_c: list[np.ndarray] = []
+    while passes < STREAM_MAX_PASSES:
+        frozen: LinearModel | None = None if previous is None else model_of(previous, dict(info))
+        loss_sum = hinge_sum = 0.0
+        errors = 0
+        collect = not block_c
+        for i, chunk in enumerate(spill.chunks()):
+            if i == len(dual_state.alphas):
+                dual_state.alphas.append(np.zeros(chunk.n_rows))
+            y = labels.encode(chunk.labels)
+            indices = chunk.indices if columns is None else \
+                np.searchsorted(columns, chunk.indices).astype(np.int32, copy=False)
+            if frozen is not None:
+                f = frozen.decision_function(chunk)
+                c = np.ones(y.shape[0])
+                for value, weight in weights.items():
+                    c[chunk.labels == value] = weight
+                z = y * f
+                hinge = np.maximum(0.0, 1.0 - z)
+                loss_sum += float((c * (hinge if options.loss == "hinge" else hinge ** 2)).sum())
+                hinge_sum += float(hinge.sum())
+                errors += int(np.count_nonzero((f > 0) != (y > 0)))
+            if collect and weights and options.loss == "squared-hinge":
+                c = np.ones(y.shape[0])
+                for value, weight in weights.items():
+                    c[chunk.labels == value] = weight
+                block_c.append(c)
+            dual_state.step(Chunk(chunk.labels, chunk.indptr, indices, chunk.data), indices, y, m, dual_state.alphas[i])
+            if progress is not None:
+                progress(chunk.n_rows)
+        passes += 1
+        dual = dual_state.value(m, np.concatenate(block_c) if block_c else None)
+        if frozen is not None and previous is not None:
+            sqw = float(np.dot(previous[:dim], previous[:dim])) + (float(previous[dim]) ** 2 if feature else 0.0)
+            reg = 0.5 * float(options.lam) * sqw
+            primal = reg + loss_sum / m
+            gap = min(1.0, max(0.0, (primal - dual) / primal)) if primal > 0 else 0.0
+            final = (frozen, primal, dual, gap, {
+                "examples": m, "lambda": float(options.lam), "objective": primal, "regularizer": reg,
+                "loss": options.loss, "mean_loss": loss_sum / m, "hinge_loss": hinge_sum / m,
+                "norm_w": math.sqrt(float(np.dot(frozen.w, frozen.w))), "bias": frozen.bias,
+                "bias_mode": options.bias, "error_rate": errors / m})
+            if gap <= options.tol:
+                break
+        previous = dual_state.v.copy()
+    if final is None:                                 # (STREAM_MAX_PASSES >= 2: never)
+        raise ParameterError("no certified pass")
+    model, primal, dual, gap, objective = final
+    model.info["finish"] = "dual"
+    model.info["finish_passes"] = str(passes - 1 + dual_state.first_pass_on)
+    model.info["certified_gap"] = repr(gap)
+    model.info["dual_bound"] = repr(dual)
+    model.info["stream_reads"] = f"text 1, spill {spill.reads}"
+    model.train_objective = objective
+    return model
+
+
+@dataclass
+class FinalPass:
+    """What one pass over the data with a trained model gives (:func:`final_pass`).
+
+    Attributes
+    ----------
+    objective : dict
+        As :func:`pegasos.scoring.objective` returns it (``objective``, ``regularizer``, ``mean_loss``,
+        ``hinge_loss``, ``norm_w``, ``error_rate``, ...), the class weights in the loss.
+    dual : float or None
+        D(alpha) <= f*, the dual value of the point from the margins (None: no dual for the loss).
+    gap : float or None
+        The relative gap (P - D) / P, which bounds (P - f*) / P from above.
+    """
+
+    objective: dict
+    dual: float | None = None
+    gap: float | None = None
+
+
+def final_pass(model: LinearModel, chunks: Iterable[Chunk], weights: dict | None, m: int) -> FinalPass:
+    """The objective P(w) of a binary or regression ``model`` and a dual bound D <= f*, in one pass.
+
+    The dual point is the start of :mod:`pegasos.certificate` from the margins z_i = y_i f(x_i):
+    alpha_i = C_i where z_i < 1, else 0 (hinge), alpha_i = 2 C_i max(0, 1 - z_i) (squared hinge),
+    with C_i = c_i / (lambda m); its v = sum_i alpha_i y_i x_i (the bias a constant feature 1 under
+    ``bias_mode == "feature"``) is summed over the pass, and the point is then scaled by the factor
+    s = A / B that maximises D(s alpha) = lambda (s A - s^2 B / 2), capped at 1 for the hinge's box
+    (A = sum alpha, B = ||v||^2 + sum alpha_i^2 / (2 C_i) for the squared hinge).  By weak duality
+    D <= f* whatever alpha (Hsieh et al. 2008, Sec. 2; the dual of paper Eq. (1)).
+
+    Parameters
+    ----------
+    model : pegasos.linear.LinearModel
+        Weights w float64 (n,), in the features of the chunks.
+    chunks : iterable of :class:`pegasos.io.Chunk`
+        The m examples, raw labels.
+    weights : dict or None
+        Class weight c of each label value (binary); None for regression.
+    m : int
+        The examples in ``chunks``.
+
+    Returns
+    -------
+    FinalPass
+    """
+    from .linear import example_losses
+
+    labels = model.labels
+    binary = labels is not None
+    lam, loss = float(model.lam), model.loss
+    dual = binary and loss in ("hinge", "squared-hinge") and model.bias_mode in ("none", "feature")
+    feature_bias = model.bias_mode == "feature"
+    n = model.w.shape[0]
+    v = np.zeros(n + 1 if dual else 0)
+    total_loss = hinge_sum = alpha_sum = curvature = 0.0
+    errors = seen = 0
+    scale = 1.0 / (lam * m)
+    for chunk in chunks:
+        f = model.decision_function(chunk)
+        y = labels.encode(chunk.labels) if labels is not None else np.asarray(chunk.labels, dtype=np.float64)
+        c = np.ones(f.shape[0])
+        if binary and weights:
+            for value, weight in weights.items():
+                c[chunk.labels == value] = weight
+        seen += f.shape[0]
+        total_loss += float((c * example_losses(loss, f, y, model.epsilon)).sum())
+        if binary:
+            z = y * f
+            hinge_sum += float(np.maximum(0.0, 1.0 - z).sum())
+            errors += int(np.count_nonzero((f > 0) != (y > 0)))
+        if dual:
+            upper = c * scale
+            if loss == "hinge":
+                alpha = np.where(z < 1.0, upper, 0.0)
+            else:
+                alpha = 2.0 * upper * np.maximum(0.0, 1.0 - z)
+                positive = upper > 0
+                curvature += float((alpha[positive] ** 2 / (2.0 * upper[positive])).sum())
+            alpha_sum += float(alpha.sum())
+            coef = np.repeat(alpha * y, np.diff(chunk.indptr))
+            v[:n] += np.bincount(chunk.indices, weights=coef * chunk.data, minlength=n)[:n]
+            if feature_bias:
+                v[n] += float((alpha * y).sum())
+    sqw = float(np.dot(model.w, model.w))
+    reg = 0.5 * lam * (sqw + (model.bias ** 2 if feature_bias else 0.0))
+    objective: dict[str, Any] = {"examples": seen, "lambda": lam, "objective": reg + total_loss / max(seen, 1), "regularizer": reg,
+                 "loss": loss, "mean_loss": total_loss / max(seen, 1), "norm_w": math.sqrt(sqw),
+                 "bias": float(model.bias), "bias_mode": model.bias_mode}
+    if binary:
+        objective.update(hinge_loss=hinge_sum / max(seen, 1), error_rate=errors / max(seen, 1))
+    if not dual:
+        return FinalPass(objective)
+    b = float(np.dot(v, v)) + curvature
+    s = alpha_sum / b if b > 0 else 1.0
+    if loss == "hinge":
+        s = min(s, 1.0)
+    value = lam * (s * alpha_sum - 0.5 * s * s * b)
+    value = value if math.isfinite(value) and value > 0.0 else 0.0
+    primal = float(objective["objective"])
+    gap = min(1.0, max(0.0, (primal - value) / primal)) if primal > 0 else 0.0
+    return FinalPass(objective, value, gap)
 
 
 def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=False, dtype=np.float64,
@@ -884,14 +1455,15 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=Fa
     Parameters
     ----------
     path : str
-        A file (plain or compressed); standard input cannot be read twice,
-        use :func:`load_cached` for it.
+        A file (plain or compressed), or ``-`` for standard input: the text is read once.
     shuffle_buffer : int >= 1
         N, the number of examples held in memory (see the module docstring).
     zero_based, dtype :
         As :func:`pegasos.io.read_svmlight`.
     scanned : Scan, optional
-        The first pass, if already made.
+        The first pass, if already made (with its spill).
+    block_size : int
+        Bytes of text parsed at a time: the blocks of the spill (the buffer also holds one block's rows).
     **settings
         Fields of :class:`pegasos.options.TrainOptions` (loss hinge, log,
         squared-hinge or eps-insensitive); as the other keyword trainers,
@@ -908,12 +1480,15 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=Fa
     """
     from .options import TrainOptions
 
-    check_rereadable(path)
     options = TrainOptions(**{"preset": "paper", "shuffle_buffer": shuffle_buffer, **settings})
     if options.loss in ("rank",):
         raise ParameterError(f"the shuffle buffer trains binary classifiers and regression, not the {options.loss} "
                              "loss; use --cache FILE")
     options.validate()
-    d = scanned if scanned is not None else scan(path, zero_based, dtype,
-                                                 options.epsilon if options.task == "regression" else None)
-    return fit_shuffled(d, options, progress=progress, block_size=block_size)
+    if scanned is not None:
+        return fit_shuffled(scanned, options, progress=progress)
+    d = scan(path, zero_based, dtype, options.epsilon if options.task == "regression" else None, block_size=block_size)
+    try:
+        return fit_shuffled(d, options, progress=progress)
+    finally:
+        d.spill.close()

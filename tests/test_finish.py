@@ -169,7 +169,7 @@ def test_a_given_length_writes_that_pegasos_run(length):
     (dict(finish="dual"), "after a Pegasos run of a given length"),
     (dict(solver="dual", loss="log"), "the log loss has no dual solver"),
     (dict(solver="dual", epochs=2), "drop epochs="),
-    (dict(solver="dual", shuffle_buffer=100), "not in memory"),
+    (dict(solver="dual", shuffle_buffer=100), "trains from a file"),
     (dict(solver="bogus"), "the solver must be one of"),
     (dict(finish_passes=2, epochs=2, resume_state=True), "resume_state"),
 ])

@@ -6,7 +6,6 @@ import os
 
 import click
 
-from ..defaults import DEFAULT_EPOCHS
 
 
 def note_outcome(outcome, result, d, options, quiet):
@@ -17,7 +16,7 @@ def note_outcome(outcome, result, d, options, quiet):
     for line in outcome.diagnostics:
         if uncertified_dual:
             finding = _scale_finding(d)
-            more = "" if _uneven(finding) else more_passes(outcome)
+            more = "" if _uneven(finding) or "stream_reads" in result.info else more_passes(outcome)
             click.echo(f"pegasos: note: {line}{classes_not_finished(result)}{more}", err=True)
             _note_scale(d, finding)
         elif not quiet:
@@ -178,20 +177,19 @@ def note_worse_than_zero_runs(entries, key, task, options, what, shown):
 
 
 def note_stream_fits(d, options):
-    """--stream on a file a quarter of the available memory holds: a note that in memory the default
-    trains until certified, where the shuffle buffer trains its fixed epochs and proves nothing (they may
-    end far above the optimum)."""
-    try:
-        size = os.path.getsize(d.path)
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, AttributeError):
-        return
-    if size * 4 > free or options.replace(shuffle_buffer=None).finish_unavailable() is not None:
+    """--stream on a plain file that training in memory would hold (:func:`pegasos.stream.too_large_for_memory`
+    says it is not too large): a note that in memory the file is read once and the dual solver shrinks its
+    problem, where each pass of the stream reads the spill again."""
+    from ..io import is_plain_text_file
+    from ..stream import too_large_for_memory
+
+    if d.path == "-" or not is_plain_text_file(d.path):
+        return          # (the memory a compressed file or a pipe needs is not known from a size)
+    size = os.path.getsize(d.path)
+    if too_large_for_memory(d.path) is not None or options.replace(shuffle_buffer=None).finish_unavailable() is not None:
         return          # (no dual finish in memory either: regression, say)
-    epochs = options.epochs if options.epochs is not None else DEFAULT_EPOCHS
-    click.echo(f"pegasos: note: --stream trains {epochs:g} epochs and certifies nothing; {d.path} "
-               f"({size / 2 ** 20:.3g} MiB) fits in memory, where the default trains until the dual finish "
-               "certifies the model: drop --stream (or give --cache FILE)", err=True)
+    click.echo(f"pegasos: note: {d.path} ({size / 2 ** 20:.3g} MiB) fits in memory, where training reads it once "
+               "and the dual solver shrinks its problem: drop --stream (or give --cache FILE)", err=True)
 
 
 def classes_not_finished(result):

@@ -302,7 +302,7 @@ solver_options = _options(
                          help="auto (the dual where it can run, else Pegasos), pegasos or dual; dual: dual "
                               "coordinate ascent from w = 0 until certified within --tol; pegasos: the paper's "
                               "loop; auto takes Pegasos where -T/--epochs or another Pegasos setting is given, "
-                              "or for --stream, --init, --loss log or eps-insensitive, --bias unregularized, "
+                              "or for --init, --loss log or eps-insensitive, --bias unregularized, "
                               "--kernel sigmoid.")),
     (("--explain",), dict(is_flag=True, help="Print which solver would run and why, and train nothing.")),
     (("-T", "--iterations"), dict(type=int, help="Pegasos: number of iterations T (each uses k examples); the "
@@ -394,11 +394,11 @@ kernel_options = _options(
 
 streaming_options = _options(
     "Data larger than memory",
-    (("--stream",), dict(is_flag=True, help="Read DATA in passes, not into memory; through a shuffle buffer "
-                                            "(--shuffle-buffer) or a binary cache file (--cache).")),
+    (("--stream",), dict(is_flag=True, help="Read DATA once, spilled to a temporary file read in passes "
+                                            "(as a too large file is).")),
     (("--shuffle-buffer",), dict(type=int, metavar="N",
-                                 help=f"Streaming: hold N examples in memory and visit them in random order, one "
-                                      f"pass over DATA per epoch [default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")),
+                                 help=f"Streaming: hold N examples in memory and visit them in random order (Pegasos) "
+                                      f"[default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")),
     (("--cache", "cache_file"), dict(metavar="FILE",
                                      help="Streaming: parse DATA once into the binary FILE (reused while DATA is "
                                           "unchanged) and train from it memory-mapped; any sampling, several "

@@ -63,11 +63,11 @@ def read_training_data(data, options, progress, cache_file, zero_based, dtype):
                                     on_damaged=on_damaged, on_newer=on_newer)
             return d, f"cache {cache_file} ({'reused' if reused else rebuilt[0] if rebuilt else 'built'})"
         if options.shuffle_buffer is not None:
-            from ..stream import scan
+            from ..stream import first_pass_learner, scan
 
             d = scan(data, zero_based=zero_based, dtype=dtype,
                      epsilon=options.epsilon if options.task == "regression" else None, progress=bar_update(bar),
-                     seed=options.seed)
+                     seed=options.seed, learner=first_pass_learner(options))
             n_labels = 65 if d.labels_overflow else len(d.distinct_labels)
             if options.task == "binary" and n_labels > 2:
                 from ..errors import ParameterError

@@ -6,11 +6,12 @@ import click
 from .progress import bar_update, close_bar
 
 
-def explain_plan(options, m, in_memory=True, resumed=False):
+def explain_plan(options, m, in_memory=True, resumed=False, streamed=False):
     """train --explain: the solver plan (:func:`pegasos.solver.plan`) on one line of stdout, no training."""
     from ..solver import Problem, plan
 
-    chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, resumed=resumed), options)
+    chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, streamed=streamed, resumed=resumed),
+                  options)
     click.echo(("" if m is None else f"m={m} lambda={options.lam!r} | ") + chosen.describe(options))
 
 
@@ -32,7 +33,8 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
     if options.shuffle_buffer is not None:
-        parts.append(f"shuffle buffer {options.shuffle_buffer}")
+        if "shuffle_buffer" in result.info:     # (Pegasos: the streamed dual has no buffer)
+            parts.append(f"shuffle buffer {options.shuffle_buffer}")
         parts.append(f"scan {t_read:.2f} s, train {t_train:.2f} s")
     else:
         if getattr(result, "kind", "linear") == "kernel":
@@ -46,17 +48,26 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
     if not no_objective:
         from ..scoring import objective, objective_file
 
-        if options.shuffle_buffer is not None:
+        # the kernel dual solver's model has it from the solver's margins, a streamed one from its last pass
+        obj = getattr(result, "train_objective", None)
+        if obj is None and options.shuffle_buffer is not None:
             bar = progress.reading(d.path)
             try:
                 obj = objective_file(result, d.path, progress=bar_update(bar))
             finally:
                 close_bar(bar)
-        else:
+        elif obj is None:
             obj = objective(result, d.chunk, d.y, qid=d.chunk.qid)
         parts.append(_objective_summary(obj))
         if seen is not None:
             seen["objective"] = float(obj["objective"])
+    if "stream_reads" in result.info:           # a streamed run: its reads, and the certificate of its last
+        part = f"read {result.info['stream_reads']}"
+        if "certified_gap" in result.info and result.info.get("finish") != "dual":
+            gap = float(result.info["certified_gap"])
+            part += (f": certified within {100 * gap:.3g}% of the optimum" if gap <= options.tol
+                     else f": not certified within {100 * options.tol:.3g}% (its gap: {100 * gap:.3g}%)")
+        parts.append(part)
     if "dual_updates" in result.info:           # the kernel dual solver (pegasos.kernel.fit_kernel_dual)
         gap = max(0.0, float(result.info["certified_gap"]))
         updates = int(result.info["dual_updates"])
@@ -133,8 +144,9 @@ def train_record(result, d, options, t_read, t_train, cache_note, no_objective, 
     if not no_objective:
         from ..scoring import objective, objective_file
 
-        record["objective"] = (objective_file(result, d.path) if options.shuffle_buffer is not None
-                               else objective(result, d.chunk, d.y, qid=d.chunk.qid))
+        record["objective"] = (getattr(result, "train_objective", None)
+                               or (objective_file(result, d.path) if options.shuffle_buffer is not None
+                                   else objective(result, d.chunk, d.y, qid=d.chunk.qid)))
     record["header"] = dict(result.info)
     record["options"] = options_record(options)
     return record

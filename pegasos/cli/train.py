@@ -44,12 +44,10 @@ def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
     _check_run_options(args)
     options = _train_options(args)
     to_stdout = _check_outputs(args, options)
+    options = _stream_if_too_large(args, options)
     if args.explain and (args.shuffle_buffer is not None or init_model is not None):
-        return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None, resumed=init_model is not None)
-    if args.shuffle_buffer is not None:
-        from ..stream import check_rereadable
-
-        check_rereadable(data)
+        return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None,
+                            streamed=args.shuffle_buffer is not None, resumed=init_model is not None)
     progress = Progress(quiet)
     t0 = time.perf_counter()
     d, cache_note, options = _read_data(args, options, progress)
@@ -61,6 +59,33 @@ def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
     outcome = _save(args, result, d, options, checks)
     seen = _summary(args, result, d, options, (t_read, t_train, cache_note), progress, to_stdout)
     _notes(args, outcome, result, d, options, seen)
+
+
+def _stream_if_too_large(args, options):
+    """The options of the run, streaming DATA (``--stream``) where it was not asked for but reading the
+    file into memory would need more than this process can allocate (:func:`pegasos.stream.too_large_for_memory`)
+    and the run can stream; a note says so."""
+    from ..errors import ParameterError
+
+    if (args.shuffle_buffer is not None or args.cache_file is not None or args.init_model is not None
+            or args.settings["sampling"] is not None or args.trace_file is not None
+            or args.validation_file is not None):
+        return options
+    from ..stream import too_large_for_memory
+
+    found = too_large_for_memory(args.data)
+    if found is None:
+        return options
+    try:
+        streamed = options.replace(shuffle_buffer=DEFAULT_SHUFFLE_BUFFER).validate()
+    except ParameterError:
+        return options
+    args.shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
+    if not args.quiet:
+        need, limit = found
+        click.echo(f"pegasos: note: {args.data} would need about {need / 2 ** 30:.3g} GiB in memory, more than the "
+                   f"{limit / 2 ** 30:.3g} GiB this process can allocate: streaming it (--stream)", err=True)
+    return streamed
 
 
 def _check_run_options(args):
