@@ -258,7 +258,7 @@ def test_estimator_warns_when_the_kernel_dual_is_not_certified():
     X = sp.csr_matrix(np.array([[1.0], [1.0], [0.0], [0.0]]))
     y = np.array([1, -1, 1, -1])
     with pytest.warns(ConvergenceWarning, match="by the kernel dual solver"):
-        clf = PegasosClassifier(kernel="rbf", lam=1e-9).fit(X, y)
+        clf = PegasosClassifier(kernel="rbf", alpha=1e-9).fit(X, y)
     assert "not certified" in clf.model_.info["stopping"]
 
 

@@ -208,14 +208,14 @@ def test_ranker_estimator_default_is_certified():
     from pegasos.sklearn import PegasosRanker
 
     _, X, y, qid = read_ranking()
-    ranker = PegasosRanker(lam=1e-4).fit(X, y, qid=qid)
+    ranker = PegasosRanker(alpha=1e-4).fit(X, y, qid=qid)
     assert ranker.t_ == 0 and ranker.n_iter_ == int(ranker.model_.info["finish_passes"])
     f = rank_objective(ranker.coef_, X, y, qid, 1e-4)
     assert f <= 1.002 * reference_optimum(X, y, qid, 1e-4)
     # a given length: the Pegasos run of pairs alone (as pegasos train --epochs)
-    ranker = PegasosRanker(lam=1e-4, epochs=2).fit(X, y, qid=qid)
+    ranker = PegasosRanker(alpha=1e-4, epochs=2).fit(X, y, qid=qid)
     assert ranker.t_ > 0 and "finish" not in ranker.model_.info and ranker.model_.info["solver"] == "pegasos"
-    ranker = PegasosRanker(lam=1e-4, solver="dual").fit(X, y, qid=qid)
+    ranker = PegasosRanker(alpha=1e-4, solver="dual").fit(X, y, qid=qid)
     assert ranker.t_ == 0 and float(ranker.model_.info["certified_gap"]) <= 0.002
 
 

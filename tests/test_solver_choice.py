@@ -80,8 +80,9 @@ def test_solver_dual_refuses_pegasos_settings_naming_them():
 
 
 def test_every_entry_point_writes_the_same_model(tmp_path):
-    """The command line, pegasos.fit on the file and on arrays, and the estimator with the CLI's settings
-    (no bias): the same weights and the same solver, stop and certificate."""
+    """The command line, pegasos.fit on the file and on arrays, and the estimator with its defaults (the CLI's:
+    no bias; it had its own bias="auto", an intercept): the same weights and the same solver, stop and
+    certificate."""
     from pegasos.sklearn import PegasosClassifier
 
     X, y = binary(m=500, n=20, seed=3, noise=0.1)
@@ -90,7 +91,7 @@ def test_every_entry_point_writes_the_same_model(tmp_path):
     cli = pegasos.load_model(str(tmp_path / "cli.model"))
     on_file = pegasos.fit(pegasos.read_svmlight(str(data)), lam=1e-3)
     on_arrays = pegasos.fit((X, y), lam=1e-3)
-    estimator = PegasosClassifier(lam=1e-3, bias="none").fit(X, y).model_
+    estimator = PegasosClassifier(alpha=1e-3).fit(X, y).model_
     on_file.save(tmp_path / "fit.model")
     assert (tmp_path / "fit.model").read_bytes() == (tmp_path / "cli.model").read_bytes()
     for model in (on_arrays, estimator):
