@@ -29,6 +29,7 @@ from typing import Any
 from .defaults import (AUTO_AVERAGE_FROM, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
                        MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
+from .outcome import dual_only
 from .solver import Problem, Solver, check_solver, plan, psd_kernel
 
 #: the losses and the task each one trains (paper Sec. 5)
@@ -912,6 +913,8 @@ class TrainOptions:
                 raise ParameterError(f"model header {key} {text!r} is not valid") from None
             if value is not None:
                 values[field] = value
+        if dual_only(header):                    # written without Pegasos' settings: T = 0
+            values["iterations"] = 0
         if values.get("sampling") == "shuffle-buffer":
             values["sampling"] = "permutation"
         if header.get("averaging") == "all":

@@ -477,10 +477,10 @@ class _PegasosBase(BaseEstimator):
 
     def _record_run(self, info):
         """t_ (iterations T of the run) and n_iter_ (passes over the data, rounded up)."""
-        T = int(info["iterations"])
+        T = int(info.get("iterations", "0"))       # (a model of the dual alone has none)
         m = int(info["train_examples"])
         self.t_ = T
-        self.n_iter_ = max(1, math.ceil(T * int(info["batch_size"]) / m - 1e-9)) if m else 0
+        self.n_iter_ = max(1, math.ceil(T * int(info.get("batch_size", "1")) / m - 1e-9)) if m else 0
         if T == 0 and "finish_passes" in info:      # no Pegasos iteration: the dual passes from w = 0
             self.n_iter_ = max(int(p) for p in str(info["finish_passes"]).split(","))
         elif T == 0 and "dual_updates" in info:    # the kernel dual solver: its updates, in passes of m
@@ -490,9 +490,13 @@ class _PegasosBase(BaseEstimator):
         """Set the constructor parameters ``model``'s header records; returns its
         :class:`pegasos.options.TrainOptions`."""
         from .options import TrainOptions
+        from .outcome import dual_only
 
         options = TrainOptions.from_header(model.info)
         settings = _info_settings(options, model.info)
+        if dual_only(model.info):      # no Pegasos setting recorded: the parameters keep their defaults
+            settings = {k: v for k, v in settings.items() if k not in ("batch_size", "sampling", "projection",
+                                                                       "average", "average_from")}
         settings.update(alpha=model.lam, bias=model.bias_mode)
         self.set_params(**{k: v for k, v in settings.items() if k in self.get_params()})
         return options
@@ -1318,9 +1322,9 @@ class PegasosRanker(_PegasosBase):
         self._queries = bool(np.any(qid != qid[0]))        # several queries: score should be given them too
         self.coef_ = self.model_.w.copy()
         self.n_features_in_ = self.model_.n_features
-        self.t_ = int(self.model_.info["iterations"])
+        self.t_ = int(self.model_.info.get("iterations", "0"))      # (none: the dual alone)
         pairs = 2 * pairwise_counts(np.zeros(y.shape[0]), y, qid)[0]      # ordered pairs, as sampled
-        self.n_iter_ = max(1, math.ceil(self.t_ * int(self.model_.info["batch_size"]) / pairs - 1e-9))
+        self.n_iter_ = max(1, math.ceil(self.t_ * int(self.model_.info.get("batch_size", "1")) / pairs - 1e-9))
         if self.t_ == 0 and "finish_passes" in self.model_.info:      # the dual passes alone: count them
             self.n_iter_ = int(self.model_.info["finish_passes"])
         return self
@@ -1386,7 +1390,7 @@ class PegasosRanker(_PegasosBase):
         est.model_ = model
         est.coef_ = model.w.copy()
         est.n_features_in_ = model.n_features
-        est.t_ = int(model.info["iterations"])
+        est.t_ = int(model.info.get("iterations", "0"))
         return est
 
 

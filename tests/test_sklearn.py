@@ -199,7 +199,7 @@ def test_defaults_reach_the_certified_optimum_of_a9a():
     assert np.array_equal(est.coef_.ravel(), ref.w) and est.model_.info == ref.info
     # a9a is certified by the dual passes from w = 0: no Pegasos iteration, n_iter_ the passes
     assert est.model_.info["solver"] == "dual" and est.model_.info["stop"] == "certified"
-    assert est.t_ == int(ref.info["iterations"]) == 0 and est.n_iter_ == int(ref.info["finish_passes"]) > 0
+    assert est.t_ == 0 and "iterations" not in ref.info and est.n_iter_ == int(ref.info["finish_passes"]) > 0
 
 
 # -------------------------------------------------------------------- labels --

@@ -61,12 +61,13 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     to_stdout = _check_outputs(args, options)
     if _is_shard_run(args):
         if args.explain:
-            return explain_plan(options, m=None, in_memory=False)
+            return explain_plan(options, m=None, in_memory=False, as_json=as_json)
         _train_shards(data, args.model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler,
                       local_workers, split, sync_every, checkpoint_every, checkpoint, resume)
         return
     if args.explain and (args.shuffle_buffer is not None or init_model is not None):
-        return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None, resumed=init_model is not None)
+        return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None, resumed=init_model is not None,
+                            as_json=as_json)
     if args.shuffle_buffer is not None:
         from ..stream import check_rereadable
 
@@ -75,7 +76,7 @@ def train(data, model, paper, jobs, cost_matrix, cost_factor, class_weights, str
     t0 = time.perf_counter()
     d, cache_note, options = _read_data(args, options, progress)
     if args.explain:
-        return explain_plan(options, m=d.n_examples)
+        return explain_plan(options, m=d.n_examples, data=d, as_json=as_json)
     checks = _checks(args, options)
     t_read = time.perf_counter() - t0
     result, t_train = _fit(args, options, d, checks, progress)
