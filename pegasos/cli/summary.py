@@ -4,7 +4,6 @@ import math
 
 import click
 
-from ..outcome import KEPT_DUAL, dual_only
 from .common import echo_json
 from .progress import bar_update, close_bar
 
@@ -31,6 +30,8 @@ def explain_plan(options, m, in_memory=True, resumed=False, data=None, as_json=F
 def _solver_part(info, plan):
     """The summary's solver and why (the plan's reason with the settings behind it, as given), and what it
     ran: T and k for Pegasos, lambda alone for a model of the dual alone (:func:`pegasos.outcome.dual_only`)."""
+    from ..outcome import KEPT_DUAL, dual_only
+
     why = info["solver_reason"]
     if plan is not None:
         why = plan.why + ("" if plan.solver.value == info["solver"] else KEPT_DUAL)
@@ -94,6 +95,8 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
                  else f"not certified within {100 * options.tol:.3g}% (its gap: {100 * gap:.3g}%)")
         parts.append(f"dual solver: {updates} update{'' if updates == 1 else 's'}, {proof}")
     elif result.info.get("finish") == "dual":
+        from ..outcome import dual_only
+
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
         most = max(passes)
         gap = max(0.0, float(result.info["certified_gap"] if finish_gap is None else finish_gap))
