@@ -644,3 +644,26 @@ def test_a_seed_beyond_64_bits_is_one_line_error(seed, tmp_path):
         r = run_pegasos(*command, "--seed", seed, "tests/data/binary.svm", *([tmp_path / "m"] if command[0] == "train" else []))
         assert r.returncode == 1 and "Traceback" not in r.stderr and "2^64" in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_parameters_have_scikit_learns_names_and_the_command_lines_defaults():
+    """alpha (lambda, as SGDClassifier's alpha) and n_jobs, with pegasos train's defaults: no intercept (the
+    classifier's own bias="auto" learned one where the command line has none), lambda 1e-4, tol, seed 1."""
+    import os
+
+    from pegasos.defaults import DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL
+    from pegasos.options import TrainOptions
+
+    cli = TrainOptions()
+    for est in (PegasosClassifier(), PegasosRegressor(), PegasosRanker()):
+        params = est.get_params()
+        assert "lam" not in params and "n_threads" not in params
+        assert params["alpha"] == DEFAULT_LAMBDA == cli.lam and params["n_jobs"] is None
+        assert params["tol"] == DEFAULT_TOL == cli.tol and params["random_state"] == DEFAULT_SEED == cli.seed
+        assert params.get("bias", "none") == cli.bias == "none"
+        again = clone(est.set_params(alpha=1e-2, n_jobs=-1))
+        assert again.get_params()["alpha"] == 1e-2 and again._threads() == (os.cpu_count() or 1)
+    assert PegasosClassifier(n_jobs=2)._threads() == 2 and PegasosClassifier()._threads() == 1
+    X, y = _problem(classes=3)
+    one, two = PegasosClassifier(n_jobs=1).fit(X, y), PegasosClassifier(n_jobs=2).fit(X, y)
+    assert np.array_equal(one.coef_, two.coef_)          # the model does not depend on the threads
