@@ -916,4 +916,8 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=Fa
     options.validate()
     d = scanned if scanned is not None else scan(path, zero_based, dtype,
                                                  options.epsilon if options.task == "regression" else None)
-    return fit_shuffled(d, options, progress=progress, block_size=block_size)
+    from .outcome import record_outcome
+    from .solver import Problem, plan
+
+    chosen = plan(Problem(m=d.m, in_memory=False), options)      # Pegasos: the data are not in memory
+    return record_outcome(fit_shuffled(d, options, progress=progress, block_size=block_size), chosen, options)

@@ -317,7 +317,8 @@ def test_kernel_pegasos_without_a_length_says_it_ran_the_default_epochs(tmp_path
 
 
 def test_the_keyword_trainers_record_their_outcome(tmp_path):
-    """pegasos.train (and train_multiclass, train_kernel) wrote no outcome: every entry point records it."""
+    """pegasos.train (and train_multiclass, train_kernel, the stream's train_shuffled) wrote no outcome: every
+    entry point records it."""
     X, y = binary(m=200, n=8, seed=7, noise=0.1)
     Xm, ym = multiclass(m=200, n=8, classes=3, seed=2)
     for model in (pegasos.train(X, y, lam=1e-3), pegasos.train_multiclass(Xm, ym, lam=1e-3),
@@ -326,6 +327,10 @@ def test_the_keyword_trainers_record_their_outcome(tmp_path):
         assert outcome is not None and outcome.solver is Solver.PEGASOS and outcome.stop is Stop.LENGTH
         model.save(tmp_path / "m")
         assert Outcome.from_header(pegasos.load_model(str(tmp_path / "m")).info) == outcome
+    from pegasos.stream import train_shuffled
+
+    streamed = train_shuffled(str(write_svm(tmp_path / "d.svm", X, y)), shuffle_buffer=50, lam=1e-3, epochs=2)
+    assert Outcome.from_header(streamed.info).solver is Solver.PEGASOS
     kernel_dual = pegasos.train_kernel(X, y, lam=1e-3, iterations=0, finish="dual")
     assert Outcome.from_header(kernel_dual.info).solver is Solver.DUAL
     with pytest.raises(ParameterError, match="keyword trainers run Pegasos' loop"):
