@@ -731,7 +731,7 @@ def _resumed_run(options, init, what, given):
     base = TrainOptions.from_header(info)
     # a model of the dual passes from w = 0 (T = 0) ran no Pegasos iteration: it has no step schedule to continue, so its
     # run starts one (with the step offset a first run would get, or the one given), as restart_schedule does
-    restart = bool(options.restart_schedule) or (init.solver_state is None and info.get("iterations") == "0")
+    restart = bool(options.restart_schedule) or (init.solver_state is None and info.get("iterations", "0") == "0")
     for field in _RESUME_FIXED + (() if restart else _RESUME_SCHEDULE):
         if _differs(field, options, base, given):
             spelled = options.name("average_from" if field == "averaging" and "average_from" in given else

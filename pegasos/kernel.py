@@ -34,9 +34,10 @@ from .defaults import MIN_LAMBDA, lambda_problem, max_cache_mb
 from .errors import ModelFormatError, ParameterError, PegasosError
 from .data import INT32_MAX, chunk_arrays, compact_columns, csr_arrays, finite_decisions
 from .labels import BinaryLabels
-from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency, header_float, read_header,
-                    read_index_value, save_model)
+from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency,
+                    check_pegasos_keys, header_float, header_keys, read_header, read_index_value, save_model)
 from .options import KERNELS, MAX_DEGREE
+from .outcome import PEGASOS_KEYS
 from .solver import psd_kernel
 from .sampling import Orders
 
@@ -553,7 +554,7 @@ def kernel_model_text(model):
         "index_base": str(base),
     })
     lines = [f"{MAGIC} {VERSION}"]
-    for key in _header_keys() + KERNEL_OPTIONAL_KEYS:
+    for key in header_keys(header, _header_keys() + KERNEL_OPTIONAL_KEYS):
         if key in KERNEL_OPTIONAL_KEYS and key not in header:
             continue
         value = str(header.get(key, "-")).replace("\n", " ").replace("\r", " ") or "-"
@@ -572,8 +573,9 @@ def parse_kernel_model(path, lines):
     """Read a kernel model from its lines (CR already stripped, trailing blank
     lines removed, first line checked by :func:`pegasos.modelfile.load_model`)."""
 
-    keys = _header_keys()
-    header, i, value = read_header(path, lines, keys, KERNEL_OPTIONAL_KEYS, ("support_vectors",))
+    keys = tuple(k for k in _header_keys() if k not in PEGASOS_KEYS)
+    header, i, value = read_header(path, lines, keys, KERNEL_OPTIONAL_KEYS + PEGASOS_KEYS, ("support_vectors",))
+    check_pegasos_keys(path, header)
     if header["loss"] != "hinge":
         raise ModelFormatError(path, f"unsupported model kind {header['kind']}/{header['loss']}", header.line("loss"))
     if header["kernel"] not in KERNELS:
@@ -640,7 +642,7 @@ def parse_kernel_model(path, lines):
             raise ModelFormatError(path, f"feature index {last + base} is beyond the {INT32_MAX + 1} columns "
                                          "pegasos supports", lineno)
         indptr[s + 1] = len(cols)
-    info = {k: header[k] for k in keys if k not in KERNEL_KEYS}
+    info = {k: header[k] for k in _header_keys() if k not in KERNEL_KEYS and k in header}
     info.update({k: header[k] for k in ("budget", "support_vectors_removed")})
     info.update({k: header[k] for k in KERNEL_OPTIONAL_KEYS if k in header})
     labels = BinaryLabels(neg, pos, header["label_negative"], header["label_positive"])

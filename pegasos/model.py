@@ -40,6 +40,7 @@ import numpy as np
 
 from .defaults import SAMPLINGS, SCHEDULES
 from .errors import DataError, ModelFormatError, ParameterError, PegasosError
+from .outcome import PEGASOS_KEYS, dual_only
 
 MAGIC = "pegasos_model"
 VERSION = 1
@@ -110,7 +111,7 @@ def linear_model_text(model):
             header["cost_matrix"] = ";".join(",".join(repr(float(v)) for v in row)
                                              for row in np.asarray(model.cost).reshape(model.n_classes, -1))
     lines = [f"{MAGIC} {VERSION}"]
-    for key in HEADER_KEYS + OPTIONAL_KEYS:
+    for key in header_keys(header, HEADER_KEYS + OPTIONAL_KEYS):
         if key in HEADER_KEYS or key in header:
             value = str(header.get(key, "-")).replace("\n", " ").replace("\r", " ") or "-"
             lines.append(f"{key} {value}")
@@ -955,6 +956,28 @@ def _check_header_numbers(path, key, value, lineno):
             if w < 0:
                 raise ModelFormatError(path, f"header 'class_weights' gives label {label} the weight {weight}, "
                                              "which is negative", lineno)
+
+
+def header_keys(info, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The header ``keys`` a model with header ``info`` writes: without the settings of Pegasos
+    (:data:`pegasos.outcome.PEGASOS_KEYS`) where no Pegasos iteration ran (:func:`pegasos.outcome.dual_only`)."""
+    return tuple(k for k in keys if k not in PEGASOS_KEYS) if dual_only(info) else keys
+
+
+def check_pegasos_keys(path, header):
+    """After :func:`read_header` with :data:`pegasos.outcome.PEGASOS_KEYS` optional: require those of
+    :data:`HEADER_KEYS` unless no Pegasos iteration ran (:func:`pegasos.outcome.dual_only`).
+
+    Raises
+    ------
+    ModelFormatError
+        A Pegasos model whose header lacks some of them.
+    """
+    if dual_only(header):
+        return
+    missing = [k for k in PEGASOS_KEYS if k in HEADER_KEYS and k not in header]
+    if missing:
+        raise ModelFormatError(path, f"damaged model file: header lacks {', '.join(missing)}")
 
 
 def read_header(path, lines, required, optional, stops):

@@ -16,9 +16,10 @@ from .defaults import MIN_LAMBDA, lambda_problem
 from .errors import ModelFormatError
 from .labels import BinaryLabels
 from .linear import LinearModel
+from .outcome import PEGASOS_KEYS
 from .model import (HEADER_KEYS, LOSSES, MAGIC, OPTIONAL_KEYS, RESUME_BEGIN, TASKS, VERSION, check_float,
-                    check_header_consistency, check_weights_fit, expect_end, header_float, read_header,
-                    read_model_bytes, read_resume, read_weight_entries, read_weights)
+                    check_header_consistency, check_pegasos_keys, check_weights_fit, expect_end, header_float,
+                    read_header, read_model_bytes, read_resume, read_weight_entries, read_weights)
 
 if TYPE_CHECKING:
     import os
@@ -78,7 +79,9 @@ def load_model(path: str | os.PathLike[str], *, written_columns: bool = False) -
         from .kernel import parse_kernel_model      # imported for kernel models only
 
         return parse_kernel_model(path, lines)
-    header, i, _ = read_header(path, lines, HEADER_KEYS, OPTIONAL_KEYS, ("weights", "class"))
+    required = tuple(k for k in HEADER_KEYS if k not in PEGASOS_KEYS)
+    header, i, _ = read_header(path, lines, required, OPTIONAL_KEYS + PEGASOS_KEYS, ("weights", "class"))
+    check_pegasos_keys(path, header)
     task = header.get("task", "binary")
     if header["kind"] != "linear" or task not in TASKS or header["loss"] not in LOSSES[task]:
         blame = "kind" if header["kind"] != "linear" else ("task" if task not in TASKS else "loss")

@@ -28,6 +28,7 @@ from typing import Any
 from .defaults import (AUTO_AVERAGE_FROM, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
                        MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
+from .outcome import dual_only
 from .solver import Problem, Solver, check_solver, plan, psd_kernel
 
 #: the losses and the task each one trains (paper Sec. 5)
@@ -885,16 +886,22 @@ class TrainOptions:
                 raise ParameterError(f"model header {key} {text!r} is not valid") from None
             if value is not None:
                 values[field] = value
+        # a model of the dual alone records none of Pegasos' settings: T = 0, and for a run from it (--init)
+        # the settings of a first run (the automatic preset's)
+        dual = dual_only(header)
+        if dual:
+            values["iterations"] = 0
         if values.get("sampling") == "shuffle-buffer":
             values["sampling"] = "permutation"
         if header.get("averaging") == "all":
             values.pop("average_from", None)
             values["average"] = True
-        values.setdefault("step_offset", 0.0)
+        if not dual:
+            values.setdefault("step_offset", 0.0)
         if header.get("finish") == "dual" and "dual_updates" in header:
             # the kernel dual solver's model (pegasos.kernel.fit_kernel_dual): T = 0, the dual to its tol
             values["finish"] = "dual"
-        return cls(preset="paper", **values)
+        return cls(preset="auto" if dual else "paper", **values)
 
 
 def _flatten(rows):

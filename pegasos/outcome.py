@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .defaults import DEFAULT_EPOCHS
 from .solver import Plan, Solver
 
 
@@ -27,12 +28,26 @@ class Stop(str, enum.Enum):
     EPOCH_CAP = "epoch cap"        # Pegasos: the automatic length reached its cap of epochs
     WORK_CAP = "work cap"          # Pegasos: the next doubling would train too long for what it gains
     LENGTH = "length"              # Pegasos ran the T or epochs given
+    DEFAULT_LENGTH = "default length"   # kernel Pegasos ran the default epochs (its length is not automatic)
     EARLY_STOP = "early stop"      # the validation metric stopped improving
     STREAM = "stream passes"       # a streamed run's passes, its certified gap above tol (pegasos.stream)
 
 
 #: the stops of the dual solvers, whose certified gap the model header holds
 DUAL_STOPS = (Stop.CERTIFIED, Stop.BOUND, Stop.STUCK, Stop.PASSES)
+
+
+#: the model-header entries of Pegasos' loop (Fig. 1/2) and of its automatic length: a model that no Pegasos
+#: iteration trained (:func:`dual_only`: the dual from w = 0, the kernel dual solver) is written without
+#: them (:func:`pegasos.model.header_keys`); the seed stays, it orders the dual's passes
+PEGASOS_KEYS = ("iterations", "batch_size", "sampling", "projection", "averaging", "average_from",
+                "averaged_iterates", "epochs", "epochs_trained")
+
+
+def dual_only(info: dict[str, str]) -> bool:
+    """Whether the header ``info`` is that of a model no Pegasos iteration trained: ``solver dual``
+    and T = 0 (or no T, as such a model file is written)."""
+    return info.get("solver") == "dual" and str(info.get("iterations", "0")) == "0"
 
 
 def _passes(text: str) -> int:
@@ -107,6 +122,10 @@ class Outcome:
         if gap is not None and gap > self.tol:          # (a Pegasos model with the dual's bound)
             return (f"the model's certified relative gap is {gap:.3g}, above tol {self.tol!r}: it is not "
                     "certified",)
+        if self.stop is Stop.DEFAULT_LENGTH:
+            return (f"kernel Pegasos has no automatic length: it ran the default {DEFAULT_EPOCHS} epochs, not checked "
+                    "against tol; give epochs (or T) for another length, or the dual solver for a model certified "
+                    "within tol",)
         if self.stop is Stop.WORK_CAP:
             return (f"Pegasos' automatic length stopped at {self.epochs:g} epochs, where the last doubling gained "
                     "at most 1% and the next would train more than 2^24 iterations over all classes (tol not "
@@ -117,7 +136,7 @@ class Outcome:
     def header(self) -> dict[str, str]:
         """The header entries this outcome writes (``solver``, ``solver_reason``, ``stop``, ``tol``)."""
         out = {"solver": self.solver.value, "solver_reason": self.reason, "stop": self.stop.value}
-        if self.stop not in (Stop.LENGTH, Stop.EARLY_STOP):        # a given length has no tolerance
+        if self.stop not in (Stop.LENGTH, Stop.DEFAULT_LENGTH, Stop.EARLY_STOP):     # a length has no tolerance
             out["tol"] = repr(float(self.tol))
         return out
 
@@ -141,6 +160,10 @@ class Outcome:
         return cls(**values)
 
 
+#: what the reason of a Pegasos plan adds where the dual passes after it made the model (finish="dual")
+KEPT_DUAL = "; dual passes after the Pegasos run were asked for, and their model was kept"
+
+
 def _stop_of(info: dict[str, str], tol: float, passes_given: bool) -> Stop:
     """The stop of a run whose trainer left its entries in ``info``."""
     if "certified_gap" in info and ("finish_passes" in info or "dual_updates" in info):     # dual passes ran
@@ -158,22 +181,32 @@ def record_outcome(model, chosen: Plan, options):
     """Write the outcome of ``model`` (trained by ``chosen`` with ``options``) into its header.
 
     The solver whose weights it holds (the dual where no Pegasos iteration ran, or where dual passes
-    after Pegasos were kept for every class), why, the stop and the tolerance.  Returns ``model``.
+    after Pegasos were kept for every class), why, the stop and the tolerance; where no Pegasos
+    iteration ran (:func:`dual_only`) the entries of :data:`PEGASOS_KEYS` are removed.  The plan itself is left
+    on the model as ``model.plan`` (its ``detail`` names the settings behind the reason as the user spelled
+    them, which the header does not, so that two spellings write one file: ``pegasos train``'s summary
+    says it).  Returns ``model``.
     """
     info = getattr(model, "info", None)
     if info is None:
         return model
-    used = Solver.DUAL if info.get("iterations") == "0" else Solver.PEGASOS
+    used = Solver.DUAL if dual_only(info) or info.get("iterations") == "0" else Solver.PEGASOS
     kept = info.get("finish_kept", "")
     if kept == "dual" or (kept.endswith(" classes dual") and kept.split(" of ")[0] == kept.split()[2]):
         used = Solver.DUAL
     reason = chosen.reason
     if used is not chosen.solver:
-        reason = f"{reason}; dual passes after the Pegasos run were asked for, and their model was kept"
+        reason += KEPT_DUAL
     tol = float(options.tol if options.tol_gap is None else options.tol_gap)
-    outcome = Outcome(solver=used, reason=f"auto: {reason}" if chosen.asked == "auto" else reason,
-                      stop=_stop_of(info, tol, options.finish_passes is not None), tol=tol)
+    stop = _stop_of(info, tol, options.finish_passes is not None)
+    if stop is Stop.LENGTH and options.kernel != "linear" and options.length_is_automatic:
+        stop = Stop.DEFAULT_LENGTH
+    outcome = Outcome(solver=used, reason=f"auto: {reason}" if chosen.asked == "auto" else reason, stop=stop, tol=tol)
     info.update(outcome.header())
+    if dual_only(info):             # no Pegasos iteration ran: the header lists the dual's settings only
+        for key in PEGASOS_KEYS:
+            info.pop(key, None)
+    model.plan = chosen
     return model
 
 

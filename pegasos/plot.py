@@ -12,6 +12,7 @@ import math
 import os
 
 from .errors import ParameterError, PegasosError
+from .outcome import dual_only
 from .trace import TRACE_BOUND_KEY, read_trace
 
 X_AXES = {"seconds": ("seconds", "training time (s)"), "iterations": ("t", "iterations t"),
@@ -147,7 +148,7 @@ def plot_traces(traces, *, x="seconds", optimum=None, title=None, labels=None, f
         values = [r.get("objective") for r in rows if r.get("objective") is not None]
         if values:
             keep.append(i)
-        elif not rows and str((header or {}).get("iterations")) == "0":
+        elif not rows and (dual_only(header or {}) or str((header or {}).get("iterations")) == "0"):
             empty.append((name, "the trace has no rows: its model ran no Pegasos iteration (the dual solver made "
                                 "it); train with --solver pegasos, or -T N, to trace a Pegasos run"))
         else:

@@ -22,14 +22,16 @@ offset t0 calibrated on a sample of the data and, when neither T nor
 epochs is given, the number of epochs doubled until the objective settles
 (``tol``; see the README's "What is solved"), so a model equals
 ``pegasos.fit`` of the same settings bit for bit.  Give
-``sampling="uniform", average_from=None, step_offset=0, epochs=10,
-bias="none"`` for ``pegasos.train``'s defaults.
+``sampling="uniform", average_from=None, step_offset=0, epochs=10`` for
+``pegasos.train``'s defaults.
 
-lam : float > 0, default 1e-4
+alpha : float > 0, default 1e-4
     The regularisation parameter lambda of the primal objective
-    lambda/2 ||w||^2 + (1/m) sum_i loss_i (paper Eq. (1)).  LIBLINEAR's and
-    scikit-learn's ``LinearSVC``/``SVC`` ``C`` is 1/(lambda m) for m training
-    examples; scikit-learn ``SGDClassifier``'s ``alpha`` is lambda.
+    lambda/2 ||w||^2 + (1/m) sum_i loss_i (paper Eq. (1); ``pegasos train
+    --lambda``).  Named ``alpha`` as scikit-learn's ``SGDClassifier`` names
+    the same lambda (same default), rather than ``C`` = 1/(lambda m), whose
+    meaning changes with the number of examples m (LIBLINEAR's and
+    ``LinearSVC``'s ``C`` is that).
 iterations : int > 0 or None
     The number of iterations T (each takes a batch of k examples, or k
     pairs for the ranker).
@@ -57,13 +59,12 @@ average : bool, default False
 average_from : float in [0, 1) or None, default 0.5
     Output the mean of the iterates w_t for t >= ceil(average_from T);
     None outputs the last iterate w_{T+1} (the paper's experiments).
-bias : "none", "feature" or "unregularized"
-    "feature" (the regressor's default, and the classifier's for linear
-    models, as scikit-learn's ``fit_intercept=True``): a constant feature 1
-    whose weight is the intercept, regularised with w (LIBLINEAR ``-B 1``);
-    "none": no intercept (the paper's problem, the default of
-    ``pegasos.train``); "unregularized": Sec. 6's heuristic.  Kernels take
-    "none" only; the ranker has no intercept.
+bias : "none", "feature" or "unregularized", default "none"
+    "none": no intercept (the paper's problem, and ``pegasos train``'s
+    default); "feature": a constant feature 1 whose weight is the intercept,
+    regularised with w (LIBLINEAR ``-B 1``; what scikit-learn's
+    ``fit_intercept=True`` gives); "unregularized": Sec. 6's heuristic.
+    Kernels take "none" only; the ranker has no intercept.
 engine : pegasos.engine_dask.DaskEngine or None, default None
     Linear classifiers (one-vs-rest for more than two classes) and the
     regressor: train on this Dask cluster.  X is cut into one contiguous row block per worker, sent to the
@@ -95,11 +96,12 @@ random_state : int >= 0, numpy RandomState/Generator or None, default 1
     int is the seed itself, so the same int gives the same model as
     ``pegasos.train(seed=...)``; a RandomState or Generator draws the seed
     from itself; None draws it from numpy's global generator.
-n_threads : int >= 1, default 1
-    Threads: for the mini-batch step of large batches (a binary linear
-    model) and for the classes of linear one-vs-rest; the model does not
-    depend on it.  Kernel training runs on one thread (its predictions use
-    one per core).
+n_jobs : int or None, default None
+    Threads (``pegasos train --jobs``), as scikit-learn counts them: None
+    is 1, -1 every core, -2 all but one; they serve the mini-batch step of
+    large batches (a binary linear model) and the classes of linear
+    one-vs-rest; the model does not depend on it.  Kernel training runs on
+    one thread (its predictions use one per core).
 solver : "auto", "pegasos" or "dual", default "auto" (the classifier and the ranker)
     Which solver trains the model (``pegasos train --solver``,
     :func:`pegasos.solver.plan`): Pegasos; dual coordinate ascent from
@@ -331,15 +333,33 @@ class _PegasosBase(BaseEstimator):
             return None
         return af
 
+    def _threads(self):
+        """``n_jobs`` as a number of threads: None is 1, -1 every core, -2 all but one (scikit-learn's
+        count); ParameterError for 0, a number below -cores or anything but an int."""
+        n = self.n_jobs
+        if n is None:
+            return 1
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n == 0:
+            raise ParameterError(f"n_jobs must be None, a positive integer or -1 (every core), got {n!r}")
+        if n > 0:
+            return int(n)
+        cores = os.cpu_count() or 1
+        if cores + 1 + n < 1:
+            raise ParameterError(f"n_jobs = {n} leaves no thread of the {cores} cores")
+        return int(cores + 1 + n)
+
     def _common(self, sampling=None, kernel=False, default_epochs=ENGINE_EPOCHS, automatic=False):
         """The keyword arguments common to pegasos.train and train_kernel (step_offset
         too for a linear model), with the estimators' defaults resolved.  ``automatic``
         (a linear fit through :func:`pegasos.fit`): no epochs when neither T nor epochs is
         given, and no step_offset for "auto", which pegasos.fit then chooses from the data."""
+        problem = lambda_problem(self.alpha)
+        if problem is not None:
+            raise ParameterError(f"alpha (lambda): {problem}")
         epochs = self.epochs
         if epochs is None and self.iterations is None and not automatic:
             epochs = KERNEL_EPOCHS if kernel else default_epochs
-        out = dict(lam=self.lam, iterations=self.iterations, epochs=epochs,
+        out = dict(lam=self.alpha, iterations=self.iterations, epochs=epochs,
                    batch_size=1 if self.batch_size is None else self.batch_size,
                    sampling=self.sampling if sampling is None else sampling, projection=self.projection,
                    average=self.average, average_from=self._average_from(), seed=_seed(self.random_state),
@@ -353,9 +373,7 @@ class _PegasosBase(BaseEstimator):
             if t0 != "auto":
                 raise ParameterError(f"step_offset must be 'auto' or a number >= 0, got {t0!r}")
             if not automatic:
-                lam = self.lam
-                good = lambda_problem(lam) is None
-                out["step_offset"] = 1.0 / (lam * AUTO_ETA0) if good else 0.0   # a bad lam is reported by train
+                out["step_offset"] = 1.0 / (self.alpha * AUTO_ETA0)
         else:
             out["step_offset"] = t0
         return out
@@ -374,7 +392,7 @@ class _PegasosBase(BaseEstimator):
         common.pop("sampling")
         if self.step_offset == "auto":
             common.pop("step_offset")           # unset: fit_shards calibrates t0 on a sample of the blocks
-        options = TrainOptions(n_threads=self.n_threads, **problem, **common)
+        options = TrainOptions(n_threads=self._threads(), **problem, **common)
         client = getattr(self.engine, "client", self.engine)
         shards = array_shards(X, y, max(1, min(len(client.scheduler_info()["workers"]), X.shape[0])))
         return fit_shards(shards, options, EngineSettings(engine="dask", zero_based=True, n_features=X.shape[1]),
@@ -457,10 +475,10 @@ class _PegasosBase(BaseEstimator):
 
     def _record_run(self, info):
         """t_ (iterations T of the run) and n_iter_ (passes over the data, rounded up)."""
-        T = int(info["iterations"])
+        T = int(info.get("iterations", "0"))       # (a model of the dual alone has none)
         m = int(info["train_examples"])
         self.t_ = T
-        self.n_iter_ = max(1, math.ceil(T * int(info["batch_size"]) / m - 1e-9)) if m else 0
+        self.n_iter_ = max(1, math.ceil(T * int(info.get("batch_size", "1")) / m - 1e-9)) if m else 0
         if T == 0 and "finish_passes" in info:      # no Pegasos iteration: the dual passes from w = 0
             self.n_iter_ = max(int(p) for p in str(info["finish_passes"]).split(","))
         elif T == 0 and "dual_updates" in info:    # the kernel dual solver: its updates, in passes of m
@@ -470,10 +488,14 @@ class _PegasosBase(BaseEstimator):
         """Set the constructor parameters ``model``'s header records; returns its
         :class:`pegasos.options.TrainOptions`."""
         from .options import TrainOptions
+        from .outcome import dual_only
 
         options = TrainOptions.from_header(model.info)
         settings = _info_settings(options, model.info)
-        settings.update(lam=model.lam, bias=model.bias_mode)
+        if dual_only(model.info):      # no Pegasos setting recorded: the parameters keep their defaults
+            settings = {k: v for k, v in settings.items() if k not in ("batch_size", "sampling", "projection",
+                                                                       "average", "average_from")}
+        settings.update(alpha=model.lam, bias=model.bias_mode)
         self.set_params(**{k: v for k, v in settings.items() if k in self.get_params()})
         return options
 
@@ -539,11 +561,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
     class_weight : dict {label: weight > 0}, "balanced" or None
         Multiplies the loss of each class's examples (LIBLINEAR ``-wi``);
         "balanced" gives class c the weight m / (K m_c).  Linear models only.
-    lam, iterations, epochs, batch_size, sampling, projection, average, average_from, bias,
-    step_offset, random_state, n_threads, finish, solver
-        See the module docstring; ``solver`` is "auto", "pegasos" or "dual" (:func:`pegasos.solver.plan`).  ``bias`` defaults to "auto": "feature"
-        for a linear model, "none" with a kernel (the only choice there:
-        Fig. 3 has no bias).
+    alpha, iterations, epochs, batch_size, sampling, projection, average, average_from, bias,
+    step_offset, random_state, n_jobs, finish, solver
+        See the module docstring; ``solver`` is "auto", "pegasos" or "dual" (:func:`pegasos.solver.plan`).
 
     Attributes
     ----------
@@ -567,11 +587,10 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
     """
 
     def __init__(self, *, loss="hinge", multiclass="ovr", kernel=None, gamma=None, degree=3, coef0=0.0,
-                 budget=None, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
+                 budget=None, alpha=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
                  sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT,
-                 bias="auto",
-                 step_offset="auto",
-                 class_weight=None, random_state=1, n_threads=1, engine=None, finish=None, tol=DEFAULT_TOL,
+                 bias="none", step_offset="auto",
+                 class_weight=None, random_state=1, n_jobs=None, engine=None, finish=None, tol=DEFAULT_TOL,
                  cache_size=DEFAULT_CACHE_MB, solver="auto"):
         self.solver = solver
         self.tol = tol
@@ -585,7 +604,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         self.degree = degree
         self.coef0 = coef0
         self.budget = budget
-        self.lam = lam
+        self.alpha = alpha
         self.iterations = iterations
         self.epochs = epochs
         self.batch_size = batch_size
@@ -597,15 +616,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         self.step_offset = step_offset
         self.class_weight = class_weight
         self.random_state = random_state
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------- fitting --
-
-    def _bias_mode(self):
-        """pegasos' bias mode: "auto" is "feature" for a linear model, "none" with a kernel."""
-        if self.bias == "auto":
-            return "none" if self._kernel() is not None else "feature"
-        return self.bias
 
     def fit(self, X: Input, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Train on X and labels y.
@@ -654,17 +667,17 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             if self._kernel() is not None or (K > 2 and self.multiclass != "ovr"):
                 raise ParameterError("engine trains linear classifiers, one-vs-rest for more than two classes "
                                      "(no kernel, no crammer-singer)")
-            self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
+            self.model_ = self._fit_on_engine(X, y_num, sw, loss=self.loss, bias=self.bias,
                                               class_weight=class_weight, finish=self.finish)
         elif self._kernel() is not None:
             self._fit_kernel(X, y_num, y_index, values, sw, class_weight)
         elif K == 2:
-            self.model_ = self._fit_linear(X, y_num, sw, loss=self.loss, bias=self._bias_mode(),
-                                           class_weight=class_weight, n_threads=self.n_threads, finish=self.finish)
+            self.model_ = self._fit_linear(X, y_num, sw, loss=self.loss, bias=self.bias,
+                                           class_weight=class_weight, n_threads=self._threads(), finish=self.finish)
         else:
             self.model_ = self._fit_linear(X, y_num, sw, multiclass=self.multiclass, loss=self.loss,
-                                           bias=self._bias_mode(), class_weight=class_weight,
-                                           n_threads=self.n_threads, finish=self.finish)
+                                           bias=self.bias, class_weight=class_weight,
+                                           n_threads=self._threads(), finish=self.finish)
         self.classes_ = classes
         self._set_fitted()
         self._keep_state()
@@ -746,7 +759,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         sw = _sample_weight(sample_weight, X.shape[0])
         class_weight = self._class_weights(classes, values, y_index)
         labels = BinaryLabels(float(values[0]), float(values[1]))
-        problem = dict(loss=self.loss, bias=self._bias_mode(), class_weight=class_weight, n_threads=self.n_threads)
+        problem = dict(loss=self.loss, bias=self.bias, class_weight=class_weight, n_threads=self._threads())
         start = None
         if fitted:
             start = (fit_model.w, fit_model.bias, _schedule_after_fit(fit_model))
@@ -825,7 +838,7 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
 
         if self.kernel not in _KERNELS:
             raise ParameterError(f"kernel must be None, 'linear', {', '.join(map(repr, _KERNELS))}, got {self.kernel!r}")
-        for name, value, default in (("loss", self.loss, "hinge"), ("bias", self._bias_mode(), "none")):
+        for name, value, default in (("loss", self.loss, "hinge"), ("bias", self.bias, "none")):
             if value != default:
                 raise ParameterError(f"{name} = {value!r} is not available with a kernel (it needs {default!r})")
         if class_weight is not None or sw is not None:
@@ -1108,9 +1121,9 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
     ----------
     epsilon : float >= 0, default 0.1
         Half-width of the insensitive zone, in the units of y.
-    lam, iterations, epochs, batch_size, sampling, projection, average, average_from, bias,
-    step_offset, random_state, n_threads
-        See the module docstring (``bias`` defaults to "feature").
+    alpha, iterations, epochs, batch_size, sampling, projection, average, average_from, bias,
+    step_offset, random_state, n_jobs
+        See the module docstring.
 
     Attributes
     ----------
@@ -1119,14 +1132,13 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
     n_features_in_, t_, n_iter_, model_ : as :class:`PegasosClassifier`
     """
 
-    def __init__(self, *, epsilon=0.1, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
+    def __init__(self, *, epsilon=0.1, alpha=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
                  sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT,
-                 bias="feature",
-                 step_offset="auto", random_state=1, n_threads=1, engine=None, tol=DEFAULT_TOL):
+                 bias="none", step_offset="auto", random_state=1, n_jobs=None, engine=None, tol=DEFAULT_TOL):
         self.tol = tol
         self.engine = engine
         self.epsilon = epsilon
-        self.lam = lam
+        self.alpha = alpha
         self.iterations = iterations
         self.epochs = epochs
         self.batch_size = batch_size
@@ -1137,7 +1149,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         self.bias = bias
         self.step_offset = step_offset
         self.random_state = random_state
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
 
     def fit(self, X: Input, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Train on X (array-like or sparse, shape (m, n_features)) and real targets y (m,).
@@ -1158,7 +1170,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
                                               bias=self.bias)
         else:
             self.model_ = self._fit_linear(X, y, sw, loss="eps-insensitive", epsilon=float(self.epsilon),
-                                           bias=self.bias, n_threads=self.n_threads)
+                                           bias=self.bias, n_threads=self._threads())
         self._set_fitted()
         self._keep_state()
         return self
@@ -1188,7 +1200,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         sw = _sample_weight(sample_weight, X.shape[0])
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, numbers.Real):
             raise ParameterError(f"epsilon must be a number >= 0, got {self.epsilon!r}")
-        problem = dict(loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias, n_threads=self.n_threads)
+        problem = dict(loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias, n_threads=self._threads())
         model = train(X, y, sample_weight=sw, init=None if first else self.solver_state_, **problem,
                       **self._partial_common(X, y, sw, None, problem, first))
         self._partial_run(model, first)
@@ -1243,8 +1255,8 @@ class PegasosRanker(_PegasosBase):
 
     Parameters
     ----------
-    lam, iterations, epochs, batch_size, random_state, projection, average, average_from,
-    step_offset, n_threads, solver
+    alpha, iterations, epochs, batch_size, random_state, projection, average, average_from,
+    step_offset, n_jobs, solver
         See the module docstring; T and ``epochs`` count pairs: T = epochs P / k
         for the P ordered pairs (a, b) of one query with different relevance.
 
@@ -1259,12 +1271,12 @@ class PegasosRanker(_PegasosBase):
     n_features_in_, model_ : as :class:`PegasosClassifier`.
     """
 
-    def __init__(self, *, lam=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, projection=False,
-                 average=False, average_from=AVERAGE_FROM_DEFAULT, step_offset="auto", random_state=1, n_threads=1,
+    def __init__(self, *, alpha=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=1, projection=False,
+                 average=False, average_from=AVERAGE_FROM_DEFAULT, step_offset="auto", random_state=1, n_jobs=None,
                  tol=DEFAULT_TOL, solver="auto"):
         self.solver = solver
         self.tol = tol
-        self.lam = lam
+        self.alpha = alpha
         self.iterations = iterations
         self.epochs = epochs
         self.batch_size = batch_size
@@ -1273,7 +1285,7 @@ class PegasosRanker(_PegasosBase):
         self.average_from = average_from
         self.step_offset = step_offset
         self.random_state = random_state
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1300,17 +1312,17 @@ class PegasosRanker(_PegasosBase):
             # the paper's step, then the dual finish (it left epochs=3 8.6% above f*)
             from .api import fit
 
-            self.model_ = fit((X, y, qid), preset="auto", loss="rank", n_threads=self.n_threads,
+            self.model_ = fit((X, y, qid), preset="auto", loss="rank", n_threads=self._threads(),
                               **self._common(sampling="uniform", automatic=True))
         else:
-            self.model_ = train(X, y, loss="rank", qid=qid, n_threads=self.n_threads,
+            self.model_ = train(X, y, loss="rank", qid=qid, n_threads=self._threads(),
                                 **self._common(sampling="uniform", default_epochs=KERNEL_EPOCHS))
         self._queries = bool(np.any(qid != qid[0]))        # several queries: score should be given them too
         self.coef_ = self.model_.w.copy()
         self.n_features_in_ = self.model_.n_features
-        self.t_ = int(self.model_.info["iterations"])
+        self.t_ = int(self.model_.info.get("iterations", "0"))      # (none: the dual alone)
         pairs = 2 * pairwise_counts(np.zeros(y.shape[0]), y, qid)[0]      # ordered pairs, as sampled
-        self.n_iter_ = max(1, math.ceil(self.t_ * int(self.model_.info["batch_size"]) / pairs - 1e-9))
+        self.n_iter_ = max(1, math.ceil(self.t_ * int(self.model_.info.get("batch_size", "1")) / pairs - 1e-9))
         if self.t_ == 0 and "finish_passes" in self.model_.info:      # the dual passes alone: count them
             self.n_iter_ = int(self.model_.info["finish_passes"])
         return self
@@ -1376,7 +1388,7 @@ class PegasosRanker(_PegasosBase):
         est.model_ = model
         est.coef_ = model.w.copy()
         est.n_features_in_ = model.n_features
-        est.t_ = int(model.info["iterations"])
+        est.t_ = int(model.info.get("iterations", "0"))
         return est
 
 

@@ -93,9 +93,13 @@ class Plan:
         """The reason with its detail and, under "auto", that prefix: what the summary prints."""
         return f"{'auto: ' if self.asked == 'auto' else ''}{self.reason}{': ' + self.detail if self.detail else ''}"
 
+    def how(self, options=None) -> str:
+        """What the solver will run for the run's ``options`` (None: in general), in words: how long it runs."""
+        return _how(self.solver, options)
+
     def describe(self, options=None) -> str:
         """The plan in one line (``pegasos train --explain``); with the run's ``options``, how long it runs."""
-        return f"solver {self.solver.value} ({self.why}): {_how(self.solver, options)}"
+        return f"solver {self.solver.value} ({self.why}): {self.how(options)}"
 
 
 def _how(solver: Solver, options) -> str:

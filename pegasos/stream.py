@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 import os
 import shutil
 import stat
@@ -1485,10 +1484,15 @@ def train_shuffled(path, *, shuffle_buffer=DEFAULT_SHUFFLE_BUFFER, zero_based=Fa
         raise ParameterError(f"the shuffle buffer trains binary classifiers and regression, not the {options.loss} "
                              "loss; use --cache FILE")
     options.validate()
-    if scanned is not None:
-        return fit_shuffled(scanned, options, progress=progress)
-    d = scan(path, zero_based, dtype, options.epsilon if options.task == "regression" else None, block_size=block_size)
+    from .outcome import record_outcome
+    from .solver import Problem, plan
+
+    d = scanned if scanned is not None else scan(path, zero_based, dtype,
+                                                 options.epsilon if options.task == "regression" else None,
+                                                 block_size=block_size)
+    chosen = plan(Problem(m=d.m, in_memory=False), options)      # Pegasos through the shuffle buffer
     try:
-        return fit_shuffled(d, options, progress=progress)
+        return record_outcome(fit_shuffled(d, options, progress=progress), chosen, options)
     finally:
-        d.spill.close()
+        if scanned is None:
+            d.spill.close()

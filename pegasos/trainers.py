@@ -2,8 +2,10 @@
 
 Each builds a :class:`TrainOptions` from its keywords (with the paper's
 defaults, ``preset="paper"``: i.i.d. sampling, the last iterate, the step
-1/(lambda t), 10 epochs, unless the keywords say otherwise) and runs one
-trainer on arrays.  :func:`pegasos.fit` is the entry point that picks the
+1/(lambda t), 10 epochs, unless the keywords say otherwise), runs one
+trainer on arrays and records the outcome in the model's header
+(:func:`pegasos.outcome.record_outcome`, under :func:`pegasos.solver.plan`'s
+plan, as every entry point does).  :func:`pegasos.fit` is the entry point that picks the
 trainer and the automatic defaults.
 """
 
@@ -14,7 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from .examples import as_examples
 from .labels import BinaryLabels
 from .linear import fit_linear
+from .errors import ParameterError
 from .options import TrainOptions
+from .outcome import record_outcome
+from .solver import Problem, Solver, plan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -83,10 +88,22 @@ def train(X: Matrix, y: ArrayLike, *, labels: BinaryLabels | None = None, n_feat
     """
     options = TrainOptions(**{"preset": "paper", **settings}).validate()
     ex = as_examples((X, y, qid, sample_weight), n_features)
+    chosen = _pegasos_plan(ex, options, resumed=init is not None or start is not None)
     if labels is None and options.task == "binary":
         labels = BinaryLabels.from_values(ex.y)
-    return fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init, monitor=monitor,
-                      start=start)
+    return record_outcome(fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init,
+                                     monitor=monitor, start=start), chosen, options)
+
+
+def _pegasos_plan(ex, options, resumed=False, dual_runs=False):
+    """The plan of a keyword trainer's run (:func:`pegasos.solver.plan`, as every entry point makes it),
+    whose outcome it records.  The linear ones run Pegasos' loop alone (``dual_runs`` False): ParameterError
+    where the settings ask for the dual (T = 0)."""
+    chosen = plan(Problem(m=ex.m, resumed=resumed), options)
+    if chosen.solver is Solver.DUAL and not dual_runs:
+        raise ParameterError(f"{options.subject('iterations')} 0 asks for the dual solver alone, and the keyword "
+                             "trainers run Pegasos' loop (Fig. 1/2): pegasos.fit(..., solver=\"dual\") runs the dual")
+    return chosen
 
 
 def train_multiclass(X: Matrix, y: ArrayLike, *, method: str = "ovr", n_features: int | None = None,
@@ -124,9 +141,10 @@ def train_multiclass(X: Matrix, y: ArrayLike, *, method: str = "ovr", n_features
     options = TrainOptions(**{"preset": "paper", "multiclass": method, "cost": cost, "n_threads": n_jobs,
                               **settings}).validate()
     ex = as_examples((X, y, None, sample_weight), n_features)
+    chosen = _pegasos_plan(ex, options)
     from .multiclass import fit_multiclass      # imported when used: binary runs do not need it
 
-    return fit_multiclass(ex, options, class_texts=class_texts, progress=progress)
+    return record_outcome(fit_multiclass(ex, options, class_texts=class_texts, progress=progress), chosen, options)
 
 
 @overload
@@ -168,8 +186,11 @@ def train_kernel(X: Matrix, y: ArrayLike, *, kernel: str = "rbf", labels: Binary
     """
     options = TrainOptions(**{"preset": "paper", "kernel": kernel, **settings}).validate()
     ex = as_examples((X, y), n_features)
+    chosen = _pegasos_plan(ex, options, dual_runs=True)        # (the kernel dual solver runs here)
     if labels is None:
         labels = BinaryLabels.from_values(ex.y)
     from .kernel import fit_kernel              # imported when used: linear runs do not need it
 
-    return fit_kernel(ex, options, labels=labels, progress=progress, order=order, return_state=return_state)
+    out = fit_kernel(ex, options, labels=labels, progress=progress, order=order, return_state=return_state)
+    record_outcome(out[0] if return_state else out, chosen, options)
+    return out

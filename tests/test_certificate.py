@@ -673,7 +673,7 @@ def test_lambda_below_the_float64_range_is_one_error(tmp_path):
         assert not (tmp_path / "m").exists()
     ok(run_pegasos("train", "-q", "-l", "1e-4", data, tmp_path / "m"))
     one_error(run_pegasos("objective", "-l", "1e-320", data, tmp_path / "m"), "lambda must be at least 1e-300")
-    for fit in (lambda: pegasos.fit((X, y), lam=1e-320), lambda: PegasosClassifier(lam=1e-310).fit(X, y),
+    for fit in (lambda: pegasos.fit((X, y), lam=1e-320), lambda: PegasosClassifier(alpha=1e-310).fit(X, y),
                 lambda: pegasos.duality_gap(pegasos.load_model(str(tmp_path / "m")), X, y, lam=1e-305)):
         with pytest.raises(ParameterError, match="lambda must be at least 1e-300"):
             fit()

@@ -596,7 +596,7 @@ def test_fit_and_estimators_with_an_engine(shards, engine):
     assert list(est.classes_) == ["ham", "spam"] and clone(est).engine is engine
     # the same run in this process: two row blocks (two workers), class "ham" -> 0, "spam" -> 1
     common = {k: v for k, v in est._common().items() if k not in ("sampling", "step_offset")}   # t0: calibrated
-    ref = fit_shards(array_shards(X, (y > 0).astype(np.float64), 2), TrainOptions(bias="feature", **common),
+    ref = fit_shards(array_shards(X, (y > 0).astype(np.float64), 2), TrainOptions(**common),
                      EngineSettings(zero_based=True, n_features=X.shape[1]))
     assert np.array_equal(est.coef_.ravel(), ref.w) and est.intercept_[0] == ref.bias
     assert est.score(X, labels) > 0.8
@@ -614,7 +614,7 @@ def test_estimator_with_an_engine_trains_one_vs_rest(classes3, engine):
     X, y, _ = _concat(sorted(classes3.glob("*.svm")))
     est = PegasosClassifier(engine=engine, batch_size=8, iterations=60).fit(X, y)
     common = {k: v for k, v in est._common().items() if k not in ("sampling", "step_offset")}   # t0: calibrated
-    ref = fit_shards(array_shards(X, y, 2), TrainOptions(bias="feature", **common),
+    ref = fit_shards(array_shards(X, y, 2), TrainOptions(**common),
                      EngineSettings(zero_based=True, n_features=X.shape[1]))
     assert list(est.classes_) == [2.0, 5.0, 9.0] and np.array_equal(est.coef_, ref.W)
     assert np.array_equal(est.predict(X), ref.predict(X))
@@ -629,11 +629,11 @@ def test_estimator_defaults_on_an_engine_choose_k_and_calibrate_t0(shards, engin
     from pegasos.sklearn import PegasosClassifier
 
     X, y, _ = _concat(sorted((shards / "bin").glob("*.svm")))
-    est = PegasosClassifier(engine=engine, lam=1e-2, random_state=3).fit(X, y)
+    est = PegasosClassifier(engine=engine, alpha=1e-2, random_state=3).fit(X, y)
     info = est.model_.info
     assert info["batch_size"] == "5" and info["iterations"] == "1030" and "batch_size_rule" in info
     assert info["step_offset_rule"] == "calibrated" and "eta0" in info
-    ref = fit_shards(array_shards(X, y, 2), TrainOptions(lam=1e-2, seed=3, bias="feature", epochs=10),
+    ref = fit_shards(array_shards(X, y, 2), TrainOptions(lam=1e-2, seed=3, epochs=10),
                      EngineSettings(zero_based=True, n_features=X.shape[1]), auto_batch=True)
     assert np.array_equal(est.coef_.ravel(), ref.w) and est.intercept_[0] == ref.bias
     assert est.n_iter_ == 10

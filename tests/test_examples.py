@@ -63,8 +63,8 @@ def test_retrain_deploys_only_a_model_that_is_not_worse(tmp_path):
     assert r.returncode == 0, r.stderr
     assert deployed.read_bytes() != first
 
-    def iterations(text):
-        return int(next(line.split()[1] for line in text.splitlines() if line.startswith(b"iterations ")))
+    def iterations(text):          # (none written: the dual alone, T = 0)
+        return int(next((line.split()[1] for line in text.splitlines() if line.startswith(b"iterations ")), 0))
     assert iterations(deployed.read_bytes()) > iterations(first)          # day 2 went on from day 1 (--init)
     assert sorted(p.name for p in tmp_path.iterdir() if ".new." in p.name) == []      # no temporary left
     assert subprocess.run(["sh", script], capture_output=True, env=env).returncode == 2

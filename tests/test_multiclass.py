@@ -688,7 +688,7 @@ def test_crammer_singer_default_is_certified_against_an_independent_optimum(seed
               cost=None if cost is None else tuple(cost.ravel()))
     model = pegasos.fit((X, y), **kw)
     info = model.info
-    assert info["iterations"] == "0" and info["finish"] == "dual" and info["solver"] == "dual"
+    assert "iterations" not in info and info["finish"] == "dual" and info["solver"] == "dual"
     assert info["stop"] == "certified"
     f = ref.cs_objective(X, yc, model.W, model.biases, lam, cost, weights, bias_regularized=bias == "feature")
     assert f == pytest.approx(pegasos.objective(model, X, y)["objective"], rel=1e-12)

@@ -28,9 +28,9 @@ def regression(m=80, d=12, seed=1):
     return X, X @ rng.normal(size=d) + 0.1 * rng.normal(size=m)
 
 
-SETTINGS = [dict(average_from=0.0), dict(average_from=None), dict(average_from=0.0, batch_size=8, bias="none"),
+SETTINGS = [dict(average_from=0.0, bias="feature"), dict(average_from=None), dict(average_from=0.0, batch_size=8),
             dict(average_from=None, batch_size=8, bias="unregularized", projection=True),
-            dict(average_from=0.0, loss="log", lam=1e-3)]
+            dict(average_from=0.0, loss="log", alpha=1e-3)]
 
 
 @pytest.mark.parametrize("settings", SETTINGS)
@@ -92,7 +92,8 @@ def test_a_pass_with_one_class_needs_classes_on_the_first_call():
     only_yes = y == "yes"
     with pytest.raises(ParameterError, match="exactly two classes"):
         PegasosClassifier().partial_fit(X[only_yes], y[only_yes])
-    est = PegasosClassifier(average_from=0.0).partial_fit(X[only_yes], y[only_yes], classes=["yes", "no"])
+    est = PegasosClassifier(average_from=0.0, bias="feature").partial_fit(X[only_yes], y[only_yes],
+                                                                          classes=["yes", "no"])
     assert list(est.classes_) == ["no", "yes"]
     assert np.all(est.decision_function(X[only_yes]) > 0)       # "yes" is the positive class
     est.partial_fit(X[~only_yes], y[~only_yes])

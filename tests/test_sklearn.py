@@ -33,6 +33,10 @@ _SAMPLE_WEIGHT_EQUIVALENCE = (
     "the permutations visit, so the models differ (as for scikit-learn's SGDClassifier)")
 _KERNEL_WEIGHTS = "the kernelized trainer (Fig. 3) takes no per-example weights: fit refuses sample_weight"
 
+_NO_INTERCEPT = ("without an intercept (bias='none', the command line's default) the decision boundary passes through "
+                 "the origin, so class weights of 1000 and 0.0001 cannot put all the test points in one class; "
+                 "bias='feature' passes the check")
+
 _PARTIAL_FIT_BINARY = ("partial_fit trains binary linear models only; the check passes it three classes (or a "
                        "kernel), which it refuses with a ParameterError")
 
@@ -46,6 +50,8 @@ def _expected_failures(estimator):
         for check in ("check_fit_score_takes_y", "check_n_features_in_after_fitting",
                       "check_estimators_partial_fit_n_features"):
             failures[check] = _PARTIAL_FIT_BINARY
+        if estimator.bias == "none" and estimator.kernel is None:
+            failures["check_class_weight_classifiers"] = _NO_INTERCEPT
     if isinstance(estimator, PegasosClassifier) and estimator.kernel is not None:
         # (check_sample_weights_pandas_series runs only where pandas is installed)
         for check in ("check_sample_weights_not_an_array", "check_sample_weights_list", "check_sample_weights_shape",
@@ -56,7 +62,7 @@ def _expected_failures(estimator):
     return failures
 
 
-@parametrize_with_checks([PegasosClassifier(), PegasosClassifier(loss="log"), PegasosClassifier(loss="squared-hinge"),
+@parametrize_with_checks([PegasosClassifier(), PegasosClassifier(bias="feature"), PegasosClassifier(loss="log"), PegasosClassifier(loss="squared-hinge"),
                           PegasosClassifier(multiclass="crammer-singer"), PegasosClassifier(kernel="rbf"),
                           PegasosRegressor(), PegasosRanker()],
                          expected_failed_checks=_expected_failures, xfail_strict=True)
@@ -77,16 +83,18 @@ def _problem(m=300, d=40, classes=2, seed=0, density=0.3):
 
 # ----------------------------------------------- equality with the trainers --
 
-SETTINGS = dict(lam=1e-3, epochs=3, batch_size=4, sampling="permutation", average_from=0.25, projection=True,
+SETTINGS = dict(epochs=3, batch_size=4, sampling="permutation", average_from=0.25, projection=True,
                 step_offset=50.0)
+LAM = dict(lam=1e-3)          # pegasos.train's lambda, the estimators' alpha
+ALPHA = dict(alpha=1e-3)
 
 
 def test_binary_model_is_pegasos_train_bit_for_bit():
     X, y = _problem()
     labels = np.where(y == 1, 1.0, -1.0)
     for bias in ("none", "feature", "unregularized"):
-        est = PegasosClassifier(bias=bias, random_state=7, class_weight={1: 2.0}, **SETTINGS).fit(X, labels)
-        ref = pegasos.train(X, labels, bias=bias, seed=7, class_weight={1.0: 2.0}, **SETTINGS)
+        est = PegasosClassifier(bias=bias, random_state=7, class_weight={1: 2.0}, **ALPHA, **SETTINGS).fit(X, labels)
+        ref = pegasos.train(X, labels, bias=bias, seed=7, class_weight={1.0: 2.0}, **LAM, **SETTINGS)
         assert np.array_equal(est.coef_.ravel(), ref.w) and est.coef_.shape == (1, X.shape[1])
         assert est.intercept_[0] == ref.bias
         assert np.array_equal(est.decision_function(X), ref.decision_function(X))
@@ -97,24 +105,24 @@ def test_binary_model_is_pegasos_train_bit_for_bit():
 def test_other_losses_multiclass_kernel_regression_ranking_equal_their_trainers():
     X, y = _problem(classes=3)
     for loss, method in (("log", "ovr"), ("squared-hinge", "ovr"), ("hinge", "crammer-singer")):
-        est = PegasosClassifier(loss=loss, multiclass=method, bias="none", random_state=3, **SETTINGS).fit(X, y)
-        ref = pegasos.train_multiclass(X, y.astype(float), method=method, loss=loss, seed=3, **SETTINGS)
+        est = PegasosClassifier(loss=loss, multiclass=method, bias="none", random_state=3, **ALPHA, **SETTINGS).fit(X, y)
+        ref = pegasos.train_multiclass(X, y.astype(float), method=method, loss=loss, seed=3, **LAM, **SETTINGS)
         assert np.array_equal(est.coef_, ref.W) and np.array_equal(est.intercept_, ref.biases)
         assert np.array_equal(est.predict(X), ref.predict(X).astype(int))
     kernel_settings = {k: v for k, v in SETTINGS.items() if k not in ("step_offset", "projection")}
     yb = (y == 0).astype(int)
-    est = PegasosClassifier(kernel="poly", gamma=0.5, degree=2, coef0=1.0, random_state=5, **kernel_settings).fit(X, yb)
-    ref = pegasos.train_kernel(X, yb, kernel="poly", gamma=0.5, degree=2, coef0=1.0, seed=5, **kernel_settings)
+    est = PegasosClassifier(kernel="poly", gamma=0.5, degree=2, coef0=1.0, random_state=5, **ALPHA, **kernel_settings).fit(X, yb)
+    ref = pegasos.train_kernel(X, yb, kernel="poly", gamma=0.5, degree=2, coef0=1.0, seed=5, **LAM, **kernel_settings)
     assert np.array_equal(est.dual_coef_.ravel(), ref.coef)
     assert np.array_equal(est.decision_function(X), ref.decision_function(X))
     target = X @ np.arange(X.shape[1], dtype=float) / 10
-    reg = PegasosRegressor(epsilon=0.05, bias="feature", random_state=2, **SETTINGS).fit(X, target)
-    ref = pegasos.train(X, target, loss="eps-insensitive", epsilon=0.05, bias="feature", seed=2, **SETTINGS)
+    reg = PegasosRegressor(epsilon=0.05, bias="feature", random_state=2, **ALPHA, **SETTINGS).fit(X, target)
+    ref = pegasos.train(X, target, loss="eps-insensitive", epsilon=0.05, bias="feature", seed=2, **LAM, **SETTINGS)
     assert np.array_equal(reg.coef_, ref.w) and reg.intercept_[0] == ref.bias
     qid = np.arange(X.shape[0]) // 30
     rank_settings = {k: v for k, v in SETTINGS.items() if k != "sampling"}
-    ranker = PegasosRanker(random_state=4, **rank_settings).fit(X, y, qid=qid)
-    ref = pegasos.train(X, y.astype(float), loss="rank", qid=qid, seed=4, sampling="uniform", **rank_settings)
+    ranker = PegasosRanker(random_state=4, **ALPHA, **rank_settings).fit(X, y, qid=qid)
+    ref = pegasos.train(X, y.astype(float), loss="rank", qid=qid, seed=4, sampling="uniform", **LAM, **rank_settings)
     assert np.array_equal(ranker.coef_, ref.w)
 
 
@@ -150,7 +158,7 @@ def test_sample_weight_equals_the_same_class_weights():
     target = np.asarray(X.sum(axis=1)).ravel()
     sw = np.where(target > np.median(target), 3.0, 0.5)
     r = PegasosRegressor(random_state=9).fit(X, target, sample_weight=sw)
-    ref = pegasos.fit((X, target, None, sw), loss="eps-insensitive", seed=9, bias="feature")   # its defaults
+    ref = pegasos.fit((X, target, None, sw), loss="eps-insensitive", seed=9)   # its defaults
     assert np.array_equal(r.coef_, ref.w)
 
 
@@ -166,7 +174,7 @@ def test_objective_matches_liblinear_on_heart_scale():
     """The estimator's defaults reach LIBLINEAR's optimum (an independent solver) to 1%."""
     X, y = pegasos.load_svmlight(str(data_file("heart_scale/heart_scale")))
     lam = 1e-2
-    est = PegasosClassifier(lam=lam, bias="none").fit(X, y)
+    est = PegasosClassifier(alpha=lam).fit(X, y)
     svc = LinearSVC(C=1 / (lam * X.shape[0]), loss="hinge", fit_intercept=False, dual=True, tol=1e-8,
                     max_iter=1_000_000).fit(X, y)
     ys = np.where(y > 0, 1.0, -1.0)
@@ -184,14 +192,14 @@ def test_defaults_reach_the_certified_optimum_of_a9a():
     (the data README's LIBLINEAR optimum).  They used to be their own: 50 epochs with t0 = 1/(0.1 lambda),
     6% above the optimum on a small set where pegasos train was at 0.06%."""
     X, y = pegasos.load_svmlight(str(data_file("a9a/a9a")))
-    est = PegasosClassifier(bias="none").fit(X, y)
+    est = PegasosClassifier().fit(X, y)
     f = pegasos.objective(est.model_, X, y)["objective"]
     assert 0.3517618027 * (1 - 1e-9) <= f <= 1.01 * 0.3517618027
     ref = pegasos.fit((X, y))
     assert np.array_equal(est.coef_.ravel(), ref.w) and est.model_.info == ref.info
     # a9a is certified by the dual passes from w = 0: no Pegasos iteration, n_iter_ the passes
     assert est.model_.info["solver"] == "dual" and est.model_.info["stop"] == "certified"
-    assert est.t_ == int(ref.info["iterations"]) == 0 and est.n_iter_ == int(ref.info["finish_passes"]) > 0
+    assert est.t_ == 0 and "iterations" not in ref.info and est.n_iter_ == int(ref.info["finish_passes"]) > 0
 
 
 # -------------------------------------------------------------------- labels --
@@ -210,7 +218,7 @@ def test_string_labels_predict_and_survive_save_load(tmp_path):
     assert list(back.classes_) == list(est.classes_)
     assert np.array_equal(back.predict(X), pred)
     assert np.array_equal(back.decision_function(X), est.decision_function(X))
-    assert back.get_params()["lam"] == est.lam and back.get_params()["iterations"] == est.iterations is None
+    assert back.get_params()["alpha"] == est.alpha and back.get_params()["iterations"] == est.iterations is None
     # binary string labels; a later save with numeric labels removes the label file
     yes_no = np.where(y == 0, "yes", "no")
     est2 = PegasosClassifier().fit(X, yes_no)
@@ -384,7 +392,7 @@ def test_ranker_score_is_pairwise_accuracy():
     w = np.array([1.0, -2.0, 0.5, 0.0, 1.0])
     y = np.round(X @ w + 0.3 * rng.normal(size=120)).clip(-2, 2)
     qid = rng.integers(0, 6, size=120)
-    ranker = PegasosRanker(lam=1e-3).fit(X, y, qid=qid)
+    ranker = PegasosRanker(alpha=1e-3).fit(X, y, qid=qid)
     f = ranker.predict(X)
     pairs = correct = 0
     for a in range(120):
@@ -409,9 +417,9 @@ def test_pipeline_grid_search_and_cross_val_score():
     pipe = make_pipeline(MaxAbsScaler(), PegasosClassifier())
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,) and scores.mean() > 0.7
-    grid = GridSearchCV(PegasosClassifier(), {"lam": [1e-4, 1e-2], "loss": ["hinge", "log"]}, cv=3, n_jobs=2)
+    grid = GridSearchCV(PegasosClassifier(), {"alpha": [1e-4, 1e-2], "loss": ["hinge", "log"]}, cv=3, n_jobs=2)
     grid.fit(X, y)
-    assert set(grid.best_params_) == {"lam", "loss"} and grid.best_score_ > 0.7
+    assert set(grid.best_params_) == {"alpha", "loss"} and grid.best_score_ > 0.7
     assert np.array_equal(grid.predict(X), grid.best_estimator_.predict(X))
     reg = make_pipeline(StandardScaler(with_mean=False), PegasosRegressor())
     target = np.asarray(X @ np.linspace(-1, 1, X.shape[1])).ravel()
@@ -421,7 +429,7 @@ def test_pipeline_grid_search_and_cross_val_score():
 # ------------------------------------------------------------------- errors --
 
 @pytest.mark.parametrize("params, message", [
-    (dict(lam=0), "lambda"), (dict(lam="x"), "lambda"), (dict(loss="rank"), "loss"),
+    (dict(alpha=0), "alpha"), (dict(alpha="x"), "alpha"), (dict(n_jobs=0), "n_jobs"), (dict(n_jobs=1.5), "n_jobs"), (dict(loss="rank"), "loss"),
     (dict(multiclass="ovo"), "multiclass"), (dict(kernel="linearish"), "kernel"),
     (dict(kernel="rbf", loss="log"), "loss"), (dict(kernel="rbf", step_offset=3.0), "step_offset"),
     (dict(step_offset="fast"), "step_offset"), (dict(class_weight={"zz": 2.0}), "class_weight"),
@@ -528,10 +536,10 @@ def test_ranker_score_without_the_queries_of_its_fit_warns():
         grouped = est.score(X, y, qid=qid)
         PegasosRanker().fit(X, y).score(X, y)                  # one query in fit: nothing to warn of
     with sklearn.config_context(enable_metadata_routing=True):
-        routed = PegasosRanker(lam=1e-2).set_fit_request(qid=True).set_score_request(qid=True)
+        routed = PegasosRanker(alpha=1e-2).set_fit_request(qid=True).set_score_request(qid=True)
         with warnings.catch_warnings():
             warnings.simplefilter("error", UserWarning)
-            g = GridSearchCV(routed, {"lam": [1e-2]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+            g = GridSearchCV(routed, {"alpha": [1e-2]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
     assert 0.5 < g.best_score_ <= 1.0 and 0.5 < grouped <= 1.0
 
 
@@ -546,8 +554,8 @@ def _blobs(seed=0, m=120, n=6):
 
 def test_tol_reaches_the_run_and_comes_back_from_the_model_file(tmp_path):
     X, y = _blobs()
-    loose = PegasosClassifier(lam=1e-3, tol=0.05).fit(X, y)
-    tight = PegasosClassifier(lam=1e-3).fit(X, y)
+    loose = PegasosClassifier(alpha=1e-3, tol=0.05).fit(X, y)
+    tight = PegasosClassifier(alpha=1e-3).fit(X, y)
     assert loose.model_.info["tol"] == "0.05" and loose.model_.info["stop"] == "certified"
     assert tight.model_.info["tol"] == "0.002" and tight.model_.info["stop"] == "certified"
     assert float(loose.model_.info["certified_gap"]) <= 0.05
@@ -555,10 +563,10 @@ def test_tol_reaches_the_run_and_comes_back_from_the_model_file(tmp_path):
     assert int(loose.model_.info["finish_passes"]) < int(tight.model_.info["finish_passes"])
     loose.save(tmp_path / "m.txt")
     assert PegasosClassifier.load(tmp_path / "m.txt").tol == 0.05
-    kernel = PegasosClassifier(kernel="rbf", lam=1e-3, tol=0.05).fit(X, y)
+    kernel = PegasosClassifier(kernel="rbf", alpha=1e-3, tol=0.05).fit(X, y)
     assert kernel.model_.info["tol"] == "0.05" and kernel.model_.info["solver"] == "dual"
     assert float(kernel.model_.info["certified_gap"]) <= 0.05
-    rank = PegasosRanker(lam=1e-3, tol=0.05).fit(X, X[:, 0] > 0, qid=np.arange(120) // 20)
+    rank = PegasosRanker(alpha=1e-3, tol=0.05).fit(X, X[:, 0] > 0, qid=np.arange(120) // 20)
     assert rank.model_.info["tol"] == "0.05" and rank.model_.info["stop"] == "certified"
 
 
@@ -583,7 +591,7 @@ def test_tol_five_on_the_command_line_is_one_line_error(tmp_path):
 
 def test_cache_size_changes_no_kernel_model():
     X, y = _blobs(m=200)
-    models = [PegasosClassifier(kernel="rbf", lam=1e-4, cache_size=c).fit(X, y).model_.to_text() for c in (0, 0.01, 100)]
+    models = [PegasosClassifier(kernel="rbf", alpha=1e-4, cache_size=c).fit(X, y).model_.to_text() for c in (0, 0.01, 100)]
     assert models[0] == models[1] == models[2]
     for kernel in ("rbf", None):          # named as the estimator spells it, with a linear model too
         with pytest.raises(ParameterError, match="cache_size must be a number of MiB"):
@@ -615,7 +623,7 @@ def test_gamma_scale_is_svcs_on_offset_and_constant_features():
     for offset in (1e6, 1e8, 1.7e9):
         X = offset + rng.normal(size=(200, 3))
         y = (X[:, 0] > offset).astype(int)
-        ours = PegasosClassifier(kernel="rbf", gamma="scale", lam=1e-2)._gamma(sp.csr_matrix(X))
+        ours = PegasosClassifier(kernel="rbf", gamma="scale", alpha=1e-2)._gamma(sp.csr_matrix(X))
         assert ours == pytest.approx(1.0 / (3 * X.var()), rel=1e-6)       # SVC's formula for dense X
         if offset < 1e9:                                                  # (SVC's own fit fails beyond)
             assert ours == pytest.approx(SVC(gamma="scale").fit(X, y)._gamma, rel=1e-6)
@@ -636,3 +644,26 @@ def test_a_seed_beyond_64_bits_is_one_line_error(seed, tmp_path):
         r = run_pegasos(*command, "--seed", seed, "tests/data/binary.svm", *([tmp_path / "m"] if command[0] == "train" else []))
         assert r.returncode == 1 and "Traceback" not in r.stderr and "2^64" in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_parameters_have_scikit_learns_names_and_the_command_lines_defaults():
+    """alpha (lambda, as SGDClassifier's alpha) and n_jobs, with pegasos train's defaults: no intercept (the
+    classifier's own bias="auto" learned one where the command line has none), lambda 1e-4, tol, seed 1."""
+    import os
+
+    from pegasos.defaults import DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL
+    from pegasos.options import TrainOptions
+
+    cli = TrainOptions()
+    for est in (PegasosClassifier(), PegasosRegressor(), PegasosRanker()):
+        params = est.get_params()
+        assert "lam" not in params and "n_threads" not in params
+        assert params["alpha"] == DEFAULT_LAMBDA == cli.lam and params["n_jobs"] is None
+        assert params["tol"] == DEFAULT_TOL == cli.tol and params["random_state"] == DEFAULT_SEED == cli.seed
+        assert params.get("bias", "none") == cli.bias == "none"
+        again = clone(est.set_params(alpha=1e-2, n_jobs=-1))
+        assert again.get_params()["alpha"] == 1e-2 and again._threads() == (os.cpu_count() or 1)
+    assert PegasosClassifier(n_jobs=2)._threads() == 2 and PegasosClassifier()._threads() == 1
+    X, y = _problem(classes=3)
+    one, two = PegasosClassifier(n_jobs=1).fit(X, y), PegasosClassifier(n_jobs=2).fit(X, y)
+    assert np.array_equal(one.coef_, two.coef_)          # the model does not depend on the threads

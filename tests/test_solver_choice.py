@@ -80,8 +80,9 @@ def test_solver_dual_refuses_pegasos_settings_naming_them():
 
 
 def test_every_entry_point_writes_the_same_model(tmp_path):
-    """The command line, pegasos.fit on the file and on arrays, and the estimator with the CLI's settings
-    (no bias): the same weights and the same solver, stop and certificate."""
+    """The command line, pegasos.fit on the file and on arrays, and the estimator with its defaults (the CLI's:
+    no bias; it had its own bias="auto", an intercept): the same weights and the same solver, stop and
+    certificate."""
     from pegasos.sklearn import PegasosClassifier
 
     X, y = binary(m=500, n=20, seed=3, noise=0.1)
@@ -90,7 +91,7 @@ def test_every_entry_point_writes_the_same_model(tmp_path):
     cli = pegasos.load_model(str(tmp_path / "cli.model"))
     on_file = pegasos.fit(pegasos.read_svmlight(str(data)), lam=1e-3)
     on_arrays = pegasos.fit((X, y), lam=1e-3)
-    estimator = PegasosClassifier(lam=1e-3, bias="none").fit(X, y).model_
+    estimator = PegasosClassifier(alpha=1e-3).fit(X, y).model_
     on_file.save(tmp_path / "fit.model")
     assert (tmp_path / "fit.model").read_bytes() == (tmp_path / "cli.model").read_bytes()
     for model in (on_arrays, estimator):
@@ -121,7 +122,8 @@ def test_a_given_length_is_that_pegasos_run_on_the_command_line(tmp_path):
     X, y = binary(m=400, n=15, seed=5, noise=0.1)
     data = write_svm(tmp_path / "d.svm", X, y)
     out = ok(run_pegasos("train", "-l", "1e-4", "-T", "5000", data, tmp_path / "m"))
-    assert "solver pegasos (auto: a setting of Pegasos is given)" in out and "dual" not in out
+    # the summary names the setting behind the reason, as spelled (the header's reason is spelling-free)
+    assert "solver pegasos (auto: a setting of Pegasos is given: -T/--iterations)" in out and "dual" not in out
     info = pegasos.load_model(str(tmp_path / "m")).info
     assert info["iterations"] == "5000" and info["solver"] == "pegasos" and info["stop"] == "length"
     assert not any(key.startswith("finish") for key in info) and "tol" not in info
@@ -217,3 +219,119 @@ def test_uncertified_passes_keep_their_best_model(monkeypatch):
     assert f == pytest.approx(min([*checks, pegasos.objective(zero, X, y)["objective"]]), rel=1e-9)
     again = finish.finish_binary(zero, as_examples((X, y)), passes=int(out.info["finish_passes"]))
     np.testing.assert_array_equal(again.w, out.w)
+
+
+# ------------------------------------------ the header of a model of the dual alone --
+
+def _header_keys(path):
+    keys = []
+    for line in Path(path).read_text().splitlines()[1:]:
+        key = line.split(" ", 1)[0]
+        if key in ("weights", "class", "support_vectors"):
+            return keys
+        keys.append(key)
+    raise AssertionError("no end of the header")
+
+
+@pytest.mark.parametrize("settings", [dict(lam=1e-3), dict(lam=1e-3, kernel="rbf", gamma=0.5),
+                                      dict(lam=1e-3, multiclass="crammer-singer")])
+def test_a_model_of_the_dual_alone_lists_only_the_dual_settings(tmp_path, settings):
+    """A model no Pegasos iteration trained is written without Pegasos' settings (T, k, sampling, averaging,
+    projection), keeps the seed (it orders the dual's passes), reads back, writes the same bytes and
+    retrains from its header; a Pegasos model that lacks one of them is a damaged file."""
+    from pegasos.outcome import PEGASOS_KEYS
+
+    multi = "multiclass" in settings
+    X, y = multiclass(m=200, n=8, classes=3, seed=2) if multi else binary(m=200, n=8, seed=7, noise=0.1)
+    model = pegasos.fit((X, y), **settings)
+    path = tmp_path / "m"
+    model.save(path)
+    keys = _header_keys(path)
+    assert model.info["solver"] == "dual" and not set(keys) & set(PEGASOS_KEYS), keys
+    assert "seed" in keys and "lambda" in keys and "stop" in keys
+    loaded = pegasos.load_model(str(path))
+    assert loaded.to_text() == path.read_text() and Outcome.from_header(loaded.info) == Outcome.from_header(model.info)
+    options = TrainOptions.from_header(loaded.info)
+    assert options.iterations == 0
+    if "kernel" in settings:
+        options = options.replace(kernel=loaded.kernel, gamma=loaded.gamma)
+    again = pegasos.fit((X, y), options)
+    assert again.to_text() == model.to_text()
+    out = ok(run_pegasos("info", path))
+    assert "sampling" not in out and "averaging" not in out and "iterations" not in out
+    # a Pegasos model keeps them, and needs them
+    pegasos.fit((X, y), lam=1e-3, epochs=2, **({"multiclass": "crammer-singer"} if multi else {})).save(path)
+    text = path.read_text()
+    assert set(_header_keys(path)) >= {"iterations", "batch_size", "sampling", "averaging", "projection"}
+    path.write_text(re.sub(r"\nsampling [^\n]*", "", text))
+    with pytest.raises(pegasos.ModelFormatError, match="header lacks sampling"):
+        pegasos.load_model(str(path))
+
+
+# ------------------------------------------------------------ a user's trial --
+
+def test_explain_refuses_the_data_train_refuses(tmp_path):
+    """--explain on an empty file said it would run the dual; it gives train's error (so does one class)."""
+    empty = tmp_path / "empty.svm"
+    empty.write_text("")
+    one = tmp_path / "one.svm"
+    one.write_text("1 1:1\n1 2:1\n")
+    for data, words in ((empty, "no training examples found"), (one, "only one class")):
+        trained = run_pegasos("train", data, tmp_path / "m")
+        one_error(trained, words)
+        for extra in ([], ["--json"]):
+            explained = run_pegasos("train", "--explain", *extra, data, tmp_path / "m")
+            one_error(explained, words)
+            assert explained.stderr == trained.stderr and explained.stdout == ""
+    assert not (tmp_path / "m").exists()
+
+
+def test_explain_json_prints_the_plan_as_json(tmp_path):
+    import json
+
+    X, y = binary(m=200, n=5, seed=6)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    record = json.loads(ok(run_pegasos("train", "--explain", "--json", "-T", "100", data, tmp_path / "m")))
+    chosen = plan(Problem(m=200), TrainOptions(iterations=100, spelling="cli").validate())
+    assert record == {"examples": 200, "lambda": 1e-4, "solver": "pegasos", "asked": "auto",
+                      "reason": chosen.reason, "detail": "-T/--iterations", "why": chosen.why,
+                      "how": chosen.how(TrainOptions(iterations=100).validate())}
+    assert json.loads(ok(run_pegasos("train", "--explain", "--json", data, tmp_path / "m")))["solver"] == "dual"
+    assert not (tmp_path / "m").exists()
+
+
+def test_kernel_pegasos_without_a_length_says_it_ran_the_default_epochs(tmp_path):
+    """--solver pegasos --kernel rbf trained 10 epochs with no word: kernel Pegasos has no automatic length
+    (linear Pegasos doubles its epochs until tol), so the outcome says it (a note; a ConvergenceWarning)."""
+    X, y = binary(m=200, n=5, seed=6)
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "--solver", "pegasos", "--kernel", "rbf", data, tmp_path / "m")
+    assert r.returncode == 0 and "kernel Pegasos has no automatic length: it ran the default 10 epochs" in r.stderr
+    info = pegasos.load_model(str(tmp_path / "m")).info
+    assert info["stop"] == "default length" and info["iterations"] == "2000" and "tol" not in info
+    with pytest.warns(pegasos.ConvergenceWarning, match="no automatic length"):
+        pegasos.fit((X, y), kernel="rbf", solver="pegasos")
+    r = run_pegasos("train", "--solver", "pegasos", "--kernel", "rbf", "--epochs", "3", data, tmp_path / "m")
+    assert r.returncode == 0 and "automatic length" not in r.stderr
+    assert pegasos.load_model(str(tmp_path / "m")).info["stop"] == "length"
+
+
+def test_the_keyword_trainers_record_their_outcome(tmp_path):
+    """pegasos.train (and train_multiclass, train_kernel, the stream's train_shuffled) wrote no outcome: every
+    entry point records it."""
+    X, y = binary(m=200, n=8, seed=7, noise=0.1)
+    Xm, ym = multiclass(m=200, n=8, classes=3, seed=2)
+    for model in (pegasos.train(X, y, lam=1e-3), pegasos.train_multiclass(Xm, ym, lam=1e-3),
+                  pegasos.train_kernel(X, y, lam=1e-3, epochs=2)):
+        outcome = Outcome.from_header(model.info)
+        assert outcome is not None and outcome.solver is Solver.PEGASOS and outcome.stop is Stop.LENGTH
+        model.save(tmp_path / "m")
+        assert Outcome.from_header(pegasos.load_model(str(tmp_path / "m")).info) == outcome
+    from pegasos.stream import train_shuffled
+
+    streamed = train_shuffled(str(write_svm(tmp_path / "d.svm", X, y)), shuffle_buffer=50, lam=1e-3, epochs=2)
+    assert Outcome.from_header(streamed.info).solver is Solver.PEGASOS
+    kernel_dual = pegasos.train_kernel(X, y, lam=1e-3, iterations=0, finish="dual")
+    assert Outcome.from_header(kernel_dual.info).solver is Solver.DUAL
+    with pytest.raises(ParameterError, match="keyword trainers run Pegasos' loop"):
+        pegasos.train(X, y, iterations=0, finish_passes=3)

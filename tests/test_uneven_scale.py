@@ -99,11 +99,11 @@ def test_the_estimator_warns_as_linear_svc_does():
     import scipy.sparse as sp
 
     with pytest.warns(ConvergenceWarning, match=r"certified relative gap: .*\(column 3 reaches \|x\| = .*MaxAbsScaler"):
-        PegasosClassifier(lam=1e-4).fit(sp.csr_matrix(X), y)
+        PegasosClassifier(alpha=1e-4).fit(sp.csr_matrix(X), y)
     X[:, 3] /= np.abs(X[:, 3]).max()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        PegasosClassifier(lam=1e-4).fit(sp.csr_matrix(X), y)
+        PegasosClassifier(alpha=1e-4).fit(sp.csr_matrix(X), y)
 
 
 def test_svmguide1_gets_the_note(tmp_path):
@@ -162,4 +162,4 @@ def test_the_estimator_says_the_features_are_not_scaled(monkeypatch):
     X, y = large_features()
     monkeypatch.setattr(finish, "FINISH_UPDATES", 1 << 20)     # passes too few to certify it
     with pytest.warns(ConvergenceWarning, match=r"not scaled \(column 0 reaches \|x\| = 16\).*MaxAbsScaler"):
-        PegasosClassifier(lam=1e-5).fit(sp.csr_matrix(X), y)
+        PegasosClassifier(alpha=1e-5).fit(sp.csr_matrix(X), y)

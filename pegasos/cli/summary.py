@@ -3,16 +3,44 @@
 
 import click
 
+from .common import echo_json
 from .progress import bar_update, close_bar
 
 
-def explain_plan(options, m, in_memory=True, resumed=False, streamed=False):
-    """train --explain: the solver plan (:func:`pegasos.solver.plan`) on one line of stdout, no training."""
+def explain_plan(options, m, in_memory=True, resumed=False, streamed=False, data=None, as_json=False):
+    """train --explain: the solver plan (:func:`pegasos.solver.plan`) on one line of stdout (``as_json``: a
+    JSON object), no training.  ``data`` (read) is refused first as train refuses it: no examples, or one
+    class (:meth:`pegasos.labels.BinaryLabels.from_data`'s errors)."""
     from ..solver import Problem, plan
 
+    if data is not None and (data.n_examples == 0 or (options.task == "binary" and options.multiclass is None
+                                                      and len(data.distinct_labels) < 2)):
+        from ..labels import BinaryLabels
+
+        BinaryLabels.from_data(data, allow_one_class=options.allow_one_class)
     chosen = plan(Problem(m=0 if m is None else int(m), in_memory=in_memory, streamed=streamed, resumed=resumed),
                   options)
+    if as_json:
+        echo_json({"examples": m, "lambda": options.lam, "solver": chosen.solver.value, "asked": chosen.asked,
+                   "reason": chosen.reason, "detail": chosen.detail, "why": chosen.why, "how": chosen.how(options)})
+        return
     click.echo(("" if m is None else f"m={m} lambda={options.lam!r} | ") + chosen.describe(options))
+
+
+def _solver_part(info, plan):
+    """The summary's solver and why (the plan's reason with the settings behind it, as given), and what it
+    ran: T and k for Pegasos, lambda alone for a model of the dual alone (:func:`pegasos.outcome.dual_only`)."""
+    from ..outcome import KEPT_DUAL, dual_only
+
+    why = info["solver_reason"]
+    if plan is not None:
+        why = plan.why + ("" if plan.solver.value == info["solver"] else KEPT_DUAL)
+    run = f"lambda={float(info['lambda'])!r}"
+    if dual_only(info):
+        start = " (the dual passes from the model's weights)" if "warm_start" in info else ""
+        return f"solver dual ({why}) | {run}{start}"
+    return (f"solver {info['solver']} ({why}) | T={info['iterations']}{_no_iteration(info)} "
+            f"k={int(info['batch_size'])} {run}")
 
 
 def _no_iteration(info):
@@ -29,7 +57,7 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
     with its certified gap.  The objective computed is left in ``seen`` (a dict), for the notes."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
-             f"solver {result.info['solver']} ({result.info['solver_reason']})" if "solver" in result.info else "",
+             _solver_part(result.info, getattr(result, "plan", None)) if "solver" in result.info else
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
     if options.shuffle_buffer is not None:
@@ -75,6 +103,8 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
                  else f"not certified within {100 * options.tol:.3g}% (its gap: {100 * gap:.3g}%)")
         parts.append(f"dual solver: {updates} update{'' if updates == 1 else 's'}, {proof}")
     elif result.info.get("finish") == "dual":
+        from ..outcome import dual_only
+
         passes = [int(p) for p in result.info["finish_passes"].split(",")]
         most = max(passes)
         gap = max(0.0, float(result.info["certified_gap"]))
@@ -85,7 +115,8 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
             proof = f"not certified within {100 * within:.3g}% (its gap after the passes asked for: {100 * gap:.3g}%)"
         else:
             proof = f"not certified within {100 * within:.3g}% (its gap: {100 * gap:.3g}%)"
-        parts.append(f"dual finish: {most} pass{'' if most == 1 else 'es'}"
+        solver = "dual solver" if dual_only(result.info) else "dual finish"
+        parts.append(f"{solver}: {most} pass{'' if most == 1 else 'es'}"
                      f"{' (the most of any class)' if len(passes) > 1 else ''}, {proof}")
     if "best_iteration" in result.info:
         parts.append(f"{'stopped early' if result.info.get('stop') == 'early stop' else 'ran all T'}: best "
@@ -130,9 +161,11 @@ def options_record(options):
 def train_record(result, d, options, t_read, t_train, cache_note, no_objective, model):
     """train --json: every number of the summary, the model header and the options."""
     record = {"data": d.path, "examples": d.n_examples, "features": d.n_features, "nnz": d.nnz,
-              "iterations": int(result.info["iterations"]), "batch_size": int(result.info["batch_size"]),
+              "iterations": int(result.info.get("iterations", 0)),       # (none in the header: the dual alone)
               "lambda": float(result.info["lambda"]), "read_seconds": t_read, "train_seconds": t_train,
               "task": getattr(result, "task", "binary"), "model": model}
+    if "batch_size" in result.info:
+        record["batch_size"] = int(result.info["batch_size"])
     if getattr(result, "kind", "linear") == "kernel":
         record.update(kernel=result.kernel, gamma=result.gamma, support_vectors=result.n_support)
     if getattr(result, "task", None) == "multiclass":

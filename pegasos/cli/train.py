@@ -47,12 +47,13 @@ def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
     options = _stream_if_too_large(args, options)
     if args.explain and (args.shuffle_buffer is not None or init_model is not None):
         return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None,
-                            streamed=args.shuffle_buffer is not None, resumed=init_model is not None)
+                            streamed=args.shuffle_buffer is not None, resumed=init_model is not None,
+                            as_json=as_json)
     progress = Progress(quiet)
     t0 = time.perf_counter()
     d, cache_note, options = _read_data(args, options, progress)
     if args.explain:
-        return explain_plan(options, m=d.n_examples)
+        return explain_plan(options, m=d.n_examples, data=d, as_json=as_json)
     checks = _checks(args, options)
     t_read = time.perf_counter() - t0
     result, t_train = _fit(args, options, d, checks, progress)
@@ -223,11 +224,12 @@ def _save(args, result, d, options, checks):
     """MODEL written and --trace's file (with the model's dual bound on f*): the run's outcome."""
     from ..outcome import Outcome
     from ..solver import Solver
-    from ..trace import TRACE_BOUND_KEY
 
     outcome = Outcome.from_header(result.info)
     result.save(args.model)
     if args.trace_file is not None:
+        from ..trace import TRACE_BOUND_KEY
+
         trace = checks["trace"]
         # the dual bound <= f* that `pegasos plot` measures the suboptimality against (none for a kernel model)
         bound = certify(result, d, options.n_threads).get("dual")
