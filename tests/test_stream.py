@@ -968,10 +968,10 @@ def test_streamed_summary_and_standard_input(tmp_path):
 
     src = _shuffled_copy(tmp_path, "heart_scale/heart_scale")
     out = ok(run_default("train", "--stream", "-l", "1e-2", src, tmp_path / "a.model"))
-    assert re.search(r"read text 1, spill \d+ \| dual finish: \d+ passes, (not )?certified", out), out
+    assert re.search(r"read text 1, spill \d+ \| dual solver: \d+ passes, (not )?certified", out), out
     assert "shuffle buffer" not in out                # (the dual holds none)
     out = ok(run_default("train", "--stream", "-l", "1e-2", "-", tmp_path / "b.model", input=open(src).read()))
-    assert re.search(r"read text 1, spill \d+ \| dual finish", out), out
+    assert re.search(r"read text 1, spill \d+ \| dual solver", out), out
 
 
 def test_a_file_too_large_for_memory_streams_by_itself(tmp_path, monkeypatch):
