@@ -18,7 +18,8 @@ Two ways:
 * **Streaming** (``--stream``; chosen by ``pegasos train`` itself for a plain
   file :func:`too_large_for_memory`).  The text is parsed once (:func:`scan`),
   and while it is parsed its rows are written to a :class:`Spill`, an unnamed
-  temporary file of 8 bytes per stored value (float32 values, int32 indices)
+  temporary file of 12 bytes per stored value (8 with float32: the values in
+  the `--dtype` read, int32 indices)
   and 12 per row; every later pass is one sequential read of the spill.
   Binary classification and regression only.
 
@@ -580,7 +581,7 @@ def scan(path, zero_based=False, dtype=np.float64, epsilon=None, progress=None, 
     kept = _Sample(int(sample_size), seed, dtype)
     used = UsedColumns()
     has_qid = False
-    out = Spill(spill_dir) if spill else None
+    out = Spill(spill_dir, dtype) if spill else None
     size = _source_stamp(path)[0] if learner is not None and _source_stamp(path) is not None else None
     read = [0]
 
@@ -640,7 +641,6 @@ def too_large_for_memory(path: str) -> tuple[int, int] | None:
     return (int(need), int(limit)) if limit is not None and need > limit else None
 
 
-SPILL_VALUES = np.float32      # the spill's values: 4 bytes, with the int32 index 8 a stored value (text: ~12)
 
 
 class Spill:
@@ -648,8 +648,8 @@ class Spill:
     parsed and read back in sequential blocks, one pass at a time (:meth:`chunks`).
 
     Layout, per block of the parser (native byte order): int64 rows r and values v; labels float64 (r);
-    row lengths int32 (r); indices int32 (v); values float32 (v).  That is 8 bytes a stored value and
-    12 a row; the values are rounded to float32 (as ``--dtype float32`` reads them).  The file has no
+    row lengths int32 (r); indices int32 (v); values in ``values``' type (v), the ``--dtype`` the data are
+    read in.  That is 12 bytes a stored value (8 with float32) and 12 a row.  The file has no
     name (``tempfile.TemporaryFile`` in ``directory``, default TMPDIR), so nothing is left behind
     when the process ends, however it ends.
 
@@ -666,8 +666,10 @@ class Spill:
         The file cannot be created or written (a full disk: set TMPDIR to a disk with room).
     """
 
-    def __init__(self, directory=None):
+    def __init__(self, directory=None, values=np.float64):
         self.where = directory or tempfile.gettempdir()
+        self.values = np.dtype(values)
+        self.per_value = 4 + self.values.itemsize       # an int32 index and the value
         try:
             self.file = tempfile.TemporaryFile(dir=directory, prefix="pegasos-spill-")
         except OSError as e:
@@ -681,18 +683,18 @@ class Spill:
             return
         parts = (np.array([n, nnz], dtype=np.int64), np.asarray(chunk.labels, dtype=np.float64),
                  np.diff(chunk.indptr).astype(np.int32), np.asarray(chunk.indices, dtype=np.int32),
-                 np.asarray(chunk.data, dtype=SPILL_VALUES))
+                 np.asarray(chunk.data, dtype=self.values))
         try:
             for part in parts:
                 self.file.write(memoryview(np.ascontiguousarray(part)))
         except OSError as e:
-            raise DataError(self.where, f"cannot write the spill of --stream: {e.strerror or e} (it takes 8 bytes a "
-                                        "stored value: set TMPDIR to a disk with room)") from None
-        self.bytes += 16 + 12 * n + 8 * nnz
+            raise DataError(self.where, f"cannot write the spill of --stream: {e.strerror or e} (it takes "
+                                        f"{self.per_value} bytes a stored value: set TMPDIR to a disk with room)") from None
+        self.bytes += 16 + 12 * n + self.per_value * nnz
 
     def chunks(self):
         """One sequential pass: the blocks written, in order, as :class:`pegasos.io.Chunk` (labels float64,
-        indptr int64, indices int32, data float32; ``first_row`` counted from 0)."""
+        indptr int64, indices int32, data of the spill's ``values`` type; ``first_row`` counted from 0)."""
         f = self.file
         f.flush()
         f.seek(0)
@@ -703,13 +705,13 @@ class Spill:
             if not head:
                 return
             n, nnz = (int(v) for v in np.frombuffer(head, dtype=np.int64))
-            raw = f.read(12 * n + 8 * nnz)
-            if len(head) != 16 or len(raw) != 12 * n + 8 * nnz:
+            raw = f.read(12 * n + self.per_value * nnz)
+            if len(head) != 16 or len(raw) != 12 * n + self.per_value * nnz:
                 raise DataError(self.where, "the spill of --stream was cut short while it was read")
             labels = np.frombuffer(raw, dtype=np.float64, count=n)
             lengths = np.frombuffer(raw, dtype=np.int32, count=n, offset=8 * n)
             indices = np.frombuffer(raw, dtype=np.int32, count=nnz, offset=12 * n)
-            data = np.frombuffer(raw, dtype=SPILL_VALUES, count=nnz, offset=12 * n + 4 * nnz)
+            data = np.frombuffer(raw, dtype=self.values, count=nnz, offset=12 * n + 4 * nnz)
             indptr = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(lengths, out=indptr[1:])
             yield Chunk(labels, indptr, indices, data, first)

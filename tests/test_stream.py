@@ -176,9 +176,8 @@ def test_small_buffer_shuffles_locally_only(tmp_path):
                                 dict(epochs=1.5, loss="squared-hinge", average=True, step_offset=100.0),
                                 dict(epochs=2, batch_size=64, bias="unregularized")])
 def test_buffer_holding_the_whole_file_equals_permutation_sampling(kw):
-    """(On the values as float32 read them: the spill stores them so.)"""
     path = str(data_file(A9A))
-    d = read_svmlight(path, dtype=np.float32)
+    d = read_svmlight(path)
     a = api.train(d.chunk, d.y, lam=1e-4, sampling="permutation", seed=3, **kw)
     b = stream.train_shuffled(path, shuffle_buffer=d.n_examples + 1, lam=1e-4, seed=3, **kw)
     assert np.array_equal(a.w, b.w) and a.bias == b.bias
@@ -196,7 +195,7 @@ def test_regression_through_the_buffer_equals_permutation_sampling(tmp_path):
     with open(path) as src, open(scaled, "w") as out:
         for line, target in zip(src, y):
             out.write(f"{float(target)!r} {line.split(' ', 1)[1]}")
-    d = read_svmlight(str(scaled), dtype=np.float32)
+    d = read_svmlight(str(scaled))
     for kw in (dict(epochs=2, epsilon=0.01), dict(epochs=2, epsilon=0.0, projection=True, average_from=0.5)):
         a = api.train(d.chunk, d.y, lam=1e-3, sampling="permutation", seed=2, loss="eps-insensitive", **kw)
         b = stream.train_shuffled(str(scaled), shuffle_buffer=5000, lam=1e-3, seed=2, loss="eps-insensitive", **kw)
@@ -905,7 +904,7 @@ def test_standard_input_streams_without_training_in_its_first_pass(tmp_path, mon
                                       dict(class_weight={1.0: 3.0}, lam=1e-3)])
 def test_the_streamed_certificate_holds_against_the_in_memory_optimum(tmp_path, settings):
     """D <= f* and P(w) (1 - gap) <= f*, with f* bracketed by the in-memory dual solver; P recomputed
-    densely from the model's margins on the float32 values the spill holds."""
+    densely from the model's margins on the values the spill holds (float64, the default --dtype)."""
     import pegasos
 
     settings = {"lam": 1e-4, "tol": 0.01, **settings}
@@ -918,7 +917,7 @@ def test_the_streamed_certificate_holds_against_the_in_memory_optimum(tmp_path, 
     assert 0.0 < dual <= low <= high <= primal, (dual, low, high, primal)
     assert primal * (1.0 - gap) <= high * (1 + 1e-12)
     assert gap == pytest.approx((primal - dual) / primal, rel=1e-9)
-    d = read_svmlight(path, dtype=np.float32)
+    d = read_svmlight(path)
     X = d.chunk.matrix(model.w.shape[0]).toarray().astype(np.float64)
     y = model.labels.encode(d.y)
     c = np.array([settings.get("class_weight", {}).get(v, 1.0) for v in d.y])
@@ -997,12 +996,13 @@ def test_a_file_too_large_for_memory_streams_by_itself(tmp_path, monkeypatch):
     assert r.exit_code == 0 and "streaming" not in r.output and "read text 1" not in r.output
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("source", ["a9a/a9a", "dna/dna.scale"])
-def test_the_spill_gives_back_the_rows_as_float32_reads_them(tmp_path, source):
-    """Every block, in order: labels, row offsets and indices exact, values rounded to float32."""
+def test_the_spill_gives_back_the_rows_as_the_reader_reads_them(tmp_path, source, dtype):
+    """Every block, in order: labels, row offsets, indices and values exact, in the --dtype read."""
     path = str(data_file(source))
-    d = stream.scan(path, block_size=1 << 16)
-    whole = read_svmlight(path, dtype=np.float32)
+    d = stream.scan(path, dtype=dtype, block_size=1 << 16)
+    whole = read_svmlight(path, dtype=dtype)
     blocks = list(d.spill.chunks())
     assert len(blocks) > 1 and [b.first_row for b in blocks] == list(np.cumsum([0] + [b.n_rows for b in blocks])[:-1])
     for name in ("labels", "indices", "data"):
@@ -1010,7 +1010,9 @@ def test_the_spill_gives_back_the_rows_as_float32_reads_them(tmp_path, source):
         assert joined.dtype == getattr(whole.chunk, name).dtype and np.array_equal(joined, getattr(whole.chunk, name))
     lengths = np.concatenate([np.diff(b.indptr) for b in blocks])
     assert np.array_equal(lengths, np.diff(whole.chunk.indptr))
-    assert d.spill.reads == 1 and d.spill.bytes == sum(16 + 12 * b.n_rows + 8 * b.indices.shape[0] for b in blocks)
+    per_value = 4 + np.dtype(dtype).itemsize
+    assert d.spill.reads == 1 and d.spill.bytes == sum(16 + 12 * b.n_rows + per_value * b.indices.shape[0]
+                                                       for b in blocks)
     d.spill.close()
 
 
