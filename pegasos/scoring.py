@@ -264,6 +264,26 @@ def _objective(totals, model, lam):
     }
 
 
+class RunningObjective:
+    """The objective (paper Eq. (1)) and error rate of a binary ``model``, summed block by block over
+    data seen once (a streamed pass): the numbers :func:`objective` gives on all the blocks at once.
+
+    :meth:`add` takes a block's decision values f (float64 (r,)) and labels (the label values, float64
+    (r,)); :meth:`result` returns :func:`objective`'s dict at ``lam`` (default the model's).
+    """
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.totals = _Totals(False, model)
+
+    def add(self, f: NDArray[np.float64], labels: NDArray[np.float64]) -> None:
+        raw = np.asarray(labels, dtype=np.float64)
+        self.totals.add(f, self.model.labels.encode(raw), raw)
+
+    def result(self, lam: float | None = None) -> dict[str, Any]:
+        return _objective(self.totals, self.model, lam)
+
+
 def objective_file(model: Model, path: str | os.PathLike[str], lam: float | None = None,
                    progress: Callable[[int], object] | None = None, sample: float | None = None,
                    seed: int = 1) -> dict[str, Any]:

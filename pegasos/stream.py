@@ -928,6 +928,41 @@ STREAM_EPOCHS = 1
 STREAM_MAX_EPOCHS = 16
 
 
+def _stream_labels(d, options):
+    """(BinaryLabels or None, {label value: class weight} or None, f(0)) of a scanned file for a streamed
+    Pegasos run: the objective of w = 0 sets the projection's radius (Sec. 2)."""
+    from .labels import BinaryLabels, sample_weights
+
+    labels, weights = None, None
+    if options.task == "binary":
+        labels = BinaryLabels.from_data(d, allow_one_class=options.allow_one_class)
+        values = np.array(sorted(d.label_counts), dtype=np.float64)
+        per_value = sample_weights(values, options.class_weight)
+        weights = dict(zip(values.tolist(), per_value.tolist() if per_value is not None else [1.0] * values.size))
+        f0 = sum(weights[v] * c for v, c in d.label_counts.items()) / d.m
+    else:
+        f0 = d.eps_loss_sum / d.m
+    if options.loss == "log":
+        f0 *= math.log(2.0)
+    return labels, weights, f0
+
+
+def _shuffled_model(w, b, columns, n_features, run, plan, labels):
+    """The LinearModel of a streamed Pegasos run of ``run``'s settings: ``w`` (on the used ``columns``,
+    or None) in all ``n_features``, and the header of the run."""
+    from .linear import LinearModel
+
+    if columns is not None:
+        full = np.zeros(n_features, dtype=np.float64)
+        full[columns] = w[:columns.shape[0]]
+        w = full
+    info = run.header(plan, sampling="shuffle-buffer")
+    if run.task != "binary":
+        info["task"] = run.task
+    return LinearModel(w=w, bias=b, labels=labels, lam=float(run.lam), bias_mode=run.bias, info=info,
+                       loss=run.loss, epsilon=float(run.epsilon) if run.loss == "eps-insensitive" else None)
+
+
 def fit_shuffled(d, options, *, progress=None, on_plan=None):
     """Train a linear model in sequential passes over a file's spill, through a shuffle buffer.
 
@@ -969,14 +1004,12 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None):
     DataError
         Labels unfit for the task, or the spill cannot be read.
     """
-    from .labels import BinaryLabels, sample_weights
-    from .linear import LinearModel, projection_radius2, restart_average, solve
+    from .linear import projection_radius2, restart_average, solve
 
     path = d.path
     spill = d.spill
     if spill is None:
         raise ParameterError("the shuffle buffer trains on the spill of a scan: give scan(path) with spill=True")
-    task = options.task
     m = d.m
     if m == 0:
         raise DataError(path, "no training examples found (the file is empty or holds only comments and "
@@ -988,18 +1021,8 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None):
     if on_plan is not None:
         on_plan(plan.T)
     k = plan.k
-    labels, weights = None, None
     class_weight = options.class_weight
-    if task == "binary":
-        labels = BinaryLabels.from_data(d, allow_one_class=options.allow_one_class)
-        values = np.array(sorted(d.label_counts), dtype=np.float64)
-        per_value = sample_weights(values, class_weight)
-        weights = dict(zip(values.tolist(), per_value.tolist() if per_value is not None else [1.0] * values.size))
-        f0 = sum(weights[v] * c for v, c in d.label_counts.items()) / m
-    else:
-        f0 = d.eps_loss_sum / m
-    if options.loss == "log":
-        f0 *= math.log(2.0)
+    labels, weights, f0 = _stream_labels(d, options)
     radius2 = projection_radius2(options.loss, options.lam, f0, np.ones(1) if class_weight else None)
     n_features = d.n_features
     rng = np.random.Generator(np.random.PCG64(options.seed))
@@ -1041,16 +1064,8 @@ def fit_shuffled(d, options, *, progress=None, on_plan=None):
             row = d.largest_index_row                 # the line of the largest index is named
             raise ExampleError(f"example {row + 1}: {error.detail}", row, error.detail) from None
         T_done = plan.T
-        if columns is not None:
-            full = np.zeros(n_features, dtype=np.float64)
-            full[columns] = w[:columns.shape[0]]
-            w = full
-        info = run.header(plan, sampling="shuffle-buffer")
-        if task != "binary":
-            info["task"] = task
-        model = LinearModel(w=w, bias=b, labels=labels, lam=float(options.lam), bias_mode=options.bias, info=info,
-                            loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
-                            else None)
+        model = _shuffled_model(w, b, columns, n_features, run, plan, labels)
+        info = model.info
         final = final_pass(model, spill.chunks(), weights, m)
         if not automatic or final.gap is None or final.gap <= options.tol or 2 * epochs > STREAM_MAX_EPOCHS:
             break
@@ -1246,6 +1261,7 @@ def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = N
     """
     from .labels import BinaryLabels
     from .linear import LinearModel
+    from .scoring import RunningObjective
 
     spill, m = d.spill, d.m
     if spill is None:
@@ -1291,8 +1307,7 @@ def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = N
     block_c: list[np.ndarray] = []
     while passes < STREAM_MAX_PASSES:
         frozen: LinearModel | None = None if previous is None else model_of(previous, dict(info))
-        loss_sum = hinge_sum = 0.0
-        errors = 0
+        scored = None if frozen is None else RunningObjective(frozen)
         collect = not block_c
         for i, chunk in enumerate(spill.chunks()):
             if i == len(dual_state.alphas):
@@ -1300,16 +1315,8 @@ def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = N
             y = labels.encode(chunk.labels)
             indices = chunk.indices if columns is None else \
                 np.searchsorted(columns, chunk.indices).astype(np.int32, copy=False)
-            if frozen is not None:
-                f = frozen.decision_function(chunk)
-                c = np.ones(y.shape[0])
-                for value, weight in weights.items():
-                    c[chunk.labels == value] = weight
-                z = y * f
-                hinge = np.maximum(0.0, 1.0 - z)
-                loss_sum += float((c * (hinge if options.loss == "hinge" else hinge ** 2)).sum())
-                hinge_sum += float(hinge.sum())
-                errors += int(np.count_nonzero((f > 0) != (y > 0)))
+            if scored is not None:
+                scored.add(frozen.decision_function(chunk), chunk.labels)
             if collect and weights and options.loss == "squared-hinge":
                 c = np.ones(y.shape[0])
                 for value, weight in weights.items():
@@ -1320,16 +1327,11 @@ def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = N
                 progress(chunk.n_rows)
         passes += 1
         dual = dual_state.value(m, np.concatenate(block_c) if block_c else None)
-        if frozen is not None and previous is not None:
-            sqw = float(np.dot(previous[:dim], previous[:dim])) + (float(previous[dim]) ** 2 if feature else 0.0)
-            reg = 0.5 * float(options.lam) * sqw
-            primal = reg + loss_sum / m
+        if scored is not None:
+            objective = scored.result()             # pegasos.scoring's numbers, as eval and objective give
+            primal = float(objective["objective"])
             gap = min(1.0, max(0.0, (primal - dual) / primal)) if primal > 0 else 0.0
-            final = (frozen, primal, dual, gap, {
-                "examples": m, "lambda": float(options.lam), "objective": primal, "regularizer": reg,
-                "loss": options.loss, "mean_loss": loss_sum / m, "hinge_loss": hinge_sum / m,
-                "norm_w": math.sqrt(float(np.dot(frozen.w, frozen.w))), "bias": frozen.bias,
-                "bias_mode": options.bias, "error_rate": errors / m})
+            final = (frozen, primal, dual, gap, objective)
             if gap <= options.tol:
                 break
         previous = dual_state.v.copy()
@@ -1392,6 +1394,7 @@ def final_pass(model: LinearModel, chunks: Iterable[Chunk], weights: dict | None
     FinalPass
     """
     from .linear import example_losses
+    from .scoring import RunningObjective
 
     labels = model.labels
     binary = labels is not None
@@ -1400,8 +1403,9 @@ def final_pass(model: LinearModel, chunks: Iterable[Chunk], weights: dict | None
     feature_bias = model.bias_mode == "feature"
     n = model.w.shape[0]
     v = np.zeros(n + 1 if dual else 0)
-    total_loss = hinge_sum = alpha_sum = curvature = 0.0
-    errors = seen = 0
+    total_loss = alpha_sum = curvature = 0.0
+    seen = 0
+    scored = RunningObjective(model) if binary else None      # pegasos.scoring's numbers, as eval gives them
     scale = 1.0 / (lam * m)
     for chunk in chunks:
         f = model.decision_function(chunk)
@@ -1411,12 +1415,12 @@ def final_pass(model: LinearModel, chunks: Iterable[Chunk], weights: dict | None
             for value, weight in weights.items():
                 c[chunk.labels == value] = weight
         seen += f.shape[0]
-        total_loss += float((c * example_losses(loss, f, y, model.epsilon)).sum())
-        if binary:
-            z = y * f
-            hinge_sum += float(np.maximum(0.0, 1.0 - z).sum())
-            errors += int(np.count_nonzero((f > 0) != (y > 0)))
+        if scored is not None:
+            scored.add(f, chunk.labels)
+        else:
+            total_loss += float(example_losses(loss, f, y, model.epsilon).sum())
         if dual:
+            z = y * f
             upper = c * scale
             if loss == "hinge":
                 alpha = np.where(z < 1.0, upper, 0.0)
@@ -1429,13 +1433,14 @@ def final_pass(model: LinearModel, chunks: Iterable[Chunk], weights: dict | None
             v[:n] += np.bincount(chunk.indices, weights=coef * chunk.data, minlength=n)[:n]
             if feature_bias:
                 v[n] += float((alpha * y).sum())
-    sqw = float(np.dot(model.w, model.w))
-    reg = 0.5 * lam * (sqw + (model.bias ** 2 if feature_bias else 0.0))
-    objective: dict[str, Any] = {"examples": seen, "lambda": lam, "objective": reg + total_loss / max(seen, 1), "regularizer": reg,
-                 "loss": loss, "mean_loss": total_loss / max(seen, 1), "norm_w": math.sqrt(sqw),
-                 "bias": float(model.bias), "bias_mode": model.bias_mode}
-    if binary:
-        objective.update(hinge_loss=hinge_sum / max(seen, 1), error_rate=errors / max(seen, 1))
+    if scored is not None:
+        objective: dict[str, Any] = scored.result()
+    else:                                       # regression: the eps-insensitive loss, no class weights
+        sqw = float(np.dot(model.w, model.w))
+        reg = 0.5 * lam * (sqw + (model.bias ** 2 if feature_bias else 0.0))
+        objective = {"examples": seen, "lambda": lam, "objective": reg + total_loss / max(seen, 1),
+                     "regularizer": reg, "loss": loss, "mean_loss": total_loss / max(seen, 1),
+                     "norm_w": math.sqrt(sqw), "bias": float(model.bias), "bias_mode": model.bias_mode}
     if not dual:
         return FinalPass(objective)
     b = float(np.dot(v, v)) + curvature

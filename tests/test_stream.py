@@ -926,7 +926,10 @@ def test_the_streamed_certificate_holds_against_the_in_memory_optimum(tmp_path, 
     losses = np.maximum(0.0, 1.0 - z) ** (2 if settings.get("loss") == "squared-hinge" else 1)
     p = 0.5 * settings["lam"] * (model.w @ model.w + (model.bias ** 2 if feature else 0.0)) + np.mean(c * losses)
     assert primal == pytest.approx(p, rel=1e-9)
-    assert primal == pytest.approx(objective(model, d.chunk, d.y)["objective"], rel=1e-9)
+    scored = objective(model, d.chunk, d.y)             # the numbers eval and objective give
+    assert primal == pytest.approx(scored["objective"], rel=1e-9)
+    assert model.train_objective["error_rate"] == scored["error_rate"]
+    assert model.train_objective["hinge_loss"] == pytest.approx(scored["hinge_loss"], rel=1e-9)
 
 
 @pytest.mark.parametrize("settings", [dict(loss="log"), dict(solver="pegasos")])
