@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from .defaults import lambda_problem
 from .errors import ExampleError, ParameterError
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
+    from numpy.typing import ArrayLike, NDArray
 
     from .io import Matrix
     from .linear import LinearModel
@@ -739,10 +739,12 @@ def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *
     if ranking:
         from .examples import Examples, pair_differences
 
-        qid = getattr(X, "qid", None) if qid is None else np.asarray(qid, dtype=np.int64)
-        prim = objective(model, X, raw, lam=lam, qid=qid, sample_weight=sample_weight)   # checks both
+        qids: NDArray[np.int64] | None = getattr(X, "qid", None) if qid is None else np.asarray(qid, dtype=np.int64)
+        prim = objective(model, X, raw, lam=lam, qid=qids, sample_weight=sample_weight)   # checks both
     else:
-        targets = model.class_index(raw) if multiclass else model.labels.encode(raw)
+        # (a binary model has labels: check_gap_model refused the others)
+        targets = (cast("MulticlassModel", model).class_index(raw) if multiclass
+                   else cast("LinearModel", model).labels.encode(raw))    # type: ignore[union-attr]
         prim = objective(model, X, raw, lam=lam, sample_weight=sample_weight)    # checks sample_weight
         c = _example_weights(model, raw)
         if sample_weight is not None:
@@ -750,7 +752,7 @@ def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *
     primal = prim["objective"]
     if not math.isfinite(primal):
         raise ParameterError(f"the model's primal objective is not finite ({primal})")
-    if multiclass and model.method == "crammer-singer":
+    if multiclass and cast("MulticlassModel", model).method == "crammer-singer":
         out = _crammer_singer_gap(model, (indptr, indices, data, n_cols), raw, c, primal, lam=lam, passes=passes,
                                   tol=tol, seed=int(seed), until_stalled=until_stalled)
         out.update(seconds=time.perf_counter() - started, examples=m, loss=model.loss, bias_mode=model.bias_mode)
@@ -760,7 +762,7 @@ def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *
         return out
     f = model.decision_function(X)
     if ranking:     # the problem of the pair differences: their margins, labels +1 and weights 1
-        pairs, a, b = pair_differences(Examples(indptr, indices, data, raw, n_cols, qid))
+        pairs, a, b = pair_differences(Examples(indptr, indices, data, raw, n_cols, qids))
         indptr, indices, data = pairs.indptr, pairs.indices, pairs.data
         targets = c = np.ones(pairs.m)
         f = f[a] - f[b]

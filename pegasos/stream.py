@@ -1315,7 +1315,7 @@ def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = N
             y = labels.encode(chunk.labels)
             indices = chunk.indices if columns is None else \
                 np.searchsorted(columns, chunk.indices).astype(np.int32, copy=False)
-            if scored is not None:
+            if frozen is not None and scored is not None:
                 scored.add(frozen.decision_function(chunk), chunk.labels)
             if collect and weights and options.loss == "squared-hinge":
                 c = np.ones(y.shape[0])

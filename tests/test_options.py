@@ -295,7 +295,7 @@ def test_no_import_cycle():
 def test_lower_layers_do_not_import_upper_ones():
     edges, _ = _imports()
     order = ["errors", "defaults", "solver", "outcome", "options", "labels", "io", "data", "model", "examples", "sampling", "linear",
-             "multiclass", "kernel", "modelfile", "stream", "scoring", "trace", "trainers", "certificate", "finish", "autotune",
+             "multiclass", "kernel", "modelfile", "scoring", "stream", "trace", "trainers", "certificate", "finish", "autotune",
              "engine_dask", "api", "selection", "plot", "sklearn",
              # the command line, above everything else: shared pieces, then a module per command
              "cli.common", "cli.progress", "cli.options", "cli.notes", "cli.reading", "cli.summary", "cli.selection",
