@@ -49,3 +49,8 @@ def max_cache_mb():
         return float(os.sysconf("SC_PAGE_SIZE")) * os.sysconf("SC_PHYS_PAGES") / (1 << 20)
     except (AttributeError, ValueError, OSError):
         return float(1 << 20)
+
+#: the bound of the dual's coordinate-ascent work, a visit of example i costing 1 + nnz(x_i): the passes of
+#: the dual solver and finish (pegasos.finish), and of the streamed dual (pegasos.stream); 2000 noisy rows at
+#: lambda = 1e-6 stopped at 2^28 with a gap of 57% and were certified within 0.17% at 2^32
+DUAL_WORK = 1 << 32

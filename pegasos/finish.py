@@ -30,12 +30,11 @@ import numpy as np
 
 from .certificate import (ShrinkingPasses, crammer_singer_problem, dual_bound, dual_vector, model_weights,
                           problem_terms, scaled_start)
+from .defaults import DUAL_WORK
 from .errors import ParameterError
 from .options import MAX_FINISH_PASSES
 
-FINISH_UPDATES = 1 << 32        # a problem's passes end (at a check) after this much work: 1 + nnz(x_i) per visit
-                                # (2000 noisy rows at lambda = 1e-6 stopped at 2^28 with a gap of 57%, and were
-                                # certified within 0.17% at 2^32)
+FINISH_UPDATES = DUAL_WORK      # a problem's passes end (at a check) after this much work (pegasos.defaults)
 CHECK_EVERY = 1 << 16           # checks: after 1, 2, 4, ... passes (and between), at least every this many
 MIN_STRIDE = 0.125              # a check between doublings comes at least this fraction of the passes after the last
 CS_UPDATES = 1 << 34            # Crammer-Singer's passes end (at a check) after this much work: K (1 + nnz(x_i))
