@@ -199,7 +199,7 @@ def _warn_if_not_certified(model, X, y, sample_weight, tol):
     elif finding is not None:
         column, scale = finding[1]
         message += (f"; the features are not scaled (column {column} reaches |x| = {scale:.3g}): scale them to "
-                    "[-1, 1] (e.g. sklearn.preprocessing.MaxAbsScaler) and choose C for the scaled data")
+                    "[-1, 1] (e.g. sklearn.preprocessing.MaxAbsScaler) and choose alpha for the scaled data")
     warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
 

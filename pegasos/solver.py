@@ -81,12 +81,16 @@ class Plan:
     detail : str
         The settings behind the reason, as the user spelled them ("" where there are none), for
         ``--explain`` and the summary.
+    on_shards : bool
+        The data are read on shards (:mod:`pegasos.engine_dask`), where a length not given is the
+        default epochs, not the doubling.
     """
 
     solver: Solver
     reason: str
     asked: str = "auto"
     detail: str = ""
+    on_shards: bool = False
 
     @property
     def why(self) -> str:
@@ -95,20 +99,21 @@ class Plan:
 
     def how(self, options=None) -> str:
         """What the solver will run for the run's ``options`` (None: in general), in words: how long it runs."""
-        return _how(self.solver, options)
+        return _how(self.solver, options, self.on_shards)
 
     def describe(self, options=None) -> str:
         """The plan in one line (``pegasos train --explain``); with the run's ``options``, how long it runs."""
         return f"solver {self.solver.value} ({self.why}): {self.how(options)}"
 
 
-def _how(solver: Solver, options) -> str:
+def _how(solver: Solver, options, on_shards: bool = False) -> str:
     """What ``solver`` will run for ``options`` (None: in general), in words."""
     if solver is Solver.DUAL:
         start = "w = 0" if options is None or options.kernel == "linear" else "alpha = 0 (the kernel dual solver)"
         if options is not None and options.finish_passes is not None:
             return f"dual coordinate ascent from {start}, exactly {options.finish_passes} passes"
-        return f"dual coordinate ascent from {start} until the duality gap certifies the model within tol"
+        tol = "tol" if options is None else f"tol = {options.tol:g}"
+        return f"dual coordinate ascent from {start} until the duality gap certifies the model within {tol}"
     how = "Pegasos, the paper's stochastic sub-gradient loop"
     if options is None:
         return how
@@ -116,8 +121,8 @@ def _how(solver: Solver, options) -> str:
         how += f", T = {options.iterations} iterations"
     elif options.epochs is not None:
         how += f", {options.epochs:g} epochs"
-    elif options.length_is_automatic and options.kernel == "linear":
-        how += ", its epochs doubled until a doubling gains less than tol"
+    elif options.length_is_automatic and options.kernel == "linear" and not on_shards:
+        how += f", its epochs doubled until a doubling gains less than tol = {options.tol:g}"
     else:
         how += f", {DEFAULT_EPOCHS} epochs"
     if options.finish == "dual" or options.finish_passes is not None:
@@ -213,6 +218,7 @@ def plan(problem: Problem, options) -> Plan:
         ``solver="dual"`` where the dual cannot run, or with a Pegasos-only setting.
     """
     asked = options.solver
+    shards = not problem.in_memory and not problem.streamed
     if (options.finish == "dual" and options.length_is_automatic and options.kernel == "linear"
             and not problem.resumed):
         dual = "--solver dual" if options.spelling == "cli" else 'solver="dual"'
@@ -220,7 +226,7 @@ def plan(problem: Problem, options) -> Plan:
                              f"length: give {options.name('iterations')} or {options.name('epochs')}, or for the "
                              f"dual alone {dual}")
     if asked == "pegasos":
-        return Plan(Solver.PEGASOS, "asked for", asked)
+        return Plan(Solver.PEGASOS, "asked for", asked, on_shards=shards)
     no_dual = _no_dual(problem, options)
     pegasos_only = _pegasos_only(options)
     if asked == "dual":
@@ -229,14 +235,14 @@ def plan(problem: Problem, options) -> Plan:
         if pegasos_only is not None:
             raise ParameterError(f"{options.subject('solver')} dual runs from w = 0 until certified: drop "
                                  f"{pegasos_only} (settings of Pegasos)")
-        return Plan(Solver.DUAL, "asked for", asked)
+        return Plan(Solver.DUAL, "asked for", asked, on_shards=shards)
     if pegasos_only is not None:
-        return Plan(Solver.PEGASOS, "a setting of Pegasos is given", asked, pegasos_only)
+        return Plan(Solver.PEGASOS, "a setting of Pegasos is given", asked, pegasos_only, on_shards=shards)
     if options.iterations == 0:                  # (validated: with finish="dual" or finish_passes)
-        return Plan(Solver.DUAL, "the dual can run", asked, f"{options.subject('iterations')} 0")
+        return Plan(Solver.DUAL, "the dual can run", asked, f"{options.subject('iterations')} 0", on_shards=shards)
     if no_dual is not None:
-        return Plan(Solver.PEGASOS, no_dual, asked)
-    return Plan(Solver.DUAL, "the dual can run", asked)
+        return Plan(Solver.PEGASOS, no_dual, asked, on_shards=shards)
+    return Plan(Solver.DUAL, "the dual can run", asked, on_shards=shards)
 
 
 def check_solver(value, options) -> None:

@@ -252,6 +252,22 @@ def test_resume_gives_the_uninterrupted_model(shards, tmp_path, sync):
         fit_shards(folder, opts, EngineSettings(sync_every=sync, resume=str(tmp_path / "missing.ckpt")))
 
 
+def test_shards_explain_and_record_what_runs(shards, tmp_path):
+    """A user's trial: train-shards --explain promised the doubling of epochs, and the header gave
+    "a setting of Pegasos is given" (the engine's own uniform sampling) for a run given no setting.  The
+    plan says the default epochs the run trains and why Pegasos runs, and the summary says the solver."""
+    data = str(shards / "bin" / "*.svm")
+    r = CliRunner().invoke(main, ["train-shards", "--explain", data])
+    assert r.exit_code == 0 and "on shards" in r.output and "10 epochs" in r.output and "doubled" not in r.output
+    out = tmp_path / "m.model"
+    r = CliRunner().invoke(main, ["train-shards", data, str(out)])
+    assert r.exit_code == 0, r.output
+    info = pegasos.load_model(str(out)).info
+    assert info["solver"] == "pegasos" and info["solver_reason"] == "auto: the data are not in memory (on shards)"
+    assert f"solver pegasos ({info['solver_reason']})" in r.output
+    assert int(info["iterations"]) == 10 * -(-int(info["train_examples"]) // int(info["batch_size"]))
+
+
 def test_cli_local_shards(shards, tmp_path):
     out = tmp_path / "m.model"
     r = CliRunner().invoke(main, ["train-shards", "-T", "150", "-k", "16", "--seed", "3", "--t0", "10", "-l", "1e-2",

@@ -335,3 +335,15 @@ def test_the_keyword_trainers_record_their_outcome(tmp_path):
     assert Outcome.from_header(kernel_dual.info).solver is Solver.DUAL
     with pytest.raises(ParameterError, match="keyword trainers run Pegasos' loop"):
         pegasos.train(X, y, iterations=0, finish_passes=3)
+
+
+def test_explain_reads_standard_input_without_a_model_name():
+    """--explain writes no model, so DATA - needs no MODEL name (a trial: it asked for one); the plan
+    says the tolerance it certifies within."""
+    from click.testing import CliRunner
+
+    from pegasos.cli import main
+
+    r = CliRunner().invoke(main, ["train", "--explain", "--tol", "0.01", "-"], input="+1 1:1\n-1 2:1\n")
+    assert r.exit_code == 0, r.output
+    assert "solver dual" in r.output and "within tol = 0.01" in r.output

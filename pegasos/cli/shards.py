@@ -96,7 +96,7 @@ def _fit_and_save(data, model, options, quiet, to_stdout, dtype, zero_based, eng
     if not quiet:
         info = result.info
         click.echo(f"{counted(info['train_examples'], 'example')} in {counted(info['shards'], 'shard')}, "
-                   f"{counted(result.n_features, 'feature')} | "
+                   f"{counted(result.n_features, 'feature')} | solver {info['solver']} ({info['solver_reason']}) | "
                    f"engine {engine}, sync every {info['sync_every']} | T = {info['iterations']}, k = "
                    f"{info['batch_size']}, lambda = {result.lam:g} | {seconds:.2f} s | model: "
                    f"{'standard output' if to_stdout else model}", err=to_stdout)

@@ -139,7 +139,7 @@ def _check_outputs(args, options):
 
     data, model = args.data, args.model
     if model is None:
-        if data == "-":
+        if data == "-" and not args.explain:       # (--explain writes no model)
             raise PegasosError("give a MODEL file name when DATA is read from standard input")
         model = os.path.basename(data) + ".model"
     to_stdout = is_stdout(model)
