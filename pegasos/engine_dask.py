@@ -755,10 +755,11 @@ def fit_shards(spec, options, settings=None, *, split=None, progress=None, on_pl
     if cluster is not None and settings is None:
         settings = EngineSettings(engine="dask")
     settings = (settings or EngineSettings()).validate(cluster=cluster is not None)
+    shard = _shard_options(options)                 # (the shards' own refusals first)
     # Pegasos (solver="dual" is refused), decided on the options as given: the engine's own uniform
     # sampling is not a setting of the user's
-    chosen = plan(Problem(m=0, in_memory=False), options.validate())
-    options = _shard_options(options)
+    chosen = plan(Problem(m=0, in_memory=False), options)
+    options = shard
     shards = spec if isinstance(spec, list) else expand_shards(spec, split)
     own = None
     try:
