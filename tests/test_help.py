@@ -170,6 +170,9 @@ def test_search_answers_c_with_its_grid(tmp_path):
     (("-s", "0"), ("--loss log",)),
     (("-s", "6"), ("no model", "L1-regularised")),
     (("-t", "2"), ("SVMlight's -t 2", "--kernel rbf")),
+    (("-g", "0.5"), ("LIBSVM's -g 0.5", "--gamma 0.5")),
+    (("-d3",), ("-d 3", "--degree 3")),
+    (("-r", "1"), ("-r 1", "--coef0 1")),
 ])
 @pytest.mark.parametrize("command", ["train", "cv"])
 def test_other_tools_spellings_get_ours_in_one_line(tmp_path, command, args, fragments):

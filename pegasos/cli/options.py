@@ -168,8 +168,9 @@ _LIBLINEAR_SOLVERS = {
 }
 
 
-#: SVMlight's and LIBSVM's kernel types (-t)
+#: SVMlight's and LIBSVM's kernel types (-t) and parameters
 _KERNEL_TYPES = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
+_KERNEL_PARAMETERS = {"-g": "--gamma", "-d": "--degree", "-r": "--coef0"}
 
 
 def _value_after(option, args):
@@ -238,6 +239,9 @@ def _foreign_spelling(option, args, params):
         if value in _KERNEL_TYPES:
             return f"pegasos spells SVMlight's {shown} as --kernel {_KERNEL_TYPES[value]}"
         return "pegasos spells SVMlight's -t (kernel type) as --kernel linear, poly, rbf or sigmoid"
+    if option in _KERNEL_PARAMETERS:
+        spelled = _KERNEL_PARAMETERS[option] + ("" if value is None else f" {value}")
+        return f"pegasos spells SVMlight's and LIBSVM's {shown} as {spelled} (with --kernel)"
     if option == "-C":
         return "pegasos spells LIBLINEAR's -C (search for C) as pegasos search"
     if option == "-c":
