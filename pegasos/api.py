@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import autotune
-from .data import check_weight_memory, compact_columns
+from .data import check_weight_memory, compact_columns, expand_columns
 from .errors import DataError, ExampleError, ParameterError
 from .examples import as_examples
 from .labels import BinaryLabels
@@ -551,8 +551,7 @@ def _on_all_columns(model, columns, n_features):
             if vec is None:
                 continue
             vec = np.asarray(vec, dtype=np.float64)
-            full = np.zeros(n_features + extra, dtype=np.float64)
-            full[columns] = vec[:columns.shape[0]]
+            full = expand_columns(vec, columns, n_features + extra)
             full[n_features:] = vec[used:]
             out[key] = full
         model.solver_state = out

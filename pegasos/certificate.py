@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .data import csr_arrays
+from .data import csr_arrays, expand_columns
 from .defaults import lambda_problem
 from .errors import ExampleError, ParameterError
 
@@ -177,8 +177,7 @@ def _used_columns(indices, n_cols):
 def _on_all_columns(w_dual, columns, n_cols):
     """``w_dual`` (float64 (u + 1,)) of a dual on the used ``columns`` (:func:`_used_columns`) in all
     ``n_cols`` columns: float64 (n_cols + 1,), the constant feature's weight last."""
-    full = np.zeros(n_cols + 1, dtype=np.float64)
-    full[columns] = w_dual[:columns.shape[0]]
+    full = expand_columns(w_dual, columns, n_cols + 1)
     full[n_cols] = w_dual[columns.shape[0]]
     return full
 

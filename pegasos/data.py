@@ -487,6 +487,15 @@ COMMON_COLUMN = 0.01
 SCALE_BLOCK = 1 << 20        # values a block of _column_scales
 
 
+def expand_columns(values, columns, n):
+    """``values`` of a problem renumbered to its used ``columns`` (:func:`compact_columns`), put back
+    in all ``n`` columns: float64 (n,), values[j] at columns[j] and 0 elsewhere (values beyond
+    len(columns), a constant feature's, are left to the caller)."""
+    full = np.zeros(n, dtype=np.float64)
+    full[columns] = values[:columns.shape[0]]
+    return full
+
+
 def _column_scales(indices, data, n_features, n_rows):
     """s_j = max_i |x_ij| of every column, and which columns are in common use (a non-zero value in at
     least ``COMMON_COLUMN`` of the rows)."""

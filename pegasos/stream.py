@@ -68,7 +68,7 @@ import numpy as np
 
 from .defaults import DENSE_COLUMNS_FLOOR, DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER, DUAL_WORK
 from .errors import DamagedCacheError, DataError, ExampleError, ParameterError
-from .data import check_weight_memory, take_rows
+from .data import check_weight_memory, expand_columns, take_rows
 from .io import BLOCK_SIZE, Chunk, LabelInfo, SVMLightData, iter_svmlight
 from .model import remove_stale_temporaries
 
@@ -953,9 +953,7 @@ def _shuffled_model(w, b, columns, n_features, run, plan, labels):
     from .linear import LinearModel
 
     if columns is not None:
-        full = np.zeros(n_features, dtype=np.float64)
-        full[columns] = w[:columns.shape[0]]
-        w = full
+        w = expand_columns(w, columns, n_features)
     info = run.header(plan, sampling="shuffle-buffer")
     if run.task != "binary":
         info["task"] = run.task
@@ -1298,11 +1296,7 @@ def fit_block_dual(d: Scan, options: TrainOptions, learner: BlockDual | None = N
     feature = options.bias == "feature"
 
     def model_of(v, info):
-        w = v[:dim].copy()
-        if columns is not None:
-            full = np.zeros(n_features)
-            full[columns] = w[:columns.shape[0]]
-            w = full
+        w = v[:dim].copy() if columns is None else expand_columns(v, columns, n_features)
         return LinearModel(w=w, bias=float(v[dim]) if feature else 0.0, labels=labels, lam=float(options.lam),
                            bias_mode=options.bias, info=info, loss=options.loss)
 
