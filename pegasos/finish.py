@@ -349,7 +349,8 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
     MulticlassModel
         A copy whose class c has the better of its weights and w(alpha_c);
         ``info`` gains ``finish``, ``finish_passes`` (K numbers),
-        ``finish_kept`` (how many classes took w(alpha)) and
+        ``finish_kept`` ("dual" when every class took w(alpha), "pegasos" when none did, else "k of
+        K classes dual") and
         ``certified_gap`` of the sum of the K objectives.
     """
     from concurrent.futures import ThreadPoolExecutor
@@ -402,7 +403,7 @@ def finish_ovr(model, ex, *, tol=None, passes=None, n_threads=1, seed=None, max_
         else:
             best.append(primals[k])
     info = dict(model.info, finish="dual", finish_passes=",".join(str(p["passes"]) for p in parts),
-                finish_kept=f"{kept} of {K} classes dual")
+                finish_kept="dual" if kept == K else "pegasos" if kept == 0 else f"{kept} of {K} classes dual")
     total, lower = math.fsum(best), math.fsum(p["dual"] for p in parts)
     info["certified_gap"] = repr(max(0.0, float((total - lower) / total)) if total > 0 else 0.0)
     done = dataclasses.replace(model, W=W, biases=biases, info=info)

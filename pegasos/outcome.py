@@ -191,8 +191,7 @@ def record_outcome(model, chosen: Plan, options):
     if info is None:
         return model
     used = Solver.DUAL if dual_only(info) or info.get("iterations") == "0" else Solver.PEGASOS
-    kept = info.get("finish_kept", "")
-    if kept == "dual" or (kept.endswith(" classes dual") and kept.split(" of ")[0] == kept.split()[2]):
+    if info.get("finish_kept") == "dual":         # the finish's w(alpha) replaced the weights (of every class)
         used = Solver.DUAL
     reason = chosen.reason
     if used is not chosen.solver:

@@ -315,6 +315,8 @@ def test_one_vs_rest_from_a_short_run_finishes_every_class():
     model = pegasos.fit((X, y), lam=1e-4, epochs=1, finish="dual")
     assert all(int(p) > 0 for p in model.info["finish_passes"].split(","))
     assert float(model.info["certified_gap"]) <= autotune.DEFAULT_TOL
+    # every class took w(alpha): the header says so in the binary finish's words, and the outcome names the dual
+    assert model.info["finish_kept"] == "dual" and model.info["solver"] == "dual"
 
 
 def _shrinking_problem(seed=0, m=150, n=12, lam=1e-3, loss="hinge"):
