@@ -890,7 +890,8 @@ def kernel_duality_gap(model, X, y, *, lam=None, started=None):
         key = (np.asarray(indices[a:b], dtype=np.int64).tobytes(), np.asarray(data[a:b], dtype=np.float64).tobytes())
         rows.setdefault(key, []).append(i)
     coef = np.asarray(model.coef, dtype=np.float64)
-    sip, sind, sdat = model.sv_indptr, model.sv_indices, model.sv_data
+    support = model.support_matrix()              # its arrays checked, as the decision values took them
+    sip, sind, sdat = support.indptr, support.indices, support.data
     for s_ in range(coef.shape[0]):
         if coef[s_] == 0.0:
             continue

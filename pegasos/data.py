@@ -241,9 +241,10 @@ def _check_compressed(indptr, indices, data, n_major, n_minor, fmt):
     if indptr[0] != 0:
         raise ParameterError(f"the {fmt.upper()} matrix X has indptr[0] = {int(indptr[0])}; it must be 0")
     for s in range(0, n_major, CHECK_BLOCK):
-        step = np.diff(indptr[s:s + CHECK_BLOCK + 1])
-        if (step < 0).any():
-            i = s + int(np.argmax(step < 0))
+        block = indptr[s:s + CHECK_BLOCK + 1]
+        falls = block[1:] < block[:-1]        # compared, not subtracted: a difference of int64 extremes wraps
+        if falls.any():
+            i = s + int(np.argmax(falls))
             raise ParameterError(f"the {fmt.upper()} matrix X has decreasing row pointers (indptr[{i}] = "
                                  f"{int(indptr[i])} > indptr[{i + 1}] = {int(indptr[i + 1])})")
     nnz = int(indptr[-1])

@@ -53,6 +53,9 @@ EDITS = {
     "index_beyond_int32": "d.chunk.indices = d.chunk.indices.astype(np.int64); d.chunk.indices[3] = 2**40",
     "indptr_far_beyond_nnz": "d.chunk.indptr[5] = 10**9",
     "indptr_decreasing": "d.chunk.indptr[5] = d.chunk.indptr[7] + 1",
+    # a fall to int64's extremes, whose difference from the pointer before wraps round to a rise
+    "indptr_falls_to_int64_min": "d.chunk.indptr[-1] = np.iinfo(np.int64).min",
+    "indptr_falls_from_int64_max": "d.chunk.indptr[5] = np.iinfo(np.int64).max",
     "indptr_not_from_0": "d.chunk.indptr[0] = 2",
     "indptr_end_beyond_nnz": "d.chunk.indptr[-1] += 5",
     "indices_replaced_shorter": "d.chunk.indices = d.chunk.indices[:3].copy()",
@@ -137,6 +140,7 @@ KERNEL_EDITS = {
     "sv_negative_index": "kernel.sv_indices -= 1",
     "sv_indptr_beyond": "kernel.sv_indptr[1] = 10**9",
     "sv_indptr_decreasing": "kernel.sv_indptr[1] = kernel.sv_indptr[3] + 1",
+    "sv_indptr_falls_to_int64_min": "kernel.sv_indptr[-1] = np.iinfo(np.int64).min",
     "sv_rows_fewer_than_coef": "kernel.sv_indptr = kernel.sv_indptr[:2].copy()",
     "coef_shorter": "kernel.coef = kernel.coef[:1].copy()",
 }
@@ -149,9 +153,12 @@ def test_edited_support_vectors_are_refused(tmp_path, edit):
         {KERNEL_EDITS[edit]}
         report("decision", lambda: kernel.decision_function(fresh()))
         report("norms", lambda: kernel.sv_sqnorms)
+        d = fresh()
+        report("duality_gap", lambda: pegasos.duality_gap(kernel, d.chunk, d.y)["gap"])
         """)
     assert out["decision"].startswith("refused ParameterError the model's"), out
     assert out["norms"].startswith("refused ParameterError the model's"), out
+    assert out["duality_gap"].startswith("refused ParameterError the model's"), out
 
 
 def test_valid_reader_arrays_are_not_copied(tmp_path):
