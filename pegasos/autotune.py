@@ -167,12 +167,12 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     searched by :func:`walk_to_minimum` from the grid point nearest (in
     log) to 1/r2, r2 the sample's mean squared row norm: the step that
     takes a typical example's margin from 0 to 1 in one hinge step.  Where
-    the scores over the sorted grid are unimodal this is the grid's argmin;
-    measured on the shared data sets (benchmarks/RESULTS_calibration.md)
-    the best eta0_s lay at or above that start and the walk found the
-    argmin of the whole grid.  Return t0 = 1/(lambda eta0) with
-    eta0 = eta0_s sqrt(s/m).  The factor carries
-    the step from the s iterations of a sample pass to the m of an epoch:
+    the scores over the sorted grid are unimodal this is the grid's argmin
+    (on the shared data sets the best lay a few grid points from the start
+    and the walk returned the whole grid's argmin in nearly every case:
+    benchmarks/RESULTS_calibration.md).  Return t0 = 1/(lambda eta0) with
+    eta0 = eta0_s sqrt(s/m).  The factor carries the step from the s
+    iterations of a sample pass to the m of an epoch:
     the best constant step of averaged SGD scales like 1/sqrt(T) (with
     these t0 the step is nearly constant over the first epochs).  Measured
     at lambda = 1e-4, seeds 1-3, the sample's best eta0_s against the best
@@ -182,11 +182,11 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     (unscaled, a9a ended one epoch 3.0% above f* instead of 0.9%).
 
     Cost: for each grid point the walk visits, a pass over the sample and
-    an objective evaluation on it, i.e. 2 sample_size rows: the grid
-    points between the start and the minimum plus about 2
-    ``WALK_LOOKAHEAD`` + 1 (5 visits, 10000 rows with the defaults, when
+    an objective evaluation on it, i.e. 2 sample_size rows; it visits the
+    grid points between the start and the minimum plus at most
+    2 ``WALK_LOOKAHEAD`` + 1 (5 visits, 10000 rows with the defaults, when
     the start is the minimum; every point, 2 len(grid) sample_size rows,
-    at worst); the runs' set-up done once for all
+    at worst: a run of ties); the runs' set-up done once for all
     (:class:`pegasos.linear.OffsetRuns`; times in docs/benchmarks.md); m
     enters only through the sample draw and the factor sqrt(s/m).
 
