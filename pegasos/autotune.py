@@ -7,8 +7,10 @@ to call when the user gives no step offset and no number of iterations:
   eta_t = 1/(lambda (t + t0)) from the data, as Bottou's averaged SGD
   calibrates its first step eta0 = 1/(lambda t0): one pass of the real
   training (same loss, sampling and averaging) over a fixed random sample of
-  the examples for each eta0 of a logarithmic grid, keeping the eta0 whose
-  model has the lowest primal objective on that sample.
+  the examples for eta0 values of a logarithmic grid, walked downhill
+  (:func:`walk_to_minimum`) from a guess made from the sample's row norms,
+  keeping the eta0 whose model has the lowest primal objective on that
+  sample.
 * :func:`train_until_converged` lengthens one run to E0, 2 E0, 4 E0, ...
   epochs (:class:`pegasos.linear.LinearRun`: the iterations go on, the
   suffix average over the last half restarts) and stops when doubling the
@@ -29,6 +31,7 @@ returned model is reproduced by training with the header's settings; the automat
 
 import math
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,12 +42,72 @@ from .io import Chunk
 
 # eta0 = 1/(lambda t0) candidates: 10^-4 .. 10 in steps of 10^(1/4)
 DEFAULT_ETA0_GRID = tuple(float(10.0 ** (e / 4.0)) for e in range(-16, 5))
+WALK_LOOKAHEAD = 2                  # grid points a walk looks at past its current one before it stops
 DEFAULT_MAX_ITERATIONS = 1 << 25   # work cap of the lengthened run: E m <= 2^25 (about 3.4e7 rows) ...
 DEFAULT_MIN_EPOCH_CAP = 16          # ... but at least 16 epochs
 DEFAULT_MAX_EPOCHS = 1 << 14        # ... and at most 16384 (tiny data sets: their objective stays noisy)
 SOFT_ITERATIONS = 1 << 24           # a length beyond this many iterations (summed over classes) ...
 GOOD_ENOUGH = 0.01                  # ... is trained only while the last doubling improved by more than this
 FIRST_RUN_ITERATIONS = 1 << 14      # the first run has E m >= 2^14 iterations (noise of tiny data sets)
+
+
+def walk_to_minimum(score: Callable[[int], float], n: int, start: int,
+                    lookahead: int = WALK_LOOKAHEAD) -> tuple[int, dict[int, float]]:
+    """The first index of the smallest ``score(i)``, i in 0..n-1, found by walking downhill from ``start``.
+
+    The walk goes up (i + 1, i + 2, ...) to the first of the next ``lookahead`` points whose value is
+    at most the current one, as long as there is one; then, unless it found a value below
+    ``score(start)``, it walks down from ``start`` the same way.  The result is the smallest index
+    among the points visited that have the smallest value visited (ties: the smaller index).  Each
+    ``score(i)`` is computed at most once.
+
+    When the sequence is unimodal (non-increasing, then non-decreasing; ties and ``inf`` allowed)
+    this is its first minimum, the exhaustive argmin: the walks pass through every run of equal
+    values.  Other sequences may give a local minimum; a rise of fewer than ``lookahead`` points is
+    walked over.  Cost: the points between ``start`` and the minimum, the run of minimal values, and
+    about ``lookahead`` points past each end of the walk (5 visits when the minimum is at ``start``
+    of a strictly unimodal sequence, 2 ``lookahead`` + 1).
+
+    Parameters
+    ----------
+    score : callable(int) -> float
+        The value at an index (``inf`` allowed, e.g. a diverged run); not NaN.
+    n : int >= 1
+        Number of points.
+    start : int, 0 <= start < n
+    lookahead : int >= 1
+
+    Returns
+    -------
+    (int, dict)
+        The index found and the values visited, {index: value}.
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``start`` or ``lookahead`` out of range; any error of ``score``.
+    """
+    if n < 1 or not 0 <= start < n or lookahead < 1:
+        raise ValueError(f"walk_to_minimum: n = {n}, start = {start}, lookahead = {lookahead} out of range")
+    values: dict[int, float] = {}
+
+    def at(i: int) -> float:
+        if i not in values:
+            values[i] = float(score(i))
+        return values[i]
+
+    at(start)
+    for step in (1, -1):
+        i = start
+        while True:
+            ahead = (i + step * k for k in range(1, lookahead + 1))
+            i_next = next((j for j in ahead if 0 <= j < n and at(j) <= values[i]), None)
+            if i_next is None:
+                break
+            i = i_next
+        if min(values.values()) < values[start]:     # unimodal: the minimum lies on this side only
+            break
+    return min(values, key=lambda i: (values[i], i)), values
 
 
 def _check_positive(name, value, integral=False):
@@ -95,14 +158,21 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
 
     Method (Bottou's calibration of averaged SGD, applied to the Pegasos
     step of paper Fig. 1 with an offset): draw ``sample_size`` distinct
-    examples with the generator seeded by ``seed``; for each eta0 in
-    ``grid`` train one epoch on the sample with t0 = 1/(lambda eta0), the
-    given loss, sampling and suffix averaging, and evaluate the primal
-    objective lambda/2 ||w||^2 + mean loss on the sample (each loss
-    weighted as in training: class weight times ``sample_weight``); keep the eta0_s
-    with the lowest objective (the smaller on a tie) and return
-    t0 = 1/(lambda eta0) with eta0 = eta0_s sqrt(s/m).  The factor carries
-    the step from the s iterations of a sample pass to the m of an epoch:
+    examples with the generator seeded by ``seed``; the score of an eta0 of
+    ``grid`` is the primal objective lambda/2 ||w||^2 + mean loss on the
+    sample (each loss weighted as in training: class weight times
+    ``sample_weight``; ``inf`` when the run diverges) of one epoch on the
+    sample with t0 = 1/(lambda eta0), the given loss, sampling and suffix
+    averaging.  The eta0_s of lowest score (the smaller on a tie) is
+    searched by :func:`walk_to_minimum` from the grid point nearest (in
+    log) to 1/r2, r2 the sample's mean squared row norm: the step that
+    takes a typical example's margin from 0 to 1 in one hinge step.  Where
+    the scores over the sorted grid are unimodal this is the grid's argmin
+    (on the shared data sets the best lay a few grid points from the start
+    and the walk returned the whole grid's argmin in nearly every case:
+    benchmarks/RESULTS_calibration.md).  Return t0 = 1/(lambda eta0) with
+    eta0 = eta0_s sqrt(s/m).  The factor carries the step from the s
+    iterations of a sample pass to the m of an epoch:
     the best constant step of averaged SGD scales like 1/sqrt(T) (with
     these t0 the step is nearly constant over the first epochs).  Measured
     at lambda = 1e-4, seeds 1-3, the sample's best eta0_s against the best
@@ -111,9 +181,12 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     1.8 / 0.56; the scaled eta0 is within about one grid step of the best
     (unscaled, a9a ended one epoch 3.0% above f* instead of 0.9%).
 
-    Cost: len(grid) passes over the sample plus as many objective
-    evaluations on it, i.e. about 2 len(grid) sample_size rows (42000 rows
-    with the defaults), the runs' set-up done once for all
+    Cost: for each grid point the walk visits, a pass over the sample and
+    an objective evaluation on it, i.e. 2 sample_size rows; it visits the
+    grid points between the start and the minimum plus at most
+    2 ``WALK_LOOKAHEAD`` + 1 (5 visits, 10000 rows with the defaults, when
+    the start is the minimum; every point, 2 len(grid) sample_size rows,
+    at worst: a run of ties); the runs' set-up done once for all
     (:class:`pegasos.linear.OffsetRuns`; times in docs/benchmarks.md); m
     enters only through the sample draw and the factor sqrt(s/m).
 
@@ -139,7 +212,8 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
         Candidate first steps eta0 (dimensionless multiples of the
         sub-gradient); t0 = 1/(lambda eta0) iterations.
     details : bool
-        Also return the table of (eta0, sample objective).
+        Also return the table of (eta0, sample objective) of the grid
+        points visited, in increasing eta0.
 
     Returns
     -------
@@ -197,21 +271,25 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
     runs = OffsetRuns(ex, TrainOptions(preset="paper", lam=lam, epochs=1, sampling=sampling, average_from=average_from,
                                        seed=seed, loss=loss, class_weight=class_weight, **train_kwargs).validate(),
                       labels)
-    table = []
-    for eta0 in sorted(grid):
+    grid = sorted(grid)
+
+    def score(i):
         try:
-            model = runs.run(1.0 / (lam * eta0))
+            model = runs.run(1.0 / (lam * grid[i]))
             f = finite_decisions(decision_values(ex.indptr, ex.indices, ex.data, model.w, model.bias), Xs)
-            value = float(objective_of_decisions(model, f, ex.y, sample_weight=ex.sample_weight)["objective"])
+            return float(objective_of_decisions(model, f, ex.y, sample_weight=ex.sample_weight)["objective"])
         except ParameterError as exc:
             if "diverged" not in str(exc):
                 raise
-            value = math.inf
-        table.append((eta0, value))
-    best_eta0, best = min(table, key=lambda r: (r[1], r[0]))
-    if not math.isfinite(best):
+            return math.inf
+
+    r2 = float(np.square(Xs.data, dtype=np.float64).sum()) / s
+    start = min(range(len(grid)), key=lambda i: abs(math.log(grid[i] * r2))) if r2 > 0 else len(grid) - 1
+    best, values = walk_to_minimum(score, len(grid), start)
+    if not math.isfinite(values[best]):     # (the walk passes every inf: it visited the whole grid)
         raise ParameterError("every eta0 of the calibration grid diverged (check the scale of the data)")
-    eta0 = best_eta0 * math.sqrt(s / m)
+    table = [(grid[i], values[i]) for i in sorted(values)]
+    eta0 = grid[best] * math.sqrt(s / m)
     t0 = 1.0 / (lam * eta0)
     return (t0, eta0, table) if details else t0
 

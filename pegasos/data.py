@@ -402,8 +402,8 @@ def memory_limit():
 
 
 #: A weight state of at most this many bytes is not checked against :func:`memory_limit`, which
-#: reads three /proc and /sys files (0.15 ms): a short default fit makes a state for each of its
-#: 21 calibration runs and each length of its doubling (28 checks, 4 ms of reuters' 46 ms).
+#: reads three /proc and /sys files: a short default fit makes a state for each of its calibration
+#: runs and each length of its doubling.
 SMALL_STATE_BYTES = 16 << 20
 
 

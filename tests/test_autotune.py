@@ -46,7 +46,9 @@ def test_calibration_is_deterministic_for_a_seed(a9a):
     t0, eta0, table = first
     assert math.isfinite(t0) and t0 > 0
     assert t0 == pytest.approx(1.0 / (1e-4 * eta0), rel=1e-12)
-    assert [e for e, _ in table] == sorted(autotune.DEFAULT_ETA0_GRID)
+    # the grid points visited, in increasing eta0, fewer than the whole grid
+    visited = [e for e, _ in table]
+    assert visited == sorted(visited) and set(visited) < set(autotune.DEFAULT_ETA0_GRID)
     # the sample's best eta0, carried from 1000 to m iterations
     best = min(table, key=lambda r: (r[1], r[0]))[0]
     assert eta0 == pytest.approx(best * math.sqrt(1000 / X.shape[0]), rel=1e-12)
@@ -63,7 +65,7 @@ def test_calibration_minimises_the_objective_when_the_sample_is_all_the_data(hea
         model = pegasos.train(X, y, lam=lam, epochs=1, sampling="permutation", average_from=0.5,
                               step_offset=1.0 / (lam * g), seed=3)
         values.append(numpy_objective(model.w, X, y, lam))
-    np.testing.assert_allclose([v for _, v in table], values, rtol=1e-9)
+    np.testing.assert_allclose([v for _, v in table], [values[grid.index(e)] for e, _ in table], rtol=1e-9)
     assert eta0 == grid[int(np.argmin(values))]
     assert t0 == pytest.approx(1.0 / (lam * eta0))
 
@@ -97,6 +99,100 @@ def test_runs_of_several_step_offsets_are_those_of_fit_linear(heart, settings):
         f = decision_values(ex.indptr, ex.indices, ex.data, got.w, got.bias)
         assert objective_of_decisions(got, f, y, sample_weight=ex.sample_weight) == objective(want, X, y,
                                                                                                sample_weight=sw)
+
+
+def brute_argmin(values):
+    """The first index of the smallest value (an independent reference for walk_to_minimum)."""
+    a = np.asarray(values, dtype=np.float64)
+    return int(np.flatnonzero(a == a.min())[0])
+
+
+def walk(values, start, lookahead=autotune.WALK_LOOKAHEAD):
+    calls = []
+
+    def score(i):
+        calls.append(i)
+        return values[i]
+
+    best, visited = autotune.walk_to_minimum(score, len(values), start, lookahead)
+    assert sorted(calls) == sorted(set(calls)) == sorted(visited)       # each point scored once
+    assert all(visited[i] == values[i] for i in visited)
+    return best, visited
+
+
+INF = math.inf
+
+
+@pytest.mark.parametrize("values", [
+    [3.0, 2.0, 1.0, 2.0, 3.0],
+    [1.0, 2.0, 3.0, 4.0],                           # minimum at the first point
+    [4.0, 3.0, 2.0, 1.0],                           # at the last
+    [5.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 7.0],       # a run of ties on the way down, longer than the lookahead
+    [5.0, 1.0, 1.0, 1.0, 1.0, 3.0],                 # tied minima: the first
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],            # all tied
+    [0.9, 0.5, 0.3, INF, INF, INF, INF, INF],       # diverged runs above
+    [INF, INF, INF, INF, INF, 0.4, 0.6],            # and below
+    [INF, 0.7, 0.2, 0.2, INF, INF],
+    [INF, INF, INF],                                # every run diverged: the first point
+    [0.5],
+])
+def test_walk_finds_the_first_minimum_of_a_unimodal_sequence_from_every_start(values):
+    for start in range(len(values)):
+        assert walk(values, start)[0] == brute_argmin(values), start
+        assert walk(values, start, lookahead=1)[0] == brute_argmin(values), start
+
+
+def unimodal():
+    """Sequences that do not increase, then do not decrease: few distinct values (ties) and inf."""
+    from hypothesis import strategies as st
+
+    value = st.sampled_from([0.0, 0.25, 1.0, 1.5, 2.0, INF])
+    return st.tuples(st.lists(value, max_size=12), st.lists(value, max_size=12)).filter(
+        lambda p: p[0] or p[1]).map(lambda p: sorted(p[0], reverse=True) + sorted(p[1]))
+
+
+def test_walk_equals_the_exhaustive_argmin_on_unimodal_sequences():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=500, deadline=None)
+    @given(unimodal(), st.data(), st.integers(1, 3))
+    def check(values, data, lookahead):
+        start = data.draw(st.integers(0, len(values) - 1))
+        best, visited = walk(values, start, lookahead)
+        assert best == brute_argmin(values)
+        assert visited[best] == min(values)
+
+    check()
+
+
+def test_walk_visits_the_path_and_the_lookahead_only():
+    """A strictly unimodal sequence of 21: from the minimum, the lookahead on both sides (5 points); from
+    6 points below it, the path and the lookahead past it (9 points); a rise of one point is walked over."""
+    values = [abs(i - 12) + 0.5 for i in range(21)]
+    assert walk(values, 12) == (12, {i: values[i] for i in range(10, 15)})
+    assert walk(values, 6) == (12, {i: values[i] for i in range(6, 15)})
+    bump = [5.0, 4.0, 4.5, 3.0, 6.0, 7.0, 8.0]
+    assert walk(bump, 0)[0] == 3 and walk(bump, 0, lookahead=1)[0] == 1
+
+
+def test_walk_rejects_an_empty_range_or_a_start_outside_it():
+    for n, start, lookahead in ((0, 0, 2), (3, 3, 2), (3, -1, 2), (3, 0, 0)):
+        with pytest.raises(ValueError):
+            autotune.walk_to_minimum(lambda i: 0.0, n, start, lookahead)
+
+
+def test_calibration_chooses_the_argmin_of_the_whole_grid(heart):
+    """On heart_scale (the sample is all 270 examples) the walk returns the eta0 of lowest objective
+    over the whole default grid, each grid point scored alone, and visits fewer points; its table holds
+    the scores of the points it visited."""
+    X, y = heart
+    for lam, seed in ((1e-3, 1), (1e-5, 2)):
+        every = {g: autotune.calibrate_step_offset(X, y, lam, seed=seed, grid=(g,), details=True)[2][0][1]
+                 for g in autotune.DEFAULT_ETA0_GRID}
+        t0, eta0, table = autotune.calibrate_step_offset(X, y, lam, seed=seed, details=True)
+        assert eta0 == min(every, key=lambda g: (every[g], g))
+        assert len(table) < len(every) and all(every[g] == v for g, v in table)
 
 
 def test_calibration_accepts_a_sample_with_one_class():
