@@ -173,6 +173,11 @@ def test_search_answers_c_with_its_grid(tmp_path):
     (("-g", "0.5"), ("LIBSVM's -g 0.5", "--gamma 0.5")),
     (("-d3",), ("-d 3", "--degree 3")),
     (("-r", "1"), ("-r 1", "--coef0 1")),
+    (("-z", "p"), ("SVMlight's -z p", "--loss rank")),
+    (("-z", "r"), ("--loss eps-insensitive",)),
+    # LIBSVM's shrinking switch, which -h (help) would have answered with exit 0 and no model
+    (("-h", "0"), ("LIBSVM -h 0", "-h alone")),
+    (("-h1",), ("LIBSVM -h 1",)),
 ])
 @pytest.mark.parametrize("command", ["train", "cv"])
 def test_other_tools_spellings_get_ours_in_one_line(tmp_path, command, args, fragments):
@@ -180,6 +185,16 @@ def test_other_tools_spellings_get_ours_in_one_line(tmp_path, command, args, fra
     r = run_pegasos(command, *args, data)
     error_line(r, *fragments, status=2)
     assert "Usage:" not in r.stderr
+
+
+@pytest.mark.parametrize("command", ["cv", "search"])
+def test_explain_is_trains_and_cv_and_search_say_so(tmp_path, command):
+    """cv and search train many models: --explain (one run's plan) is train's; they answer in one line and
+    train nothing, where they once ignored it and ran every fold (search wrote its model)."""
+    data = write_data(tmp_path / "d.svm")
+    r = run_pegasos(command, "--explain", data, str(tmp_path / "out.model"))
+    error_line(r, "pegasos train --explain DATA", status=2)
+    assert not (tmp_path / "out.model").exists()
 
 
 # ------------------------------------------------------- one spelling per feature --

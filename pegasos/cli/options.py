@@ -121,6 +121,10 @@ class SectionedCommand(click.Command):
                 formatter.write_dl(records)
 
     def parse_args(self, ctx, args):
+        shrinking = _value_after("-h", args)
+        if shrinking in ("0", "1"):      # LIBSVM's -h 0/1, which click's -h (help) would answer with exit 0
+            raise _UsageLine(f"pegasos has no LIBSVM -h {shrinking} (shrinking): its dual solver shrinks by itself; "
+                             "-h alone prints this command's help")
         out, i = [], 0
         while i < len(args):
             a = args[i]
@@ -242,6 +246,13 @@ def _foreign_spelling(option, args, params):
     if option in _KERNEL_PARAMETERS:
         spelled = _KERNEL_PARAMETERS[option] + ("" if value is None else f" {value}")
         return f"pegasos spells SVMlight's and LIBSVM's {shown} as {spelled} (with --kernel)"
+    if option == "-z":
+        tasks = {"c": "the default (classification)", "r": "--loss eps-insensitive", "p": "--loss rank"}
+        return (f"pegasos spells SVMlight's {shown} as {tasks[value]}" if value in tasks else
+                "pegasos spells SVMlight's -z c, r and p as the default (classification), --loss eps-insensitive "
+                "and --loss rank")
+    if option == "--explain" and "explain" not in params:
+        return "--explain is train's: pegasos train --explain DATA says which solver a run on DATA takes, and why"
     if option == "-C":
         return "pegasos spells LIBLINEAR's -C (search for C) as pegasos search"
     if option == "-c":
@@ -562,7 +573,8 @@ def model_options(fn):
 
 
 # train's options that describe one run's output, not the model cv and search train many times
-ONE_RUN_ONLY = ("verbose", "progress_every", "init_model", "restart_schedule", "resume_state")
+# (--explain says what one run would do; train --explain DATA says it for a fold's data too)
+ONE_RUN_ONLY = ("verbose", "progress_every", "init_model", "restart_schedule", "resume_state", "explain")
 
 
 def without_options(*names):
