@@ -153,9 +153,7 @@ class LinearModel:
         """
         if self.loss != "log":
             raise ParameterError(f"probabilities need a model trained with the log loss, not {self.loss}")
-        f = self.decision_function(X)
-        e = np.exp(-np.abs(f))          # 1/(1+e^-f) for f >= 0, e^f/(1+e^f) below: no cancellation
-        return np.where(f >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+        return logistic(self.decision_function(X))
 
     def losses(self, f: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
         """Per-example loss of decision values f against targets y (label
@@ -411,6 +409,15 @@ class OffsetRuns:
         return LinearModel(w=w, bias=b, labels=self.labels, lam=float(options.lam), bias_mode=options.bias, info=info,
                            loss=options.loss, epsilon=float(options.epsilon) if options.loss == "eps-insensitive"
                            else None)
+
+
+def logistic(f: ArrayLike) -> NDArray[np.float64]:
+    """1 / (1 + exp(-f)) of decision values f (any shape), float64: the probability of the log loss's
+    model.  Computed as 1/(1 + e^-|f|) for f >= 0 and e^-|f|/(1 + e^-|f|) below, without the cancellation
+    of 0.5 (1 + tanh(f/2)), which loses the relative precision of small probabilities."""
+    f = np.asarray(f, dtype=np.float64)
+    e = np.exp(-np.abs(f))
+    return np.where(f >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def decision_values(indptr, indices, data, w, bias):

@@ -130,6 +130,25 @@ class MulticlassModel:
         W = model_array(self.W, "W", (K, None))
         return W, model_array(self.biases, "biases", (classes.shape[0],))
 
+    def predict_proba(self, X: Matrix) -> NDArray[np.float64]:
+        """Class probabilities of a one-vs-rest log-loss model, shape (m, K), float64, rows summing to 1:
+        each class's logistic probability 1/(1 + exp(-f_c(x))) divided by their sum over the K classes (as
+        LIBLINEAR's -b 1 and scikit-learn's SGDClassifier normalise one-vs-rest probabilities).
+
+        Raises
+        ------
+        ParameterError
+            The model was not trained one-vs-rest with the log loss; or as :meth:`decision_function`.
+        """
+        from .linear import logistic
+
+        if self.method != "ovr" or self.loss != "log":
+            raise ParameterError(f"probabilities need a one-vs-rest model trained with the log loss, not "
+                                 f"{self.method} with {self.loss}")
+        p = logistic(self.decision_function(X))
+        total = p.sum(axis=1, keepdims=True)
+        return np.divide(p, total, out=np.full_like(p, 1.0 / max(1, p.shape[1])), where=total > 0)
+
     def predict_index(self, X: Matrix) -> NDArray[np.int64]:
         """Index (0..K-1) of the predicted class of each row, int64 (m,).  Raises as
         :meth:`decision_function`."""

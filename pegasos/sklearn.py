@@ -941,15 +941,9 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         sum over the classes (as scikit-learn's SGDClassifier does).
         Only with ``loss="log"`` (otherwise there is no such attribute).
         """
-        from scipy.special import expit
-
         check_is_fitted(self, "model_")
-        if not hasattr(self.model_, "W"):          # binary: pegasos' own P(positive), as `predict --proba`
-            p = self.model_.predict_proba(self._check_X(X, reset=False))
-            return np.column_stack([1.0 - p, p])
-        p = expit(self.decision_function(X))
-        total = p.sum(axis=1, keepdims=True)
-        return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)
+        p = self.model_.predict_proba(self._check_X(X, reset=False))    # as `pegasos predict --proba`
+        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     @available_if(_has_proba)
     def predict_log_proba(self, X: Input) -> NDArray[np.float64]:

@@ -542,8 +542,13 @@ def test_log_loss_predict_proba(tmp_path):
     ok(run_pegasos("train", "--loss", "log", "-l", "1e-3", "--epochs", "5", "-q", data_file(DNA), mc))
     fm = np.loadtxt(ok(run_pegasos("predict", data_file(DNA_T), mc)).stdout.splitlines())
     pm = np.loadtxt(ok(run_pegasos("predict", "--proba", data_file(DNA_T), mc)).stdout.splitlines())
-    np.testing.assert_allclose(pm, 1.0 / (1.0 + np.exp(-fm)), rtol=1e-12)   # small ones too
+    # each class's logistic probability over their sum (LIBLINEAR's -b 1, scikit-learn's predict_proba)
+    logistic = 1.0 / (1.0 + np.exp(-fm))
+    np.testing.assert_allclose(pm, logistic / logistic.sum(axis=1, keepdims=True), rtol=1e-12)   # small ones too
+    np.testing.assert_allclose(pm.sum(axis=1), 1.0, rtol=1e-12)
     assert pm.min() < 1e-6
+    Xt, _ = pegasos.load_svmlight(str(data_file(DNA_T)))
+    np.testing.assert_allclose(pegasos.load_model(mc).predict_proba(Xt), pm, rtol=1e-12)
     hinge = tmp_path / "hinge.model"
     ok(run_pegasos("train", "-l", "1e-2", "--epochs", "2", "-q", data, hinge))
     one_line_error(run_pegasos("predict", "--proba", data, hinge), "--loss log")

@@ -15,7 +15,8 @@ from .notes import note_no_examples
 @click.argument("output", required=False)
 @click.option("--labels", "as_labels", is_flag=True,
               help="Write predicted labels (as spelled in the training data) instead of decision values.")
-@click.option("--proba", is_flag=True, help="Write P(positive label) (models trained with --loss log).")
+@click.option("--proba", is_flag=True, help="Write P(positive label), or the K class probabilities of a "
+              "multiclass model (one-vs-rest, summing to 1) (models trained with --loss log).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @errors_to_click
 def predict(data, model, output, as_labels, quiet, proba=False):
@@ -29,6 +30,7 @@ def predict(data, model, output, as_labels, quiet, proba=False):
     import numpy as np
 
     from ..io import iter_svmlight
+    from ..linear import logistic
     from ..model import atomic_write, check_distinct_files
 
     from ..errors import ParameterError
@@ -60,14 +62,13 @@ def predict(data, model, output, as_labels, quiet, proba=False):
                     if as_labels:
                         lines = [mdl.class_texts[c] for c in np.argmax(values, axis=1).tolist()]
                     elif proba:
-                        p = _sigmoid(values)     # each one-vs-rest problem's P(class)
-                        lines = [" ".join(map(repr, row)) for row in p.tolist()]
+                        lines = [" ".join(map(repr, row)) for row in mdl.predict_proba(chunk).tolist()]
                     else:
                         lines = [" ".join(map(repr, row)) for row in values.tolist()]
                 elif as_labels:
                     lines = mdl.labels.decode(values > 0).tolist()
                 elif proba:
-                    lines = [repr(v) for v in _sigmoid(values).tolist()]
+                    lines = [repr(v) for v in logistic(values).tolist()]
                 else:
                     lines = [repr(v) for v in values.tolist()]
                 f.write("\n".join(lines))
@@ -81,12 +82,3 @@ def predict(data, model, output, as_labels, quiet, proba=False):
     else:
         atomic_write(output, write)
     note_no_examples(written[0], data)
-
-
-def _sigmoid(f):
-    """1 / (1 + e^-f) without cancellation (as LinearModel.predict_proba): 0.5 (1 + tanh(f/2))
-    loses the relative precision of small probabilities and gives 0 below about 1e-17."""
-    import numpy as np
-
-    e = np.exp(-np.abs(f))
-    return np.where(f >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
