@@ -29,8 +29,9 @@ from conftest import data_file, ok, run_pegasos
 # ---------------------------------------------------------- estimator checks --
 
 _SAMPLE_WEIGHT_EQUIVALENCE = (
-    "a stochastic solver: weighting an example by 2 changes its step, repeating it changes which examples "
-    "the permutations visit, so the models differ (as for scikit-learn's SGDClassifier)")
+    "the objective is lambda/2 |w|^2 + (1/m) sum_i s_i loss_i (paper Eq. 1 with weights, LIBLINEAR's C sum_i "
+    "s_i loss_i at lambda = 1/(C m)): a weight of 2 doubles a row's loss, while a repeated row also raises m, "
+    "which lowers every other row's share, so the two problems differ (and Pegasos' runs also visit other rows)")
 _KERNEL_WEIGHTS = "the kernelized trainer (Fig. 3) takes no per-example weights: fit refuses sample_weight"
 
 _NO_INTERCEPT = ("without an intercept (bias='none', the command line's default) the decision boundary passes through "
