@@ -56,6 +56,6 @@ def test_signal_during_training(tmp_path, big, sig, status, name, kind, extra):
     assert proc.returncode == status, rest
     assert "Traceback" not in rest
     word = "interrupted" if sig == signal.SIGINT else "terminated"
-    assert rest.splitlines()[-1] == f"pegasos: {word} ({name}); stopped, nothing half-written was left", rest
+    assert rest.splitlines()[-1] == f"pegasos: {word} ({name}); stopped, no output file was left half-written", rest
     left = sorted(os.listdir(work))
     assert left == sorted(["d.svm"] + (["d.cache"] if "--cache" in extra else [])), left

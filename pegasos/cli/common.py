@@ -97,7 +97,7 @@ def terminate(signum, frame):
 def _stop_line(what):
     """The one line written when a signal stops a command."""
     try:
-        sys.stderr.write(f"pegasos: {what}; stopped, nothing half-written was left\n")
+        sys.stderr.write(f"pegasos: {what}; stopped, no output file was left half-written\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
