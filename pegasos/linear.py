@@ -221,6 +221,14 @@ def run_targets(ex, options, labels=None):
         raise ExampleError(f"target {ex.y[i]} (example {i + 1}) is not finite", i, f"target {ex.y[i]} is not finite")
     if options.task == "ranking" and ex.sample_weight is not None:
         raise ParameterError("sample weights do not apply to the rank loss (it samples pairs)")
+    if options.task == "regression":
+        with np.errstate(over="ignore"):
+            total = float(np.abs(ex.y).sum())
+        if not math.isfinite(total):         # the loss at w = 0 and every mean of the losses would be inf
+            i = int(np.argmax(np.abs(ex.y)))
+            raise ExampleError(f"target {float(ex.y[i])!r} (example {i + 1}): the targets' sum overflows float64; "
+                               "rescale the targets", i, f"target {float(ex.y[i])!r} makes the targets' sum overflow "
+                               "float64; rescale the targets")
     return None, ex.y, ex.sample_weight
 
 

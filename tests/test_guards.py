@@ -90,3 +90,19 @@ def test_the_options_are_taken_where_they_apply(tmp_path):
     ok(run_pegasos("train", "-q", "--loss", "eps-insensitive", "-p", "0.2", data, tmp_path / "r.model"))
     ok(run_pegasos("train", "-q", "--loss", "eps-insensitive", "--epochs", "2", "--trace", tmp_path / "t.csv",
                    "--trace-points", "3", "--trace-budget", "0", data, tmp_path / "t.model"))
+
+
+@pytest.mark.parametrize("solver", ["auto", "pegasos"])
+def test_regression_targets_whose_sum_overflows_are_named_in_one_line(tmp_path, solver):
+    """Targets like 1e308 make the loss at w = 0 (a mean over the examples) infinite: every solver's error
+    named the scale vaguely after a numpy RuntimeWarning; the target and its line are named, nothing else."""
+    data = tmp_path / "r.svm"
+    data.write_text("5 1:0.5\n1e308 1:1\n-1e308 2:1\n")
+    r = run_pegasos("train", "--loss", "eps-insensitive", "--solver", solver, str(data), str(tmp_path / "r.model"))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert "r.svm, line 2: target 1e+308" in r.stderr and "rescale" in r.stderr
+    assert not (tmp_path / "r.model").exists()
+    from pegasos.errors import ExampleError
+
+    with pytest.raises(ExampleError, match="example 2"):
+        pegasos.fit(str(data), loss="eps-insensitive")
