@@ -35,7 +35,8 @@ from .model import atomic_write
 TRACE_VERSION = 1
 CSV_MAGIC = "# pegasos-trace"
 MAX_EPOCH_POINTS = 1000      # epoch ends checked at most (evenly spread beyond that)
-DEFAULT_BUDGET = 0.1         # a trace spends at most this fraction of the training time on its checks
+DEFAULT_BUDGET = 0.1         # a trace spends at most this fraction of the training time on its checks ...
+BUDGET_FLOOR_SECONDS = 0.5   # ... once they have taken this long: a short run's trace has every point
 TRAIN_COLUMNS = ("t", "epoch", "seconds", "objective", "loss", "norm_w", "train_error")
 #: the trace header's certified lower bound on f* (the dual bound of the run's model on its training data,
 #: pegasos.certificate.duality_gap), written by ``pegasos train --trace`` where the model has one
@@ -95,12 +96,14 @@ class Trace:
     budget : float >= 0
         Largest fraction of the training time (``seconds``) the checks may
         take: a check point is skipped while the checks so far took more
-        than ``budget`` times the training time so far (the last point, T,
-        is always checked; so are all points with early stopping, whose
-        result must not depend on timing).  A check costs one pass over the
-        examples it evaluates, as much as an epoch of k = 1 training, so on
-        fast runs this thins the points to what the budget allows.  0: check
-        every point.  Default 0.1.
+        than ``budget`` times the training time so far and more than
+        :data:`BUDGET_FLOOR_SECONDS` (the last point, T, is always checked;
+        so are all points with early stopping, whose result must not depend
+        on timing).  A check costs one pass over the examples it evaluates,
+        as much as an epoch of k = 1 training, so on long fast runs this
+        thins the points to what the budget allows, while a run whose checks
+        all take less than the floor keeps every point.  0: check every
+        point.  Default 0.1.
 
     Attributes (after ``fit``)
     ----------
@@ -227,7 +230,8 @@ class Monitor:
         now = time.perf_counter()
         seconds = now - self.start - self.excluded
         budget = 0.0 if self.trace is None else self.trace.budget
-        if budget and self.patience is None and t != self.plan.T and self.excluded > budget * seconds:
+        if budget and self.patience is None and t != self.plan.T and \
+                self.excluded > max(budget * seconds, BUDGET_FLOOR_SECONDS):
             self.skipped += 1          # the checks so far are over budget: leave this point out
             self.excluded += time.perf_counter() - now
             return False

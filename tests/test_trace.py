@@ -374,13 +374,22 @@ def test_trace_on_a9a_leaves_the_default_model(tmp_path):
     assert 0.35176 < last["objective"] < 0.3517618027 * 1.01
 
 
-def test_trace_budget_thins_the_points_and_never_changes_the_model():
-    """budget: a tiny one keeps only the first and the last point (the checks are over it at once), a
-    huge one keeps every point; the model is the same; early stopping checks every point whatever the
-    budget (its result must not depend on timing)."""
+def test_trace_budget_thins_the_points_and_never_changes_the_model(monkeypatch):
+    """budget: a tiny one keeps only the first and the last point (the checks are over it at once, with
+    no floor), a huge one keeps every point; the model is the same; early stopping checks every point
+    whatever the budget (its result must not depend on timing); with the floor, a short run's trace at
+    the default budget has every point."""
+    from pegasos import trace
     from pegasos.trace import check_points
 
     X, y = make_data(m=400, seed=5)
+    opts = pegasos.TrainOptions(lam=1e-3, epochs=4, step_offset=1e4)
+    points = check_points(int(pegasos.fit((X, y), opts).info["iterations"]), 400, 1, "permutation",
+                          opts.trace_points)
+    floored = Trace()
+    pegasos.fit((X, y), opts, trace=floored)
+    assert [r["t"] for r in floored.rows] == points and floored.skipped == 0
+    monkeypatch.setattr(trace, "BUDGET_FLOOR_SECONDS", 0.0)
     Xv, yv = make_data(m=100, seed=6)
     opts = pegasos.TrainOptions(lam=1e-3, epochs=4, step_offset=1e4)
     plain = pegasos.fit((X, y), opts)

@@ -456,8 +456,9 @@ check_options = _options(
     (("--trace-sample",), dict(type=int, metavar="N",
                                help="Compute the trace's training terms on a fixed random sample of N examples.")),
     (("--trace-budget",), dict(type=float, default=0.1, show_default=True, metavar="F",
-                               help="Largest fraction of the training time the trace's checks may take: points "
-                                    "are skipped while over it (the last is always checked; 0: every point).")),
+                               help="Largest fraction of the training time the trace's checks may take once "
+                                    "they have taken half a second: points are skipped while over it (the last "
+                                    "is always checked; 0: every point).")),
     (("--validation", "validation_file"), dict(metavar="FILE",
                                                help="Validation examples (index base of DATA; extra features are "
                                                     "ignored), evaluated at each check point.")),
