@@ -333,3 +333,15 @@ def test_partial_fit_after_a_multiclass_fit_goes_on_from_its_weights():
     plain = PegasosClassifier(epochs=2, sampling="sequential", average_from=0.0, finish="none").fit(X, y)
     plain.partial_fit(X, y)
     assert plain.t_ == 900 and plain.n_iter_ == 3
+
+
+def test_the_schedule_after_a_finish_counts_the_most_passes_when_any_class_took_w_alpha():
+    """One count for every class: T plus m per pass of the class that ran the most, where some class kept
+    w(alpha) ('2 of 3 classes dual' counted T alone before); T alone where every class kept Pegasos'."""
+    from types import SimpleNamespace
+
+    from pegasos.sklearn import _schedule_after_fit
+
+    info = dict(iterations="600", finish_passes="4,9,2", train_examples="300")
+    for kept, t in (("2 of 3 classes dual", 600 + 9 * 300), ("dual", 600 + 9 * 300), ("pegasos", 600)):
+        assert _schedule_after_fit(SimpleNamespace(info=dict(info, finish_kept=kept))) == t
