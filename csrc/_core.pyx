@@ -1393,6 +1393,7 @@ cdef class LinearState:
             shape or not finite, or a negative counter.
         """
         cdef Py_ssize_t j
+        cdef const double[::1] saved      # typed: an element of a Python array object costs a call
         try:
             v = np.ascontiguousarray(state["v"], dtype=np.float64)
             u = state["u"]
@@ -1430,11 +1431,13 @@ cdef class LinearState:
             raise ValueError(f"the saved avg_start = {avg_start} does not match whether this run averages")
         if t < 0 or n_avg < 0 or n_refold < 0 or n_avg > t or a <= 0.0:
             raise ValueError("the saved state has a negative counter or a non-positive scale a")
+        saved = v
         for j in range(self.size):
-            self.v[j] = v[j]
+            self.v[j] = saved[j]
         if u is not None:
+            saved = u
             for j in range(self.size):
-                self.u[j] = u[j]
+                self.u[j] = saved[j]
         self.a, self.sqnorm, self.b, self.A, self.b_sum = a, sqnorm, b, A, b_sum
         self.t, self.n_avg, self.n_refold, self.avg_start = t, n_avg, n_refold, avg_start
 

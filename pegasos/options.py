@@ -849,8 +849,7 @@ class TrainOptions:
             info["schedule"] = plan.schedule
             info["eta"] = repr(float(plan.eta))
         if self.class_weight:
-            info["class_weights"] = ",".join(f"{fmt_label(float(k))}:{float(v)!r}"
-                                             for k, v in sorted(self.class_weight.items()))
+            info["class_weights"] = class_weights_text(self.class_weight)
         if self.shuffle_buffer is not None:
             info["shuffle_buffer"] = str(int(self.shuffle_buffer))
         return info
@@ -914,6 +913,12 @@ def _flatten(rows):
 
 def _on_off(text):
     return {"on": True, "off": False}[text]
+
+
+def class_weights_text(class_weight):
+    """A model header's ``class_weights`` text (``LABEL:WEIGHT,...`` in increasing label order) of
+    {label value: weight}; :func:`parse_class_weights` reads it back."""
+    return ",".join(f"{fmt_label(float(k))}:{float(v)!r}" for k, v in sorted(class_weight.items()))
 
 
 def parse_class_weights(text):

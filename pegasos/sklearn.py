@@ -115,7 +115,9 @@ finish : None, "dual" or "none", default None (the classifier only)
 
 Training in passes: ``partial_fit``
 -----------------------------------
-:meth:`PegasosClassifier.partial_fit` (binary linear models) and
+:meth:`PegasosClassifier.partial_fit` (linear models; one-vs-rest for more
+than two classes, each class its own binary run of the class against the rest,
+as ``fit`` trains it) and
 :meth:`PegasosRegressor.partial_fit` run one epoch over the X they are given,
 in its row order (``sampling="sequential"`` for that pass, whatever
 ``sampling`` says; ``iterations`` and ``epochs`` do not apply), continuing
@@ -131,7 +133,8 @@ included) or ``average=True``: the ``fit`` it equals has ``average_from=0``
 made when it is a binary linear or regression one of plain Pegasos (the
 average goes on over the iterates ``fit`` averaged).  After a ``fit`` whose
 model is no Pegasos iterate (the dual finish's w(alpha), which the defaults
-give, or early stopping's best model) it goes on from the fitted weights:
+give, or early stopping's best model), and after a one-vs-rest ``fit`` (which
+keeps no state), it goes on from the fitted weights (of each class):
 the schedule at t = T plus m per finishing pass (as scikit-learn's SGD counts
 ``t_`` after ``fit``), the average counting the fitted model as the mean of
 that many iterates, so that a pass over the same data leaves a certified
@@ -215,13 +218,15 @@ def _schedule_after_fit(model):
     """How many iterations partial_fit counts a fit whose model is no Pegasos iterate as (no solver
     state to continue): its T plus, for the dual finish's w(alpha), m per finishing pass (a pass
     visits each example once, as an epoch of k = 1 does), which is how scikit-learn's SGD counts
-    t_ after fit.  partial_fit's schedule goes on from there and its average counts the model as the
+    t_ after fit (one-vs-rest: the most passes of any class, when any class took w(alpha); one count
+    for every class, which weighs the fitted model of a class that kept its Pegasos average more, not
+    less, than its own T would).  partial_fit's schedule goes on from there and its average counts the model as the
     mean of that many iterates (:func:`pegasos.linear.fit_linear`'s ``start``), so a pass over the
     data it was fitted on moves it by about 1/(passes + 1) of what the pass alone would: a9a 0.0005%,
     sparse text 0.1%, where a schedule from t = 1 undid the passes (0.0285 to 0.0915)."""
     info = model.info
     T = int(info.get("iterations", "0") or 0)
-    if info.get("finish_kept") == "dual" and "finish_passes" in info:
+    if info.get("finish_kept", "pegasos") != "pegasos" and "finish_passes" in info:     # (one-vs-rest: any class)
         passes = max(int(p) for p in str(info["finish_passes"]).split(","))
         T += passes * int(info.get("train_examples", "0") or 0)
     return max(T, 1)
@@ -415,12 +420,13 @@ class _PegasosBase(BaseEstimator):
         """The keyword arguments of pegasos.train for one partial_fit pass: one
         sequential epoch, averaging that does not need T (see the module docstring).
         With step_offset "auto" the first pass calibrates t0 on its batch as
-        :func:`pegasos.fit` would for ``fit(X, y, sampling="sequential")``; later passes
-        keep the run's t0."""
+        :func:`pegasos.fit` would for ``fit(X, y, sampling="sequential")`` (``problem`` with
+        ``multiclass="ovr"``: on the largest class against the rest, as fit's one-vs-rest); later
+        passes keep the run's t0."""
         common = self._common(sampling="sequential")
         if self.step_offset == "auto" and problem is not None:
             if first:
-                from .autotune import step_offset_for
+                from .autotune import ovr_step_offset, step_offset_for
                 from .examples import as_examples
                 from .options import TrainOptions
 
@@ -428,22 +434,26 @@ class _PegasosBase(BaseEstimator):
                 if common.get("average") or isinstance(common.get("average_from"), numbers.Real):
                     calibration.update(average=False, average_from=0.0)     # the pass averages every iterate
                 options = TrainOptions(preset="auto", **problem, **calibration).validate()
-                common["step_offset"] = step_offset_for(as_examples((X, y, None, sw)), options, labels)
-            else:
-                common["step_offset"] = float(self.solver_state_["t0"])
+                ex = as_examples((X, y, None, sw))
+                common["step_offset"] = (ovr_step_offset(ex, options) if options.multiclass == "ovr"
+                                         else step_offset_for(ex, options, labels))
+            else:                   # (one-vs-rest: a state per class, all of the same t0)
+                state = self.solver_state_
+                common["step_offset"] = float((state[0] if isinstance(state, list) else state)["t0"])
         af = self.average_from
         if not self.average and isinstance(af, numbers.Real) and not isinstance(af, bool) and 0 <= af < 1:
             common.update(average=True, average_from=None)     # a suffix needs T, which is not known
         common.update(iterations=None, epochs=1)
         return common
 
-    def _partial_run(self, model, first):
-        """Record a partial_fit pass: the model, the state to go on from, t_ and n_iter_."""
-        state = model.solver_state
-        T = int(state["t"])
+    def _partial_run(self, model, state, first):
+        """Record a partial_fit pass: the model, the state to go on from (one-vs-rest: the list of the
+        classes' states, all at the same t), t_ and n_iter_."""
+        one = state[0] if isinstance(state, list) else state
+        T = int(one["t"])
         model.info["iterations"] = str(T)
-        if state["avg_start"]:
-            model.info["averaged_iterates"] = f"{state['avg_start']}..{T}"
+        if one["avg_start"]:
+            model.info["averaged_iterates"] = f"{one['avg_start']}..{T}"
         self.model_ = model
         self.solver_state_ = state
         self.n_iter_ = 1 if first else self.n_iter_ + 1
@@ -458,10 +468,11 @@ class _PegasosBase(BaseEstimator):
     def _fitted_weights(self):
         """The model of the last fit when partial_fit is to go on from its weights: a linear binary
         model with no solver state (the dual finish's w(alpha), or the best model of early stopping),
-        else None."""
+        or a one-vs-rest model (whose fit keeps no state), else None."""
         model = getattr(self, "model_", None)
-        if model is None or getattr(model, "task", None) != "binary" or getattr(model, "w", None) is None \
-                or model.solver_state is not None or self._kernel() is not None:
+        task = getattr(model, "task", None)
+        if self._kernel() is not None or not (task == "multiclass" and model.method == "ovr" or task == "binary"
+                                              and getattr(model, "w", None) is not None and model.solver_state is None):
             return None
         return model
 
@@ -685,13 +696,18 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
 
     def partial_fit(self, X: Input, y: ArrayLike, classes: ArrayLike | None = None,
                     sample_weight: ArrayLike | None = None) -> Self:
-        """One more epoch over X, continuing the run (binary linear models only).
+        """One more epoch over X, continuing the run (linear models; one-vs-rest for more than two classes).
 
         The pass visits the rows of X in their order, one batch of k after
         the other (``sampling="sequential"``), with the step schedule and the
         average going on from the earlier calls (see "Training in passes" in
         the module docstring): two calls on the same X equal ``fit`` with
-        ``epochs=2, sampling="sequential"``, bit for bit.
+        ``epochs=2, sampling="sequential"``, bit for bit.  With K > 2 classes
+        each class c keeps its own binary run of c against the rest (labels
+        +1/-1, the class weights and sample weights of every example, the
+        same t0, t and average), as ``fit``'s one-vs-rest (paper Sec. 5)
+        trains it, so the equality holds for each class; ``coef_`` is then
+        (K, n_features) and ``decision_function`` (m, K).
 
         Parameters
         ----------
@@ -699,8 +715,8 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             The batch; later calls need the same n_features.
         y : array-like of shape (m,)
             Labels, each one of the classes.
-        classes : array-like of the two class labels, optional
-            Needed on the first call when this y does not hold both classes
+        classes : array-like of the K >= 2 class labels, optional
+            Needed on the first call when this y does not hold every class
             (scikit-learn's convention); taken from y when it does.  Later
             calls may repeat it; it must then be the same.
         sample_weight : array-like of shape (m,), finite and >= 0, or None
@@ -714,16 +730,19 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
         Raises
         ------
         ParameterError (a ValueError)
-            A kernel, more than two classes, a label not among the classes,
+            A kernel, fewer than two classes, more than two with
+            ``multiclass="crammer-singer"``, a label not among the classes,
             classes that differ from the first call's,
             class_weight="balanced", k larger than m, or any bad input that
             :meth:`fit` refuses.
         """
         from . import trainers
-        from .labels import BinaryLabels
+        from .labels import BinaryLabels, sample_weights
+        from .multiclass import MulticlassModel
+        from .options import class_weights_text, fmt_label
 
         if self._kernel() is not None:
-            raise ParameterError("partial_fit is for binary linear models: kernel must be None or 'linear'")
+            raise ParameterError("partial_fit trains linear models: kernel must be None or 'linear'")
         if self.loss not in ("hinge", "log", "squared-hinge"):
             raise ParameterError(f"loss must be hinge, log or squared-hinge, got {self.loss!r}")
         if isinstance(self.class_weight, str):
@@ -745,31 +764,59 @@ class PegasosClassifier(ClassifierMixin, _PegasosBase):
             classes = np.unique(y)
         else:
             classes = self.classes_
-        if classes.size != 2:
-            raise ParameterError(f"partial_fit is for binary linear models: it needs exactly two classes, got "
-                                 f"{classes.size} ({', '.join(map(repr, classes.tolist()[:5]))}); give classes= "
-                                 "with both on the first call, or use fit for more")
+        K = classes.size
+        if K < 2:
+            raise ParameterError(f"partial_fit needs at least two classes, got {K} "
+                                 f"({', '.join(map(repr, classes.tolist()))}); give classes= with all of them on the "
+                                 "first call")
+        if K > 2 and self.multiclass != "ovr":
+            raise ParameterError(f"partial_fit trains more than two classes one-vs-rest only (multiclass='ovr'), not "
+                                 f"multiclass={self.multiclass!r}; fit trains Crammer-Singer")
         y_index = np.searchsorted(classes, y)
-        bad = (y_index >= 2) | (classes[np.minimum(y_index, 1)] != y)
+        bad = (y_index >= K) | (classes[np.minimum(y_index, K - 1)] != y)
         if np.any(bad):
             i = int(np.argmax(bad))
             raise ParameterError(f"label {_shown(y[i])} (example {i + 1}) is not one of the classes "
                                  f"{classes.tolist()!r}")
         values = self._label_values(classes)
+        y_num = values[y_index]
         sw = _sample_weight(sample_weight, X.shape[0])
-        class_weight = self._class_weights(classes, values, y_index)
-        labels = BinaryLabels(float(values[0]), float(values[1]))
+        all_weights = self._class_weights(classes, values, y_index)
+        # a batch may lack a class: its run takes the weights of those it holds, the header records them all
+        class_weight = {v: w for v, w in (all_weights or {}).items() if np.any(y_num == v)} or None
         problem = dict(loss=self.loss, bias=self.bias, class_weight=class_weight, n_threads=self._threads())
-        start = None
-        if fitted:
-            start = (fit_model.w, fit_model.bias, _schedule_after_fit(fit_model))
-        model = trainers.train(X, values[y_index], labels=labels, sample_weight=sw,
-                               init=None if first or fitted else self.solver_state_, start=start, **problem,
-                               **self._partial_common(X, values[y_index], sw, labels, problem, first or fitted))
+        schedule = _schedule_after_fit(fit_model) if fitted else None
+        if K == 2:
+            labels = BinaryLabels(float(values[0]), float(values[1]))
+            common = self._partial_common(X, y_num, sw, labels, problem, first or fitted)
+            runs = [(y_num, sw, None if first or fitted else self.solver_state_,
+                     (fit_model.w, fit_model.bias, schedule) if fitted else None)]
+        else:
+            # one-vs-rest as fit_multiclass trains it: class c (+1) against the rest (-1), each example
+            # weighted by its class weight times its own weight, t0 calibrated on the largest class
+            labels = BinaryLabels(-1.0, 1.0)
+            common = self._partial_common(X, y_num, sw, None, dict(problem, multiclass="ovr"), first or fitted)
+            weights = sample_weights(y_num, class_weight)
+            if sw is not None:
+                weights = sw if weights is None else weights * sw
+            problem["class_weight"] = None
+            states = [None] * K if first or fitted else self.solver_state_
+            runs = [(np.where(y_index == c, 1.0, -1.0), weights, states[c],
+                     (fit_model.W[c], float(fit_model.biases[c]), schedule) if fitted else None) for c in range(K)]
+        fits = [trainers.train(X, target, labels=labels, sample_weight=weight, init=init, start=start, **problem,
+                               **common) for target, weight, init, start in runs]
+        W = np.vstack([f.w for f in fits])          # (1, n_features) for two classes, else (K, n_features)
+        biases = np.array([float(f.bias) for f in fits])
+        model: Any = fits[0]
+        if K > 2:
+            model = MulticlassModel(W=W.copy(), biases=biases.copy(), classes=values, lam=fits[0].lam,
+                                    class_texts=[fmt_label(v) for v in values], loss=self.loss, bias_mode=self.bias,
+                                    info=fits[0].info)
+        if all_weights:
+            model.info["class_weights"] = class_weights_text(all_weights)
         self.classes_ = classes
-        self._partial_run(model, first)
-        self.coef_ = model.w.reshape(1, -1).copy()
-        self.intercept_ = np.array([float(model.bias)])
+        self._partial_run(model, fits[0].solver_state if K == 2 else [f.solver_state for f in fits], first)
+        self.coef_, self.intercept_ = W, biases
         self.n_features_in_ = int(model.n_features)
         return self
 
@@ -1197,7 +1244,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
         problem = dict(loss="eps-insensitive", epsilon=float(self.epsilon), bias=self.bias, n_threads=self._threads())
         model = train(X, y, sample_weight=sw, init=None if first else self.solver_state_, **problem,
                       **self._partial_common(X, y, sw, None, problem, first))
-        self._partial_run(model, first)
+        self._partial_run(model, model.solver_state, first)
         self.coef_ = model.w.copy()
         self.intercept_ = np.array([float(model.bias)])
         self.n_features_in_ = model.n_features
