@@ -9,6 +9,8 @@ DEFAULT_SHUFFLE_BUFFER = 100_000   # examples held by `train --stream` without -
 MAX_WEIGHT = 1e150        # class and example weights above it overflow the weighted losses and the dual's box
 DEFAULT_TOL = 0.002       # the automatic runs' tolerance: a certified relative gap, or a doubling's relative gain
 DEFAULT_CACHE_MB = 100.0  # MiB of kernel rows cached (pegasos train --cache-mb)
+MAX_POINTS = 1000         # most points of one grid of pegasos search (each is a cross-validation)
+MAX_SPLIT = 100_000       # byte ranges of one file (each a shard the driver lists; train-shards --split)
 MAX_COST = 1e150          # Crammer-Singer costs above it overflow the losses, as class weights above MAX_WEIGHT do
 DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (and of the stream's first pass)
 #: Training on shards keeps dense weight vectors in every column on each worker and exchanges them every

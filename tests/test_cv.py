@@ -137,7 +137,7 @@ def test_cli_cv_text(tmp_path):
     assert not (tmp_path / "m").exists()
     r = run_pegasos("cv", path, "-v", "1")
     assert r.returncode == 2
-    error_line(run_pegasos("cv", path, "--stream"), "--stream", status=1)
+    error_line(run_pegasos("cv", path, "--stream"), "--stream", status=2)
 
 
 def test_the_mean_line_says_how_many_folds_a_metric_is_defined_on(tmp_path):

@@ -276,9 +276,9 @@ def test_cli_local_shards(shards, tmp_path):
     assert "515 examples in 3 shards" in r.output
     assert np.array_equal(pegasos.load_model(str(out)).w, fit_shards(str(shards / "bin" / "*.svm"), OPTS).w)
     r = CliRunner().invoke(main, ["train-shards", "--sampling", "sequential", str(shards / "bin"), str(out)])
-    assert r.exit_code == 1 and "Error: --sampling sequential" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Error: --sampling sequential" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(main, ["train-shards", "--sync-every", "x", str(shards / "bin"), str(out)])
-    assert r.exit_code == 1 and "Error: --sync-every" in r.output
+    assert r.exit_code == 2 and "Error: --sync-every" in r.output
 
 
 def test_a_finish_asked_for_on_shards_is_refused(shards, tmp_path):
@@ -584,9 +584,9 @@ def test_cli_cv_and_search_on_dask(shards, tmp_path, threads_cluster):
     assert (tmp_path / "local.model").read_bytes() == (tmp_path / "dask.model").read_bytes()
     for extra, words in ((["--jobs", "2"], "--jobs"), (["--cache", str(tmp_path / "c")], "--cache")):
         r = CliRunner().invoke(main, ["cv"] + dask + extra + [path])
-        assert r.exit_code == 1 and words in r.output and "Traceback" not in r.output, r.output
+        assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output
     r = CliRunner().invoke(main, ["cv", "--local-workers", "2", path])
-    assert r.exit_code == 1 and "need --engine dask" in r.output
+    assert r.exit_code == 2 and "need --engine dask" in r.output
 
 
 def test_fit_and_estimators_with_an_engine(shards, engine):

@@ -325,7 +325,7 @@ def test_cli_kernel_end_to_end(tmp_path):
 ])
 def test_cli_bad_kernel_parameters_one_line(tmp_path, args, msg):
     r = run_pegasos("train", *args, data_file("heart_scale/heart_scale"), tmp_path / "x.model")
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and msg in r.stderr and r.stderr.startswith("Error: ")
     assert not (tmp_path / "x.model").exists()
 

@@ -86,7 +86,7 @@ def test_cli_names_the_option(tmp_path):
     X, y = make_data()
     data = write_svm(tmp_path / "d.svm", X, y)
     r = run_pegasos("train", "--t0", "-1", data, tmp_path / "m")
-    assert r.returncode == 1 and "--t0" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "--t0" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "m").exists()
 
 
@@ -476,4 +476,4 @@ def test_batch_larger_than_the_data_names_the_cli_option(tmp_path):
     r = run_pegasos("train", "-k", "1000", data, tmp_path / "m")
     assert r.returncode == 1 and "-k/--batch-size: the batch size k = 1000" in r.stderr
     r = run_pegasos("objective", "-l", "0", data, tmp_path / "m")
-    assert r.returncode == 1 and "-l/--lambda" in r.stderr
+    assert r.returncode == 2 and "-l/--lambda" in r.stderr

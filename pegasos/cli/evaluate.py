@@ -5,12 +5,12 @@ import math
 
 import click
 
-from .common import echo_json, errors_to_click, load_model_for, fmt
+from .common import Command, UsageLine, echo_json, errors_to_click, load_model_for, fmt
 from .progress import Progress, bar_update, close_bar
 from .notes import note_no_examples
 
 
-@click.command(name="eval")
+@click.command(name="eval", cls=Command)
 @click.argument("data")
 @click.argument("model")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
@@ -49,17 +49,17 @@ def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_
     guards = [(">=", n, v, "--fail-under") for n, v in _parse_guards(fail_under, "--fail-under", known)]
     guards += [("<=", n, v, "--fail-over") for n, v in _parse_guards(fail_over, "--fail-over", known)]
     if no_auc and "roc_auc" in [n for _, n, _, _ in guards] + list(fail_if_worse):
-        raise ParameterError("a guard on roc_auc needs the AUC, which --no-auc leaves out: drop one of them")
+        raise UsageLine("a guard on roc_auc needs the AUC, which --no-auc leaves out: drop one of them")
     if fail_if_worse and old_model is None:
-        raise click.UsageError("--fail-if-worse needs --compare OLD_MODEL")
+        raise UsageLine("--fail-if-worse needs --compare OLD_MODEL")
     for name in fail_if_worse:
         if name not in known:
-            raise click.UsageError(f"--fail-if-worse: unknown metric {name!r}; the metrics of this model: "
-                                   f"{', '.join(known)}")
+            raise UsageLine(f"--fail-if-worse: unknown metric {name!r}; the metrics of this model: "
+                            f"{', '.join(known)}")
     old = None
     if old_model is not None:
         if data == "-":
-            raise ParameterError("--compare reads DATA twice: give DATA as a file, not standard input")
+            raise UsageLine("--compare reads DATA twice: give DATA as a file, not standard input")
         old = load_model_for(old_model, data)
         if getattr(old, "task", "binary") != getattr(mdl, "task", "binary"):
             raise ParameterError(f"--compare: {old_model} is a {getattr(old, 'task', 'binary')} model, {model} a "
@@ -199,13 +199,13 @@ def _parse_guards(items, option, known):
         name, sep, value = item.partition("=")
         name = name.strip()
         if name not in known:
-            raise click.UsageError(f"{option}: unknown metric {name!r}; the metrics of this model: "
-                                   f"{', '.join(known)}")
+            raise UsageLine(f"{option}: unknown metric {name!r}; the metrics of this model: "
+                            f"{', '.join(known)}")
         try:
             threshold = float(value)
         except ValueError:
             threshold = None
         if not sep or threshold is None or not math.isfinite(threshold):
-            raise click.UsageError(f"{option} expects METRIC=NUMBER, got {item!r}")
+            raise UsageLine(f"{option} expects METRIC=NUMBER, got {item!r}")
         out.append((name, threshold))
     return out

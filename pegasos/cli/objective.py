@@ -2,12 +2,12 @@
 
 import click
 
-from .common import echo_json, errors_to_click, load_model_for, fmt
+from .common import Command, echo_json, errors_to_click, load_model_for, fmt, usage_errors
 from .progress import Progress, bar_update, close_bar
 from .notes import note_no_examples, not_below_zero, still_shrinking
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("data")
 @click.argument("model")
 @click.option("-l", "--lambda", "lam", type=float, help="lambda to evaluate with (default: the model's).")
@@ -34,19 +34,20 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     from ..errors import ParameterError
     from ..scoring import objective_file
 
-    if lam is not None and (problem := lambda_problem(lam)) is not None:
-        raise ParameterError(f"-l/--lambda: {problem}")
-    if sample is not None and not (0.0 < sample <= 1.0):
-        raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
-    if gap_passes is not None and not gap:
-        raise ParameterError("--gap-passes applies only with --gap")
-    if gap and sample is not None:
-        raise ParameterError("--gap needs the whole of DATA: it cannot be combined with --sample")
-    if gap:
-        from ..certificate import check_passes
+    with usage_errors():
+        if lam is not None and (problem := lambda_problem(lam)) is not None:
+            raise ParameterError(f"-l/--lambda: {problem}")
+        if sample is not None and not (0.0 < sample <= 1.0):
+            raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
+        if gap_passes is not None and not gap:
+            raise ParameterError("--gap-passes applies only with --gap")
+        if gap and sample is not None:
+            raise ParameterError("--gap needs the whole of DATA: it cannot be combined with --sample")
+        if gap and gap_passes is not None:
+            from ..certificate import check_passes
 
-        if gap_passes is not None:
             gap_passes = check_passes(gap_passes, "--gap-passes")
+    if gap:
         return _objective_gap(data, model, lam, as_json, quiet, gap_passes)
     mdl = load_model_for(model, data)
     if sample is not None and getattr(mdl, "task", "binary") != "binary":

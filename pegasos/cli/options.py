@@ -5,9 +5,9 @@ import math
 
 import click
 
-from ..defaults import (SOLVERS, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_SEED,
+from ..defaults import (SOLVERS, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_SEED, MAX_SPLIT,
                         DEFAULT_SHUFFLE_BUFFER, DEFAULT_TOL, SAMPLINGS, SCHEDULES)
-from .common import is_number
+from .common import Command, UsageLine, is_number
 
 
 DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
@@ -70,13 +70,7 @@ def _show_every_option(ctx, param, value):
     ctx.exit()
 
 
-class _UsageLine(click.ClickException):
-    """A usage error in one line, without click's usage text: exit status 2, as click's usage errors."""
-
-    exit_code = 2
-
-
-class SectionedCommand(click.Command):
+class SectionedCommand(Command):
     """A command whose ``--help`` lists the options of :data:`SHORT_HELP_OPTIONS` and ``--help-all`` every
     option in sections; that reads LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``,
     ``--early-stop`` without a number as ``--early-stop 5``, and answers LIBLINEAR's and SVMlight's
@@ -145,7 +139,7 @@ class SectionedCommand(click.Command):
             answer = _foreign_spelling(e.option_name, args, {p.name for p in self.params})
             if answer is None:
                 raise
-            raise _UsageLine(answer) from None
+            raise UsageLine(answer) from None
         if not ctx.resilient_parsing:
             _check_cost(ctx)
         return rest
@@ -277,12 +271,12 @@ def _check_cost(ctx):
     if cost is None:
         return
     if ctx.get_parameter_source("lam") == ParameterSource.COMMANDLINE:
-        raise _UsageLine("-c C sets lambda = 1/(C m): give either -c or -l/--lambda, not both")
+        raise UsageLine("-c C sets lambda = 1/(C m): give either -c or -l/--lambda, not both")
     if not (cost > 0 and math.isfinite(cost)):
-        raise _UsageLine(f"-c: C must be a positive number, got {cost!r}")
+        raise UsageLine(f"-c: C must be a positive number, got {cost!r}")
     if ctx.params.get("loss") == "rank":
-        raise _UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples "
-                         "(SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give -l/--lambda")
+        raise UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples "
+                        "(SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give -l/--lambda")
 
 
 def _options(section, *specs):
@@ -469,8 +463,8 @@ shard_options = _options(
                               "batches and give the same model.")),
     (("--scheduler",), dict(metavar="ADDRESS", help="Dask scheduler to use (tcp://HOST:PORT).")),
     (("--local-workers",), dict(type=int, metavar="N", help="Start a local Dask cluster of N worker processes.")),
-    (("--split",), dict(type=int, metavar="N", help="Cut each DATA file into N newline-aligned byte ranges, "
-                                                    "one shard each.")),
+    (("--split",), dict(type=click.IntRange(1, MAX_SPLIT), metavar="N",
+                        help="Cut each DATA file into N newline-aligned byte ranges, one shard each.")),
     (("--sync-every",), dict(default="1", show_default=True, metavar="S|epoch",
                              help="1: exact mini-batch Pegasos (k drawn from all shards each step); S > 1 or "
                                   "epoch: S local steps per shard between model averages (faster, no Pegasos "

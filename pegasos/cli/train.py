@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import click
 
 from ..defaults import DEFAULT_SHUFFLE_BUFFER
-from .common import is_shard_data, echo_json, errors_to_click, was_given, is_stdout, is_number
+from .common import is_shard_data, echo_json, errors_to_click, was_given, is_stdout, is_number, usage_errors
 from .progress import Progress, TrainingBar
 from .options import (SectionOption, SectionedCommand, solver_options, problem_options, kernel_options,
                       streaming_options, data_options, check_options, given_on_command_line,
@@ -40,10 +40,11 @@ def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
     """
     args = SimpleNamespace(**locals())      # the command line, as the steps below read (and complete) it
     args.explain = settings.pop("explain", False)
-    _refuse_shards(data)
-    _check_run_options(args)
-    options = _train_options(args)
-    to_stdout = _check_outputs(args, options)
+    with usage_errors():
+        _refuse_shards(data)
+        _check_run_options(args)
+        options = _train_options(args)
+        to_stdout = _check_outputs(args, options)
     options = _stream_if_too_large(args, options)
     if args.explain and (args.shuffle_buffer is not None or init_model is not None):
         return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None,
