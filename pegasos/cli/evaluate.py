@@ -139,7 +139,6 @@ def _binary_eval_text(r):
     acc = fmt(r["accuracy"])
     if r["examples"]:
         acc += f" ({r['correct']}/{r['examples']})"
-    width = max(len(pos), len(neg)) + 5
     rows = [
         f"examples     {r['examples']}",
         f"accuracy     {acc}",
@@ -149,14 +148,21 @@ def _binary_eval_text(r):
         f"ROC AUC      {fmt(r['roc_auc'])}",
         f"hinge loss   {fmt(r['hinge_loss'], 6)}",
         "confusion matrix (rows: true label, columns: predicted label)",
-        f"  {'':>{width}} {'pred ' + neg:>{width + 3}} {'pred ' + pos:>{width + 3}}",
-        f"  {'true ' + neg:>{width}} {c['tn']:>{width + 3}} {c['fp']:>{width + 3}}",
-        f"  {'true ' + pos:>{width}} {c['fn']:>{width + 3}} {c['tp']:>{width + 3}}",
+        *right_aligned([["", "pred " + neg, "pred " + pos], ["true " + neg, c["tn"], c["fp"]],
+                        ["true " + pos, c["fn"], c["tp"]]]),
         f"TP={c['tp']} FP={c['fp']} TN={c['tn']} FN={c['fn']}",
     ]
     if "log_loss" in r:
         rows.insert(7, f"log loss     {fmt(r['log_loss'], 6)}")
     click.echo("\n".join(rows))
+
+
+def right_aligned(table, indent=2, gap=2):
+    """The lines of ``table`` (rows of cells: text or numbers), every column right-aligned to its widest
+    cell, ``gap`` spaces between columns, ``indent`` before each line."""
+    cells = [[str(v) for v in row] for row in table]
+    widths = [max(len(row[j]) for row in cells) for j in range(len(cells[0]))]
+    return [" " * indent + (" " * gap).join(f"{v:>{w}}" for v, w in zip(row, widths)) for row in cells]
 
 
 def _other_eval_text(r):
@@ -171,16 +177,13 @@ def _other_eval_text(r):
                 f"pairwise accuracy {fmt(r['pairwise_accuracy'])}\nNDCG@10      {fmt(r['ndcg_at_10'])}{over}")
     acc = fmt(r["accuracy"]) + (f" ({r['correct']}/{r['examples']})" if r["examples"] else "")
     rows = [f"examples     {r['examples']}", f"classes      {r['classes']}", f"accuracy     {acc}",
-            f"macro F1     {fmt(r['macro_f1'])}", "per class:   label  support  precision  recall  F1"]
-    for p in r["per_class"]:
-        rows.append(f"  {p['label']:>12} {p['support']:>8} {fmt(p['precision']):>10} {fmt(p['recall']):>7} "
-                    f"{fmt(p['f1']):>7}")
+            f"macro F1     {fmt(r['macro_f1'])}", "per class:"]
+    rows += right_aligned([["label", "support", "precision", "recall", "F1"]]
+                          + [[p["label"], p["support"], fmt(p["precision"]), fmt(p["recall"]), fmt(p["f1"])]
+                             for p in r["per_class"]])
     if r["classes"] <= 20:
-        width = max(6, max(len(t) for t in r["labels"]) + 1)
         rows.append("confusion matrix (rows: true label, columns: predicted label)")
-        rows.append(" " * (width + 2) + "".join(f"{t:>{width}}" for t in r["labels"]))
-        for t, row in zip(r["labels"], r["confusion"]):
-            rows.append(f"  {t:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+        rows += right_aligned([["", *r["labels"]]] + [[t, *row] for t, row in zip(r["labels"], r["confusion"])])
     else:
         rows.append("(confusion matrix: use --json)")
     return "\n".join(rows)
