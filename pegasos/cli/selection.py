@@ -126,8 +126,10 @@ def cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, class_we
         note_worse_than_zero_runs(r["per_fold"], "fold", r["task"], options, "folds", "fold {}")
         return
     names = r["metrics"]
+    cost = settings.get("cost_c")
+    lam = f"lambda={options.lam!r}" + ("" if cost is None else f" (-c {cost:g}: 1/(C m))")
     rows = [f"{r['folds']}-fold cross-validation on {path}: m={r['examples']} ({r['task']}; folds "
-            f"{_fold_text(r['task'])}, seed {r['seed']})",
+            f"{_fold_text(r['task'])}, seed {r['seed']}) | {lam}",
             f"{'fold':>4} {'train':>8} {'test':>8} " + " ".join(f"{n:>10}" for n in names) + f" {'seconds':>8}"]
     for f in r["per_fold"]:
         rows.append(f"{f['fold']:>4} {f['train_examples']:>8} {f['test_examples']:>8} "
