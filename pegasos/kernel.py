@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
 
     from .io import Matrix
+    from .solver import Plan
 
 DEFAULT_DEGREE = 3
 DEFAULT_COEF0 = 0.0
@@ -81,6 +82,10 @@ class KernelModel:
     labels, lam, bias, bias_mode, info : as in :class:`pegasos.linear.LinearModel`
     n_features : int
         Number of features of the training data.
+    plan : pegasos.solver.Plan or None
+        The solver plan of the run that trained the model (which solver and why, the settings as the user
+        spelled them), set by :func:`pegasos.outcome.record_outcome` for ``pegasos train``'s summary; not
+        written to the model file (None for a model read from one).
     """
 
     kernel: str
@@ -99,6 +104,7 @@ class KernelModel:
     info: dict = field(default_factory=dict)
     threads: int = 0
     _sv_sqn: np.ndarray | None = field(default=None, repr=False)
+    plan: Plan | None = field(default=None, repr=False, compare=False)
 
     kind = "kernel"
 
