@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .defaults import MIN_LAMBDA, lambda_problem, max_cache_mb
+from .defaults import MAX_DEGREE, MIN_LAMBDA, lambda_problem, max_cache_mb
 from .errors import ModelFormatError, ParameterError, PegasosError
 from .data import INT32_MAX, chunk_arrays, compact_columns, csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency,
                     check_pegasos_keys, header_float, header_keys, read_header, read_index_value, save_model)
-from .options import KERNELS, MAX_DEGREE
+from .options import KERNELS
 from .outcome import PEGASOS_KEYS
 from .solver import psd_kernel
 from .sampling import Orders

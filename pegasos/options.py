@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .defaults import (AUTO_AVERAGE_FROM, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
-                       MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
+                       MAX_DEGREE, MAX_TRACE_POINTS, MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
 from .outcome import dual_only
 from .solver import Problem, Solver, check_solver, plan, psd_kernel
@@ -37,7 +37,6 @@ TASK_OF_LOSS = {"hinge": "binary", "log": "binary", "squared-hinge": "binary",
                 "eps-insensitive": "regression", "rank": "ranking"}
 MULTICLASS_METHODS = ("ovr", "crammer-singer")
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
-MAX_DEGREE = 2**31 - 1          # the compiled kernels take a C int
 
 #: how each option is spelled on the command line (the API spells it ``field=``)
 CLI_NAMES = {
@@ -56,7 +55,6 @@ CLI_NAMES = {
     "finish": "--finish", "finish_passes": "--finish-passes", "solver": "--solver",
 }
 EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
-MAX_TRACE_POINTS = 1000     # check points per decade of t
 PRESETS = ("auto", "paper")
 MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
 DEFAULT_MAX_CLASSES = 1000  # more labels than this in a classification run is refused (sector has 105)

@@ -443,7 +443,7 @@ def test_cli_gap_at_another_lambda(a8a_model):
 
 def test_cli_gap_errors(a8a_model, tmp_path):
     data, model = a8a_model
-    usage_error(run_pegasos("objective", "--gap", "--gap-passes", "-2", data, model), "--gap-passes must be between")
+    usage_error(run_pegasos("objective", "--gap", "--gap-passes", "-2", data, model), "'--gap-passes': -2 is not in the range 0<=x<=")
     usage_error(run_pegasos("objective", "--gap-passes", "5", data, model), "--gap-passes applies only with --gap")
     usage_error(run_pegasos("objective", "--gap", "--sample", "0.5", data, model), "cannot be combined with --sample")
     log_model = tmp_path / "log.model"

@@ -491,7 +491,7 @@ def test_index_zero_accepted_with_zero_based(tmp_path):
     (("-l", "nan"), ("lambda",)),
     (("-T", "0"), ("iterations",)),
     (("-T", "-5"), ("iterations",)),
-    (("-k", "0"), ("batch size",)),
+    (("-k", "0"), ("--batch-size", "x>=1")),
     (("-k", "3"), ("batch size", "k = 3", "m = 2")),             # k larger than m
     (("--epochs", "0"), ("epochs",)),
     (("--epochs", "inf"), ("epochs",)),

@@ -98,3 +98,44 @@ def test_the_convention_is_the_documented_one(files):
     (files / "bad.svm").write_text("+1 1:x\n")
     error_line(run_pegasos("train", files / "bad.svm", files / "out.model"), "line 1", status=1)
     assert not (files / "out.model").exists()
+
+
+#: (command, option, the least value it takes): counts and bounds declared as click ranges, which --help
+#: shows; 0 is a value of its own for the three of bound 0 (no cache, the epoch ends only, no budget)
+RANGES = [("train", "-k", 1), ("train", "--max-classes", 2), ("train", "--degree", 1), ("train", "--budget", 1),
+          ("train", "--shuffle-buffer", 1), ("train", "--trace-sample", 1), ("train", "--early-stop", 1),
+          ("train", "--jobs", 1), ("train", "--cache-mb", 0), ("train", "--trace-points", 0),
+          ("train", "--trace-budget", 0), ("train-shards", "--split", 1), ("train-shards", "--checkpoint-every", 1),
+          ("train-shards", "--local-workers", 1), ("cv", "--local-workers", 1), ("cv", "-v", 2),
+          ("search", "--points", 2), ("search", "--gamma-points", 2), ("objective", "--gap-passes", 0),
+          ("info", "--top", 0)]
+
+
+@pytest.mark.parametrize("command,spelling,least", RANGES)
+def test_counts_and_budgets_are_ranges_the_help_shows(files, monkeypatch, command, spelling, least):
+    """--cache-mb 0, --trace-points 0 and --trace-budget 2 were taken and are: each has a meaning the help
+    now says (0: no row cache; 0: checks at the epoch ends only; F times the training time, 0 no bound).
+    The counts below their least value are refused by their range, exit 2, and every range is in --help-all."""
+    monkeypatch.chdir(files)
+    param = next(p for p in main.commands[command].params if spelling in p.opts)
+    assert isinstance(param.type, (click.IntRange, click.FloatRange)) and param.type.min == least
+    assert not param.type.min_open
+    shown = param.get_help_record(click.Context(main.commands[command]))[1]        # as --help-all lists it
+    assert re.search(rf"\[(default: [^;\]]+; )?({least}<=x|x>={least})", shown), shown
+    r = CliRunner().invoke(main, [command, spelling, str(least - 1), *ARGUMENTS[command]])
+    assert r.exit_code == USAGE_ERROR and "is not in the range" in r.stderr, (r.exit_code, r.stderr)
+
+
+def test_the_values_of_their_own_are_taken_and_said(files):
+    """--cache-mb 0 (no cache: the same model), --trace-points 0 and --trace-budget 2 run."""
+    kernel = ["train", "-q", "--kernel", "rbf", "--epochs", "2", "b.svm"]
+    assert run_pegasos(*kernel, "a.model", cwd=files).returncode == 0
+    assert run_pegasos(*kernel, "--cache-mb", "0", "b.model0", cwd=files).returncode == 0
+    assert (files / "a.model").read_text() == (files / "b.model0").read_text()
+    r = run_pegasos("train", "-q", "--epochs", "3", "--trace", "p.csv", "--trace-points", "0", "--trace-budget", "2",
+                    "b.svm", "c.model", cwd=files)
+    assert r.returncode == 0, r.stderr
+    rows = [row for row in (files / "p.csv").read_text().splitlines() if not row.startswith("#")]
+    assert rows[0].startswith("t,epoch,")
+    epochs = [float(row.split(",")[1]) for row in rows[1:]]
+    assert epochs == [1.0, 2.0, 3.0], rows        # the epoch ends only (T is the last)

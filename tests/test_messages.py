@@ -118,7 +118,7 @@ def test_verbose_with_the_stopping_rule_counts_all_runs(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (("--verbose", "-q"), "give either -q/--quiet or --verbose"),
-    (("--verbose", "--progress-every", "0"), "--progress-every: the interval must be a positive"),
+    (("--verbose", "--progress-every", "0"), "'--progress-every': 0.0 is not in the range x>0"),
     (("--verbose", "--progress-every", "nan"), "--progress-every"),
 ])
 def test_verbose_options_are_checked(tmp_path, args, message):

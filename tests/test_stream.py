@@ -269,7 +269,7 @@ def test_cli_stream_and_cache_end_to_end(tmp_path):
     (["--stream", "-"], "-: no training examples found", 1),
     (["--stream", "--sampling", "uniform", "A9A"], "drop --sampling", 2),
     (["--shuffle-buffer", "10", "--cache", "X", "A9A"], "either --shuffle-buffer or --cache", 2),
-    (["--shuffle-buffer", "0", "A9A"], "at least 1", 2),
+    (["--shuffle-buffer", "0", "A9A"], "'--shuffle-buffer': 0 is not in the range x>=1", 2),
     (["--stream", "--kernel", "rbf", "A9A"], "use --cache FILE for kernels", 2),
     (["--stream", "--loss", "rank", "A9A"], "use --cache FILE for kernels, multiclass and ranking", 2),
     (["--stream", "DNA"], "has 3 labels: --shuffle-buffer trains binary classifiers", 1),

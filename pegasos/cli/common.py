@@ -67,7 +67,7 @@ class Finite(click.FloatRange):
     """click.FloatRange refusing NaN and the infinities (which compare as in any range or pass an open
     bound): a number with a bound is a finite one."""
 
-    name = "finite float range"
+    name = "float range"
 
     def convert(self, value, param, ctx):
         rv = super().convert(value, param, ctx)

@@ -1,6 +1,5 @@
 """``pegasos train``: the options checked together, then read, fit, save, summary and notes."""
 
-import math
 import os
 import time
 from types import SimpleNamespace
@@ -100,9 +99,6 @@ def _check_run_options(args):
         args.shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
     if args.verbose and args.quiet:
         raise ParameterError("give either -q/--quiet or --verbose, not both")
-    if not (args.progress_every > 0 and math.isfinite(args.progress_every)):
-        raise ParameterError(f"--progress-every: the interval must be a positive number of seconds, "
-                             f"got {args.progress_every!r}")
     if args.shuffle_buffer is not None and args.settings["sampling"] is not None:
         raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
                              "drop --sampling, or use --cache")
@@ -160,11 +156,8 @@ def _check_outputs(args, options):
         trace_format(args.trace_file)
         check_writable(args.trace_file)
         check_distinct_files(args.trace_file, "--trace", (("DATA", data), ("MODEL", model)))
-    if not (args.trace_budget >= 0 and math.isfinite(args.trace_budget)):
-        raise ParameterError(f"--trace-budget: the budget must be a fraction >= 0 of the training time, "
-                             f"got {args.trace_budget!r}")
-    if args.trace_sample is not None and (args.trace_file is None or args.trace_sample < 1):
-        raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
+    if args.trace_sample is not None and args.trace_file is None:
+        raise ParameterError("--trace-sample needs --trace FILE")
     _refuse_options_that_do_not_apply(options, args.trace_file, args.validation_file, args.init_model)
     return to_stdout
 
