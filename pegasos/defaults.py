@@ -16,6 +16,10 @@ MAX_DEGREE = 2**31 - 1    # of the poly kernel: the compiled kernels take a C in
 MAX_TRACE_POINTS = 1000   # check points per decade of t (--trace-points)
 MAX_GAP_PASSES = 1_000_000        # dual passes of a certificate (objective --gap-passes)
 MAX_COST = 1e150          # Crammer-Singer costs above it overflow the losses, as class weights above MAX_WEIGHT do
+#: exact rounds of one epoch on shards when the batch size is automatic (fit_shards(auto_batch=True), train-shards
+#: without -k): a round costs a round trip to every worker (10-60 ms on Dask), so k = ceil(n / ROUNDS_PER_EPOCH)
+#: bounds an epoch's rounds (benchmarks/RESULTS_shard_defaults.md)
+ROUNDS_PER_EPOCH = 128
 DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (and of the stream's first pass)
 #: Training on shards keeps dense weight vectors in every column on each worker and exchanges them every
 #: round, so it refuses data whose largest feature index n is beyond both DENSE_COLUMNS_FLOOR and

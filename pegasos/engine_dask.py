@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .defaults import DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE, MAX_LOCAL_WORKERS, MAX_SPLIT
+from .defaults import DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE, MAX_LOCAL_WORKERS, MAX_SPLIT, ROUNDS_PER_EPOCH
 from .errors import DataError, ParameterError, PegasosError, counted
 from .io import example_line, line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
@@ -68,10 +68,6 @@ ENGINES = ("local", "dask")
 CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
 GLOB_CHARS = "*?["
 MAX_REPORTED_CLASSES = 100_001   # label values a shard reports (more than any --max-classes)
-#: exact rounds of one epoch when the batch size is automatic (fit_shards(auto_batch=True)): a round costs a
-#: round trip to every worker (10-60 ms on Dask), so k = ceil(n / ROUNDS_PER_EPOCH) bounds an epoch's rounds
-#: (benchmarks/RESULTS_shard_defaults.md)
-ROUNDS_PER_EPOCH = 128
 
 
 class ClusterError(PegasosError):

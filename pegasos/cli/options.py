@@ -318,7 +318,7 @@ solver_options = _options(
                                 help="Exactly N dual passes (one per class for one-vs-rest): what a model's header "
                                      "records, so that its settings retrain it.")),
     (("-k", "--batch-size"), dict(type=click.IntRange(min=1), default=1, show_default=True,
-                                  help="Mini-batch size k; on shards without -k: ceil(m/128).")),
+                                  help="Mini-batch size k.")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
                                 "shuffle-once: one random order (from --seed) for every epoch; "
@@ -563,6 +563,21 @@ def model_options(fn):
 
 # train's options that describe one run's output, not the model cv and search train many times
 ONE_RUN_ONLY = ("verbose", "progress_every", "init_model", "restart_schedule", "resume_state")
+
+
+def default_shown(name, text):
+    """Say ``text`` as the default of the option ``name`` (parameter name, added by the decorators below this
+    one), in its help as the options whose default is worked out do: a command whose default of a shared
+    option is not click's value."""
+
+    def decorate(fn):
+        for p in getattr(fn, "__click_params__", []):
+            if p.name == name:
+                p.show_default = False
+                p.help = f"{p.help.rstrip('.')} [default: {text}]."
+        return fn
+
+    return decorate
 
 
 def without_options(*names):

@@ -7,8 +7,9 @@ import time
 import click
 
 from .common import errors_to_click, is_stdout, quiet_dask, usage_errors, was_given
-from .options import (SectionOption, SectionedCommand, option_settings, parse_class_weights, problem_options,
-                      shard_options, solver_options, without_options)
+from ..defaults import ROUNDS_PER_EPOCH
+from .options import (SectionOption, SectionedCommand, default_shown, option_settings, parse_class_weights,
+                      problem_options, shard_options, solver_options, without_options)
 from .progress import Progress, TrainingBar
 from .summary import explain_plan
 
@@ -22,6 +23,7 @@ _NOT_ON_SHARDS = ("cost_c", "cost_matrix")
 @click.argument("data")
 @click.argument("model", required=False)
 @without_options(*_NOT_ON_SHARDS)
+@default_shown("batch_size", f"ceil(m/{ROUNDS_PER_EPOCH}), m the examples; 1 with --paper")
 @solver_options
 @problem_options
 @shard_options
