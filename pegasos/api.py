@@ -712,8 +712,8 @@ def _resumed_model(init, options):
     if init.task == "ranking":
         raise ParameterError(f"{what}: resume is for linear binary classifiers and regression, not ranking")
     if options.shuffle_buffer is not None:
-        named = "--stream / --shuffle-buffer" if options.spelling == "cli" else options.name("shuffle_buffer")
-        raise ParameterError(f"{named} cannot resume a model: train in memory or from a cache (--cache)")
+        raise ParameterError(f"{options.name('shuffle_buffer')} cannot resume a model: train in memory or from a "
+                             "cache (--cache)")
     return what, init
 
 

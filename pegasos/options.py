@@ -38,7 +38,8 @@ TASK_OF_LOSS = {"hinge": "binary", "log": "binary", "squared-hinge": "binary",
 MULTICLASS_METHODS = ("ovr", "crammer-singer")
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 
-#: how each option is spelled on the command line (the API spells it ``field=``)
+#: how each option is spelled on the command line (the API spells it ``field=``); the shuffle buffer is what
+#: --stream trains through, whether or not --shuffle-buffer sized it
 CLI_NAMES = {
     "lam": "--lambda", "iterations": "-T/--iterations", "epochs": "--epochs", "batch_size": "-k/--batch-size",
     "sampling": "--sampling", "projection": "--projection", "average": "--average",
@@ -47,7 +48,7 @@ CLI_NAMES = {
     "schedule": "--schedule", "eta": "--eta",
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
-    "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
+    "n_threads": "--jobs", "shuffle_buffer": "--stream / --shuffle-buffer", "allow_one_class": "--allow-one-class",
     "tol": "--tol", "tol_gap": "--tol-gap", "preset": "--paper", "max_classes": "--max-classes",
     "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
     "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",

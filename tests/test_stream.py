@@ -272,7 +272,8 @@ def test_cli_stream_and_cache_end_to_end(tmp_path):
     (["--shuffle-buffer", "0", "A9A"], "'--shuffle-buffer': 0 is not in the range x>=1", 2),
     (["--stream", "--kernel", "rbf", "A9A"], "use --cache FILE for kernels", 2),
     (["--stream", "--loss", "rank", "A9A"], "use --cache FILE for kernels, multiclass and ranking", 2),
-    (["--stream", "DNA"], "has 3 labels: --shuffle-buffer trains binary classifiers", 1),
+    (["--stream", "DNA"], "has 3 labels: --stream / --shuffle-buffer trains binary classifiers and regression; "
+                          "add --cache FILE for a multiclass model", 1),
     (["--cache", "A9A", "A9A"], "is the same file as DATA", 1),
     (["--cache", "OTHER", "A9A"], "exists and is not a pegasos cache file", 1),
     (["--cache", "200", "--kernel", "rbf", "A9A"], "--cache takes a file name", 2),
@@ -294,6 +295,25 @@ def test_cli_stream_errors_are_one_line(tmp_path, args, message, status):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]
     assert other.read_text() == "not a cache\n"
 
+
+
+def test_a_streamed_run_refused_names_stream_and_what_does_run(tmp_path):
+    """train --stream on multiclass data named --shuffle-buffer, an option the user had not given and whose
+    any size is refused the same: the refusals of a streamed run name --stream, and the run they offer,
+    --stream --cache FILE, trains the same model as the file in memory."""
+    dna = str(data_file("dna/dna.scale"))
+    for extra in ([], ["--kernel", "rbf"], ["--trace", str(tmp_path / "t.csv")]):
+        r = run_pegasos("train", "--stream", "--epochs", "1", *extra, dna, tmp_path / "m")
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode in (1, 2) and len(lines) == 1 and "--stream / --shuffle-buffer" in lines[0], r.stderr
+        assert "--cache FILE" in lines[0] or "in memory" in lines[0], lines[0]
+        assert not (tmp_path / "m").exists()
+    r = run_pegasos("train", "-q", "--stream", "--cache", tmp_path / "dna.cache", "--epochs", "1", dna, tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    ok = run_pegasos("train", "-q", "--epochs", "1", dna, tmp_path / "memory")
+    assert ok.returncode == 0, ok.stderr
+    strip = lambda text: [l for l in text.splitlines() if not l.startswith("train_file")]
+    assert strip((tmp_path / "m").read_text()) == strip((tmp_path / "memory").read_text())
 
 def test_cli_refuses_the_model_file_as_cache(tmp_path):
     model = tmp_path / "m.model"
