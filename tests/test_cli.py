@@ -1063,7 +1063,7 @@ def test_case20_empty_test_file(tmp_path, a9a_model):
     empty = case_file("CASE-20.test_empty.svm")
     r = run_pegasos("predict", empty, a9a_model, cwd=tmp_path)
     # exit 0 and no lines, with one note on stderr (a script without a guard would take it for a result)
-    assert ok(r) == "" and r.stderr.startswith("note: ") and "holds no examples" in r.stderr
+    assert ok(r) == "" and r.stderr.startswith("pegasos: note: ") and "holds no examples" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     ok(run_pegasos("predict", empty, a9a_model, tmp_path / "out.txt"))
     assert (tmp_path / "out.txt").read_bytes() == b""
