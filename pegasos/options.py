@@ -53,7 +53,7 @@ CLI_NAMES = {
     "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
     "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",
     "restart_schedule": "--restart-schedule", "resume_state": "--resume-state",
-    "finish": "--finish", "finish_passes": "--finish-passes", "solver": "--solver",
+    "finish": "--finish", "finish_passes": "--finish-passes", "solver": "--solver", "init": "--init",
 }
 EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
 PRESETS = ("auto", "paper")

@@ -353,13 +353,26 @@ def test_command_line_errors_are_one_line(tmp_path):
     usage_error(run_pegasos("train", "--trace", tmp_path / "t.txt", data, tmp_path / "m"), ".csv, .jsonl or .json")
     usage_error(run_pegasos("train", "--early-stop", "3", "--validation", data, data, tmp_path / "m"),
               "--early-stop", "-T/--iterations or --epochs")
-    one_error(run_pegasos("train", "--epochs", "1", "--early-stop", "3", data, tmp_path / "m"),
-              "--early-stop needs validation examples (--validation)")
-    one_error(run_pegasos("train", "--stream", "--trace", tmp_path / "t.csv", data, tmp_path / "m"),
-              "--trace, --validation and --early-stop are for linear binary classification and regression trained in memory")
+    usage_error(run_pegasos("train", "--epochs", "1", "--early-stop", "3", data, tmp_path / "m"),
+                "--early-stop needs validation examples (--validation)")
+    usage_error(run_pegasos("train", "--stream", "--trace", tmp_path / "t.csv", data, tmp_path / "m"),
+                "--trace, --validation and --early-stop are for linear binary classification and regression trained in memory")
     usage_error(run_pegasos("train", "--trace-sample", "5", data, tmp_path / "m"), "--trace-sample needs --trace")
     assert not (tmp_path / "m").exists() and not (tmp_path / "t.csv").exists()
 
+
+
+@pytest.mark.parametrize("args", [["-T", "5", "--early-stop", "3"], ["--stream", "--trace", "t.csv"],
+                                  ["--init", "absent.model", "--trace", "t.csv"],
+                                  ["--kernel", "rbf", "--trace", "t.csv"], ["--loss", "rank", "--trace", "t.csv"],
+                                  ["--multiclass", "ovr", "--validation", "absent.svm"]])
+def test_checks_the_settings_refuse_are_refused_before_data_is_read(tmp_path, args):
+    """Checks with a trainer the settings choose, and early stopping without --validation, are a wrong
+    command line: exit 2 before DATA (absent here) is read, as the other settings refused (they were exit 1
+    once DATA was read, pegasos.api.check_checks, now called by train before reading)."""
+    r = run_pegasos("train", *args, "absent.svm", "m", cwd=tmp_path)
+    usage_error(r, "needs validation examples" if "--early-stop" in args else "trained in memory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 def test_trace_on_a9a_leaves_the_default_model(tmp_path):
     a9a, test = data_file("a9a/a9a"), data_file("a9a/a9a.t")

@@ -159,6 +159,9 @@ def _check_outputs(args, options):
     if args.trace_sample is not None and args.trace_file is None:
         raise ParameterError("--trace-sample needs --trace FILE")
     _refuse_options_that_do_not_apply(options, args.trace_file, args.validation_file, args.init_model)
+    from ..api import check_checks
+
+    check_checks(options, args.trace_file is not None, args.validation_file is not None, args.init_model is not None)
     return to_stdout
 
 
