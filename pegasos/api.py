@@ -169,21 +169,13 @@ def fit(data: Data, options: TrainOptions | None = None, *, progress: Callable[[
         automatic = options.preset == "auto" and options.batch_size == 1 and "batch_size" not in settings
         return warn_diagnostics(fit_shards(os.fspath(data), options, progress=progress, on_plan=on_plan,
                                            cluster=engine, auto_batch=automatic))
-    checks = None
-    if trace is not None or validation is not None or options.early_stop is not None:
-        if options.early_stop is not None and validation is None:
-            raise ParameterError(f"{options.name('early_stop')} needs validation examples "
-                                 f"({options.name('validation')})")
-        checks = (trace, validation)
+    check_checks(options, trace is not None, validation is not None, init is not None)
+    checks = (trace, validation) if trace is not None or validation is not None else None
     if init is not None:
-        if checks is not None:
-            _refuse_checks(options, "a resumed run (init=)")
         chosen = plan(Problem(m=0, resumed=True), options)
         return warn_diagnostics(record_outcome(_fit_resumed(data, run_options(chosen, options), init, set(settings),
                                                             progress, on_plan), chosen, options))
     if options.shuffle_buffer is not None:
-        if checks is not None:
-            _refuse_checks(options, f"{options.name('shuffle_buffer')}")
         chosen = plan(Problem(m=0, in_memory=False, streamed=True), options)
         return warn_diagnostics(record_outcome(_fit_streaming(data, options, chosen, progress, on_plan), chosen,
                                                options))
@@ -217,6 +209,31 @@ def problem_of(ex, options):
     return Problem(m=ex.m, pairs_fit=pairs_fit)
 
 
+def check_checks(options: TrainOptions, trace: bool, validation: bool, init: bool) -> None:
+    """The refusals of :func:`fit`'s checks during the run (a trace, validation examples, early stopping)
+    that the settings alone decide, before any data are read: early stopping without validation examples,
+    and checks with a trainer other than the in-memory linear binary and regression ones (a resumed or
+    streamed run, ranking, a kernel, ``multiclass``).  A multiclass run that the data's labels decide
+    refuses them in :func:`fit`.
+
+    Raises
+    ------
+    ParameterError
+        Naming the options as the user spelled them.
+    """
+    if options.early_stop is not None and not validation:
+        raise ParameterError(f"{options.name('early_stop')} needs validation examples "
+                             f"({options.name('validation')})")
+    if not (trace or validation):
+        return
+    for refused, trainer in ((init, f"a resumed run ({options.name('init')})"),
+                             (options.shuffle_buffer is not None, options.name("shuffle_buffer")),
+                             (options.task == "ranking", "ranking"), (options.kernel != "linear", "kernels"),
+                             (options.multiclass is not None, "multiclass models")):
+        if refused:
+            _refuse_checks(options, trainer)
+
+
 def _refuse_checks(options, trainer):
     given = ("--trace, --validation and --early-stop" if options.spelling == "cli"
              else "trace=, validation= and early_stop=")
@@ -237,13 +254,11 @@ def _keep_state(model, options):
 def _fit_examples(ex, options, progress, on_plan, checks=None):
     """fit() on examples in memory: the trainer the task and the labels need."""
     source = ex.source
-    if checks is not None and options.task == "ranking":
-        _refuse_checks(options, "ranking")
     if options.task == "binary":
         n_labels = (65 if source.labels_overflow else len(source.distinct_labels)) if source is not None \
             else int(np.unique(ex.y).size)
         if options.multiclass is not None or n_labels > 2:
-            if checks is not None:
+            if checks is not None:              # (labels that make a multiclass run: check_checks refuses the rest)
                 _refuse_checks(options, "multiclass models")
             model = _fit_multiclass(ex, options, n_labels, progress, on_plan)
         else:
@@ -252,8 +267,6 @@ def _fit_examples(ex, options, progress, on_plan, checks=None):
             if options.kernel == "linear":
                 model = _fit_linear_auto(ex, options, labels, progress, on_plan, checks)
             else:
-                if checks is not None:
-                    _refuse_checks(options, "kernels")
                 from .kernel import fit_kernel
 
                 model = fit_kernel(ex, options, labels=labels, progress=progress, on_plan=on_plan)
@@ -712,8 +725,8 @@ def _resumed_model(init, options):
     if init.task == "ranking":
         raise ParameterError(f"{what}: resume is for linear binary classifiers and regression, not ranking")
     if options.shuffle_buffer is not None:
-        named = "--stream / --shuffle-buffer" if options.spelling == "cli" else options.name("shuffle_buffer")
-        raise ParameterError(f"{named} cannot resume a model: train in memory or from a cache (--cache)")
+        raise ParameterError(f"{options.name('shuffle_buffer')} cannot resume a model: train in memory or from a "
+                             "cache (--cache)")
     return what, init
 
 

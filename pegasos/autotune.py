@@ -506,7 +506,8 @@ def train_until_certified(ex, options, *, labels=None, progress=None, class_text
     ParameterError
         As :func:`train_until_converged` and :func:`pegasos.certificate.duality_gap`.
     """
-    from .certificate import MAX_GAP_PASSES, duality_gap
+    from .certificate import duality_gap
+    from .defaults import MAX_GAP_PASSES
     from .linear import LinearRun
     from .multiclass import OvrRun
 

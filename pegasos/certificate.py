@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .data import csr_arrays, expand_columns
-from .defaults import lambda_problem
+from .defaults import MAX_GAP_PASSES, lambda_problem
 from .errors import ExampleError, ParameterError
 
 if TYPE_CHECKING:
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from .linear import LinearModel
     from .multiclass import MulticlassModel
 
-MAX_GAP_PASSES = 1_000_000
 # The bound of the passes run until the gap stops shrinking (``until_stalled``), whatever the data:
 # the rounds also stop at AUTO_GAP_UPDATES (2^28) coefficient updates a problem, the work the
 # shrinking passes actually did (as the dual finish counts it: the pass bound m + nnz of before,

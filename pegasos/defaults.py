@@ -9,7 +9,17 @@ DEFAULT_SHUFFLE_BUFFER = 100_000   # examples held by `train --stream` without -
 MAX_WEIGHT = 1e150        # class and example weights above it overflow the weighted losses and the dual's box
 DEFAULT_TOL = 0.002       # the automatic runs' tolerance: a certified relative gap, or a doubling's relative gain
 DEFAULT_CACHE_MB = 100.0  # MiB of kernel rows cached (pegasos train --cache-mb)
+MAX_POINTS = 1000         # most points of one grid of pegasos search (each is a cross-validation)
+MAX_SPLIT = 100_000       # byte ranges of one file (each a shard the driver lists; train-shards --split)
+MAX_LOCAL_WORKERS = 256   # worker processes of a local Dask cluster (--local-workers)
+MAX_DEGREE = 2**31 - 1    # of the poly kernel: the compiled kernels take a C int
+MAX_TRACE_POINTS = 1000   # check points per decade of t (--trace-points)
+MAX_GAP_PASSES = 1_000_000        # dual passes of a certificate (objective --gap-passes)
 MAX_COST = 1e150          # Crammer-Singer costs above it overflow the losses, as class weights above MAX_WEIGHT do
+#: exact rounds of one epoch on shards when the batch size is automatic (fit_shards(auto_batch=True), train-shards
+#: without -k): a round costs a round trip to every worker (10-60 ms on Dask), so k = ceil(n / ROUNDS_PER_EPOCH)
+#: bounds an epoch's rounds (benchmarks/RESULTS_shard_defaults.md)
+ROUNDS_PER_EPOCH = 128
 DEFAULT_SAMPLE_SIZE = 1000         # examples of the step calibration's sample (and of the stream's first pass)
 #: Training on shards keeps dense weight vectors in every column on each worker and exchanges them every
 #: round, so it refuses data whose largest feature index n is beyond both DENSE_COLUMNS_FLOOR and

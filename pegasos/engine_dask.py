@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .defaults import DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE
+from .defaults import DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE, MAX_LOCAL_WORKERS, MAX_SPLIT, ROUNDS_PER_EPOCH
 from .errors import DataError, ParameterError, PegasosError, counted
 from .io import example_line, line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
@@ -67,12 +67,7 @@ from .solver import Problem, plan
 ENGINES = ("local", "dask")
 CHECKPOINT_FORMAT = "pegasos-shard-checkpoint 1"
 GLOB_CHARS = "*?["
-MAX_SPLIT = 100_000         # byte ranges of one file (each a shard the driver lists)
 MAX_REPORTED_CLASSES = 100_001   # label values a shard reports (more than any --max-classes)
-#: exact rounds of one epoch when the batch size is automatic (fit_shards(auto_batch=True)): a round costs a
-#: round trip to every worker (10-60 ms on Dask), so k = ceil(n / ROUNDS_PER_EPOCH) bounds an epoch's rounds
-#: (benchmarks/RESULTS_shard_defaults.md)
-ROUNDS_PER_EPOCH = 128
 
 
 class ClusterError(PegasosError):
@@ -237,8 +232,9 @@ class EngineSettings:
             if (self.scheduler is None) == (self.local_workers is None):
                 raise ParameterError("--engine dask needs --scheduler tcp://HOST:PORT or --local-workers N (one)")
             if self.local_workers is not None and not (isinstance(self.local_workers, int)
-                                                       and 1 <= self.local_workers <= 256):
-                raise ParameterError(f"--local-workers: a number of workers in 1..256, got {self.local_workers!r}")
+                                                       and 1 <= self.local_workers <= MAX_LOCAL_WORKERS):
+                raise ParameterError(f"--local-workers: a number of workers in 1..{MAX_LOCAL_WORKERS}, "
+                                     f"got {self.local_workers!r}")
         elif self.scheduler is not None or self.local_workers is not None:
             raise ParameterError("--scheduler and --local-workers need --engine dask")
         s = self.sync_every

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .defaults import MIN_LAMBDA, lambda_problem, max_cache_mb
+from .defaults import MAX_DEGREE, MIN_LAMBDA, lambda_problem, max_cache_mb
 from .errors import ModelFormatError, ParameterError, PegasosError
 from .data import INT32_MAX, chunk_arrays, compact_columns, csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency,
                     check_pegasos_keys, header_float, header_keys, read_header, read_index_value, save_model)
-from .options import KERNELS, MAX_DEGREE
+from .options import KERNELS
 from .outcome import PEGASOS_KEYS
 from .solver import psd_kernel
 from .sampling import Orders
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
 
     from .io import Matrix
+    from .solver import Plan
 
 DEFAULT_DEGREE = 3
 DEFAULT_COEF0 = 0.0
@@ -81,6 +82,10 @@ class KernelModel:
     labels, lam, bias, bias_mode, info : as in :class:`pegasos.linear.LinearModel`
     n_features : int
         Number of features of the training data.
+    plan : pegasos.solver.Plan or None
+        The solver plan of the run that trained the model (which solver and why, the settings as the user
+        spelled them), set by :func:`pegasos.outcome.record_outcome` for ``pegasos train``'s summary; not
+        written to the model file (None for a model read from one).
     """
 
     kernel: str
@@ -99,6 +104,7 @@ class KernelModel:
     info: dict = field(default_factory=dict)
     threads: int = 0
     _sv_sqn: np.ndarray | None = field(default=None, repr=False)
+    plan: Plan | None = field(default=None, repr=False, compare=False)
 
     kind = "kernel"
 

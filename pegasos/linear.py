@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
     from .io import Matrix
+    from .solver import Plan
 
 __all__ = ["LinearModel", "BinaryLabels", "LOSSES", "TASK_OF_LOSS", "example_losses", "fit_linear", "solve",
            "new_state", "start_state", "LinearRun", "restart_average", "grow_state", "check_weight_memory", "objective_at_zero", "projection_radius2", "available_cpus",
@@ -75,6 +76,10 @@ class LinearModel:
     save_state : bool
         Whether ``save`` writes ``solver_state`` as the model file's resume
         section (what ``pegasos train --init`` continues exactly).
+    plan : pegasos.solver.Plan or None
+        The solver plan of the run that trained the model (which solver and why, the settings as the user
+        spelled them), set by :func:`pegasos.outcome.record_outcome` for ``pegasos train``'s summary; not
+        written to the model file (None for a model read from one).
     """
 
     w: NDArray[np.float64]
@@ -90,6 +95,7 @@ class LinearModel:
     columns: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
     #: the objective dict of the training data where the trainer computed it (a streamed run's last pass)
     train_objective: dict | None = field(default=None, repr=False, compare=False)
+    plan: Plan | None = field(default=None, repr=False, compare=False)
 
     @property
     def task(self) -> str:

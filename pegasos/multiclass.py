@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
     from .io import Matrix
+    from .solver import Plan
 
 
 class _Stopped(Exception):
@@ -69,6 +70,10 @@ class MulticlassModel:
     columns : int64 array (n,) or None
         Set by :func:`pegasos.modelfile.load_model` with ``written_columns``:
         the feature of each column of ``W`` (None: ``W`` has every feature's).
+    plan : pegasos.solver.Plan or None
+        The solver plan of the run that trained the model (which solver and why, the settings as the user
+        spelled them), set by :func:`pegasos.outcome.record_outcome` for ``pegasos train``'s summary; not
+        written to the model file (None for a model read from one).
     """
 
     W: NDArray[np.float64]
@@ -82,6 +87,7 @@ class MulticlassModel:
     info: dict = field(default_factory=dict)
     cost: NDArray[np.float64] | None = None
     columns: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
+    plan: Plan | None = field(default=None, repr=False, compare=False)
 
     task = "multiclass"
     labels = None

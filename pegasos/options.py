@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .defaults import (AUTO_AVERAGE_FROM, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
-                       MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
+                       MAX_DEGREE, MAX_TRACE_POINTS, MAX_WEIGHT, SAMPLINGS, SCHEDULES, lambda_problem)
 from .errors import ParameterError
 from .outcome import dual_only
 from .solver import Problem, Solver, check_solver, plan, psd_kernel
@@ -37,9 +37,9 @@ TASK_OF_LOSS = {"hinge": "binary", "log": "binary", "squared-hinge": "binary",
                 "eps-insensitive": "regression", "rank": "ranking"}
 MULTICLASS_METHODS = ("ovr", "crammer-singer")
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
-MAX_DEGREE = 2**31 - 1          # the compiled kernels take a C int
 
-#: how each option is spelled on the command line (the API spells it ``field=``)
+#: how each option is spelled on the command line (the API spells it ``field=``); the shuffle buffer is what
+#: --stream trains through, whether or not --shuffle-buffer sized it
 CLI_NAMES = {
     "lam": "--lambda", "iterations": "-T/--iterations", "epochs": "--epochs", "batch_size": "-k/--batch-size",
     "sampling": "--sampling", "projection": "--projection", "average": "--average",
@@ -48,15 +48,14 @@ CLI_NAMES = {
     "schedule": "--schedule", "eta": "--eta",
     "multiclass": "--multiclass", "cost": "--cost-matrix", "kernel": "--kernel", "gamma": "--gamma",
     "degree": "--degree", "coef0": "--coef0", "budget": "--budget", "cache_mb": "--cache-mb",
-    "n_threads": "--jobs", "shuffle_buffer": "--shuffle-buffer", "allow_one_class": "--allow-one-class",
+    "n_threads": "--jobs", "shuffle_buffer": "--stream / --shuffle-buffer", "allow_one_class": "--allow-one-class",
     "tol": "--tol", "tol_gap": "--tol-gap", "preset": "--paper", "max_classes": "--max-classes",
     "early_stop": "--early-stop", "early_stop_metric": "--early-stop-metric", "trace_points": "--trace-points",
     "trace": "--trace", "validation": "--validation", "trace_sample": "--trace-sample",
     "restart_schedule": "--restart-schedule", "resume_state": "--resume-state",
-    "finish": "--finish", "finish_passes": "--finish-passes", "solver": "--solver",
+    "finish": "--finish", "finish_passes": "--finish-passes", "solver": "--solver", "init": "--init",
 }
 EARLY_STOP_METRICS = ("accuracy", "error", "objective", "loss", "mse")
-MAX_TRACE_POINTS = 1000     # check points per decade of t
 PRESETS = ("auto", "paper")
 MAX_ITERATIONS = 10**12     # T beyond this runs for weeks (and beyond 2^63 overflows the loop's counter)
 DEFAULT_MAX_CLASSES = 1000  # more labels than this in a classification run is refused (sector has 105)

@@ -32,6 +32,7 @@ import numpy as np
 
 from . import autotune
 from .api import finish_given_length, fit, problem_of
+from .defaults import MAX_POINTS
 from .errors import DataError, ExampleError, ParameterError, PegasosError
 from .examples import Examples, as_examples, rank_pairs
 from .labels import BinaryLabels
@@ -60,8 +61,6 @@ DEFAULT_METRIC = {"binary": "accuracy", "multiclass": "accuracy", "regression": 
 LOWER_IS_BETTER = frozenset({"mse", "mae", "hinge_loss", "log_loss", "eps_insensitive_loss", "error_rate"})
 #: grid points of ``lo:hi`` when no number of points is given
 DEFAULT_POINTS = 13
-#: most points of one grid (each is a cross-validation)
-MAX_POINTS = 1000
 
 
 # ------------------------------------------------------------------------------------------ folds --

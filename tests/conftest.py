@@ -150,6 +150,12 @@ def one_error(r, *fragments):
     return error_line(r, *fragments, status=1)
 
 
+def usage_error(r, *fragments):
+    """A wrong command line (exit 2: a bad option value, options that do not go together) with exactly one
+    'Error: ...' line holding every fragment."""
+    return error_line(r, *fragments, status=2)
+
+
 @pytest.fixture
 def pegasos_run():
     return run_pegasos

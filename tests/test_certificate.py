@@ -19,7 +19,7 @@ import pegasos
 from pegasos.certificate import dual_value, dual_vector
 from pegasos.errors import ExampleError, ParameterError
 
-from conftest import data_file, ok, one_error, run_pegasos
+from conftest import data_file, ok, one_error, usage_error, run_pegasos
 
 # f* in the README's table is printed with 10 decimals: the true value may be up to half a unit of
 # the last digit above the printed one, so "dual <= f*" is checked against f* + 5e-11 (+ 1e-12 rounding).
@@ -443,9 +443,9 @@ def test_cli_gap_at_another_lambda(a8a_model):
 
 def test_cli_gap_errors(a8a_model, tmp_path):
     data, model = a8a_model
-    one_error(run_pegasos("objective", "--gap", "--gap-passes", "-2", data, model), "--gap-passes must be between")
-    one_error(run_pegasos("objective", "--gap-passes", "5", data, model), "--gap-passes applies only with --gap")
-    one_error(run_pegasos("objective", "--gap", "--sample", "0.5", data, model), "cannot be combined with --sample")
+    usage_error(run_pegasos("objective", "--gap", "--gap-passes", "-2", data, model), "'--gap-passes': -2 is not in the range 0<=x<=")
+    usage_error(run_pegasos("objective", "--gap-passes", "5", data, model), "--gap-passes applies only with --gap")
+    usage_error(run_pegasos("objective", "--gap", "--sample", "0.5", data, model), "cannot be combined with --sample")
     log_model = tmp_path / "log.model"
     ok(run_pegasos("train", "-q", "--loss", "log", "--epochs", "1", data, log_model))
     one_error(run_pegasos("objective", "--gap", data, log_model), "not available for the log loss")
@@ -669,10 +669,10 @@ def test_lambda_below_the_float64_range_is_one_error(tmp_path):
     data = tmp_path / "d.svm"
     _write_svm(data, X, y)
     for lam in ("1e-320", "5e-301"):
-        one_error(run_pegasos("train", "-l", lam, data, tmp_path / "m"), "lambda must be at least 1e-300")
+        usage_error(run_pegasos("train", "-l", lam, data, tmp_path / "m"), "lambda must be at least 1e-300")
         assert not (tmp_path / "m").exists()
     ok(run_pegasos("train", "-q", "-l", "1e-4", data, tmp_path / "m"))
-    one_error(run_pegasos("objective", "-l", "1e-320", data, tmp_path / "m"), "lambda must be at least 1e-300")
+    usage_error(run_pegasos("objective", "-l", "1e-320", data, tmp_path / "m"), "lambda must be at least 1e-300")
     for fit in (lambda: pegasos.fit((X, y), lam=1e-320), lambda: PegasosClassifier(alpha=1e-310).fit(X, y),
                 lambda: pegasos.duality_gap(pegasos.load_model(str(tmp_path / "m")), X, y, lam=1e-305)):
         with pytest.raises(ParameterError, match="lambda must be at least 1e-300"):

@@ -24,7 +24,7 @@ import pytest
 from sklearn import metrics
 from sklearn.datasets import load_svmlight_file
 
-from conftest import case_file, data_file, error_line, ok, one_error, pegasos_executable
+from conftest import case_file, data_file, error_line, ok, one_error, pegasos_executable, usage_error
 # these tests pin the paper's settings for the options they leave out
 from conftest import run_pegasos_paper as run_pegasos
 
@@ -491,7 +491,7 @@ def test_index_zero_accepted_with_zero_based(tmp_path):
     (("-l", "nan"), ("lambda",)),
     (("-T", "0"), ("iterations",)),
     (("-T", "-5"), ("iterations",)),
-    (("-k", "0"), ("batch size",)),
+    (("-k", "0"), ("--batch-size", "x>=1")),
     (("-k", "3"), ("batch size", "k = 3", "m = 2")),             # k larger than m
     (("--epochs", "0"), ("epochs",)),
     (("--epochs", "inf"), ("epochs",)),
@@ -1063,7 +1063,7 @@ def test_case20_empty_test_file(tmp_path, a9a_model):
     empty = case_file("CASE-20.test_empty.svm")
     r = run_pegasos("predict", empty, a9a_model, cwd=tmp_path)
     # exit 0 and no lines, with one note on stderr (a script without a guard would take it for a result)
-    assert ok(r) == "" and r.stderr.startswith("note: ") and "holds no examples" in r.stderr
+    assert ok(r) == "" and r.stderr.startswith("pegasos: note: ") and "holds no examples" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     ok(run_pegasos("predict", empty, a9a_model, tmp_path / "out.txt"))
     assert (tmp_path / "out.txt").read_bytes() == b""
@@ -1242,19 +1242,18 @@ def test_messages_that_said_the_wrong_thing(tmp_path):
     data.write_text("".join(f"{'+1' if i % 3 else '-1'} 1:{i % 7 / 7} 2:{(i * 3) % 5 / 5}\n" for i in range(60)))
     empty = tmp_path / "empty.svm"
     empty.write_text("")
-    one_error(run_pegasos("search", data, "--validation", data, "-v", "3", "-l", "1e-3,1e-2"),
+    usage_error(run_pegasos("search", data, "--validation", data, "-v", "3", "-l", "1e-3,1e-2"),
               "-v/--folds cross-validates and --validation scores on FILE: give one of them")
     ok(run_pegasos("search", data, "--validation", data, "-l", "1e-3,1e-2"))
     one_error(run_pegasos("search", data, "--validation", empty, "-l", "1e-3"), "the validation data hold no examples")
     model = tmp_path / "m.model"
     ok(run_pegasos("train", "-q", data, model))
     r = run_pegasos("eval", "--no-auc", "--fail-under", "roc_auc=0.5", data, model)
-    one_error(r, "a guard on roc_auc needs the AUC, which --no-auc leaves out")
-    assert r.returncode == 1
+    usage_error(r, "a guard on roc_auc needs the AUC, which --no-auc leaves out")
     ok(run_pegasos("eval", "--no-auc", "--fail-under", "accuracy=0.1", data, model))
     assert apart(0.10114, 0.10112) == ("0.10114", "0.10112") and apart(4.39, 1.0) == ("4.39", "1")
     assert apart(1.0 + 1e-9, 1.0) == ("1.000000001", "1")
-    one_error(run_pegasos("search", "--kernel", "rbf", "-l", "1e-2", "--gamma", "0.1:1", "--points", "2", data),
+    usage_error(run_pegasos("search", "--kernel", "rbf", "-l", "1e-2", "--gamma", "0.1:1", "--points", "2", data),
               "those of --gamma LO:HI are --gamma-points")
 
 
@@ -1277,6 +1276,6 @@ def test_the_epoch_cap_note_offers_the_certificate_only_where_it_certifies():
 def test_a_class_weight_that_overflows_is_one_line_error(weight, tmp_path):
     """-w 1:1e300 printed numpy's overflow RuntimeWarning, then blamed the data's scale."""
     r = run_pegasos("train", "-q", "-w", f"1:{weight}", "tests/data/binary.svm", tmp_path / "m")
-    assert r.returncode == 1 and "Warning" not in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "Warning" not in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "-w" in r.stderr and "weight of class 1" in r.stderr
     assert not (tmp_path / "m").exists()

@@ -137,7 +137,21 @@ def test_cli_cv_text(tmp_path):
     assert not (tmp_path / "m").exists()
     r = run_pegasos("cv", path, "-v", "1")
     assert r.returncode == 2
-    error_line(run_pegasos("cv", path, "--stream"), "--stream", status=1)
+    error_line(run_pegasos("cv", path, "--stream"), "--stream", status=2)
+
+
+def test_cli_cv_text_states_the_lambda_it_ran(tmp_path):
+    """cv -c C trains every fold at lambda = 1/(C m), m the examples of DATA: the text says that lambda and
+    the C it came from (before, neither), as --json's options do; without -c the lambda given or the
+    default."""
+    X, y = small_data.binary(m=300)
+    path = small_data.write_svm(tmp_path / "d.svm", X, y)
+    out = ok(run_pegasos("cv", path, "-v", "3", "-c", "2", "--epochs", "2"))
+    assert out.splitlines()[0].endswith(f" | lambda={1 / (2 * 300)!r} (-c 2: 1/(C m))"), out
+    r = json.loads(ok(run_pegasos("cv", path, "-v", "3", "-c", "2", "--epochs", "2", "--json")))
+    assert r["options"]["lam"] == 1 / (2 * 300)
+    out = ok(run_pegasos("cv", path, "-v", "3", "--epochs", "2"))
+    assert out.splitlines()[0].endswith(f" | lambda={pegasos.TrainOptions().lam!r}"), out
 
 
 def test_the_mean_line_says_how_many_folds_a_metric_is_defined_on(tmp_path):

@@ -16,6 +16,7 @@ import threading
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import click
 from click.testing import CliRunner
 
 import pegasos
@@ -276,10 +277,30 @@ def test_cli_local_shards(shards, tmp_path):
     assert "515 examples in 3 shards" in r.output
     assert np.array_equal(pegasos.load_model(str(out)).w, fit_shards(str(shards / "bin" / "*.svm"), OPTS).w)
     r = CliRunner().invoke(main, ["train-shards", "--sampling", "sequential", str(shards / "bin"), str(out)])
-    assert r.exit_code == 1 and "Error: --sampling sequential" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Error: --sampling sequential" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(main, ["train-shards", "--sync-every", "x", str(shards / "bin"), str(out)])
-    assert r.exit_code == 1 and "Error: --sync-every" in r.output
+    assert r.exit_code == 2 and "Error: --sync-every" in r.output
 
+
+
+def test_train_shards_help_says_the_batch_size_a_run_takes(shards, tmp_path):
+    """train-shards --help said -k [default: 1], the default of train, while a run on shards without -k
+    takes ceil(m/128) (1 with --paper); the help says the run's default and the summary shows it."""
+    from pegasos.defaults import ROUNDS_PER_EPOCH
+
+    command = main.commands["train-shards"]
+    param = next(p for p in command.params if p.name == "batch_size")
+    shown = param.get_help_record(click.Context(command))[1]
+    assert f"[default: ceil(m/{ROUNDS_PER_EPOCH})" in shown and "1 with --paper" in shown and "default: 1;" not in shown
+    assert "default: 1;" in next(p for p in main.commands["train"].params if p.name == "batch_size") \
+        .get_help_record(click.Context(main.commands["train"]))[1]          # train's own k is 1
+    out = tmp_path / "m.model"
+    for extra, k in (([], -(-515 // ROUNDS_PER_EPOCH)), (["--paper"], 1)):
+        r = CliRunner().invoke(main, ["train-shards", "-l", "1e-2", "--epochs", "1", *extra, str(shards / "bin"),
+                                      str(out)])
+        assert r.exit_code == 0, r.output
+        assert "515 examples in 3 shards" in r.output and f", k = {k}," in r.output, r.output
+        assert pegasos.load_model(str(out)).info["batch_size"] == str(k)
 
 def test_a_finish_asked_for_on_shards_is_refused(shards, tmp_path):
     """The dual finish needs the data in memory: train on shards with --finish dual trained plain
@@ -584,9 +605,9 @@ def test_cli_cv_and_search_on_dask(shards, tmp_path, threads_cluster):
     assert (tmp_path / "local.model").read_bytes() == (tmp_path / "dask.model").read_bytes()
     for extra, words in ((["--jobs", "2"], "--jobs"), (["--cache", str(tmp_path / "c")], "--cache")):
         r = CliRunner().invoke(main, ["cv"] + dask + extra + [path])
-        assert r.exit_code == 1 and words in r.output and "Traceback" not in r.output, r.output
+        assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output
     r = CliRunner().invoke(main, ["cv", "--local-workers", "2", path])
-    assert r.exit_code == 1 and "need --engine dask" in r.output
+    assert r.exit_code == 2 and "need --engine dask" in r.output
 
 
 def test_fit_and_estimators_with_an_engine(shards, engine):

@@ -16,7 +16,7 @@ from pegasos.errors import ParameterError
 from pegasos.examples import as_examples
 from pegasos.options import TrainOptions
 
-from conftest import data_file, ok, one_error, run_pegasos
+from conftest import data_file, ok, one_error, usage_error, run_pegasos
 from small_data import binary, multiclass, write_svm
 
 # certified optima at lambda = 1e-4 (../shared/data/README.md)
@@ -245,9 +245,9 @@ def test_the_command_line_finish(tmp_path):
                     "--finish-passes", header["finish_passes"], data, tmp_path / "again")
     assert r.returncode == 0, r.stderr
     assert np.array_equal(pegasos.load_model(tmp_path / "again").w, pegasos.load_model(tmp_path / "m").w)
-    one_error(run_pegasos("train", "-l", "1e-4", "--finish-passes", "x", data, tmp_path / "q"),
+    usage_error(run_pegasos("train", "-l", "1e-4", "--finish-passes", "x", data, tmp_path / "q"),
               "--finish-passes takes whole numbers")
-    one_error(run_pegasos("train", "-l", "1e-4", "--finish-passes", "4", data, tmp_path / "q"),
+    usage_error(run_pegasos("train", "-l", "1e-4", "--finish-passes", "4", data, tmp_path / "q"),
               "--finish-passes finishes a run of a given length")
     assert not (tmp_path / "q").exists()
 
@@ -456,7 +456,7 @@ def test_cross_validation_takes_the_finish_options(tmp_path):
 
         out[extra] = json.loads(r.stdout)
         assert out[extra]["options"].get("finish") == (extra[1] if extra else None)
-    one_error(run_pegasos("cv", "-v", "3", "-l", "1e-4", "--finish-passes", "7", data),
+    usage_error(run_pegasos("cv", "-v", "3", "-l", "1e-4", "--finish-passes", "7", data),
               "--finish-passes finishes a run of a given length")
 
 

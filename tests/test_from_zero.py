@@ -14,7 +14,7 @@ from pegasos.certificate import duality_gap
 from pegasos.errors import ParameterError
 from pegasos.options import TrainOptions
 
-from conftest import data_file, ok, one_error, run_pegasos
+from conftest import data_file, ok, one_error, usage_error, run_pegasos
 from small_data import binary, multiclass, write_svm
 
 A9A_FSTAR = 0.3517618027
@@ -54,7 +54,7 @@ def test_t_zero_goes_with_the_dual_finish_only(tmp_path):
     with pytest.raises(ParameterError, match="must be positive"):
         pegasos.fit((X, y), lam=1e-3, iterations=-1, finish="dual")
     data = write_svm(tmp_path / "d.svm", X, y)
-    one_error(run_pegasos("train", "-l", "1e-3", "-T", "0", data, tmp_path / "m"), "-T", "--finish dual")
+    usage_error(run_pegasos("train", "-l", "1e-3", "-T", "0", data, tmp_path / "m"), "-T", "--finish dual")
     assert not (tmp_path / "m").exists()
     r = ok(run_pegasos("train", "-l", "1e-3", "-T", "0", "--finish", "dual", data, tmp_path / "m"))
     assert "solver dual (auto: the dual can run: -T/--iterations 0)" in r and "dual solver:" in r
@@ -134,7 +134,7 @@ def test_a_model_of_no_iteration_takes_a_given_step_and_the_dual_finish_on_resum
     assert given.info["iterations"] == "50"
     r = ok(run_pegasos("train", "--init", tmp_path / "m", "-T", "0", "--finish", "dual", data, tmp_path / "z"))
     assert "dual passes from the model's weights" in r and "certified within" in r
-    one_error(run_pegasos("train", "--init", tmp_path / "m", "--finish", "dual", "--loss", "log",
+    usage_error(run_pegasos("train", "--init", tmp_path / "m", "--finish", "dual", "--loss", "log",
                           tmp_path / "missing.svm", tmp_path / "x"), "--finish dual", "log loss")
 
 

@@ -8,7 +8,7 @@ import pytest
 import pegasos
 
 import small_data
-from conftest import ok, one_error, run_pegasos
+from conftest import ok, one_error, usage_error, run_pegasos
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_options_the_run_would_ignore_are_refused(tmp_path, opts, fragment):
     refused."""
     data = tmp_path / "d.svm"
     data.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7 / 7:.3f} 2:{i % 5 / 5:.2f}\n" for i in range(40)))
-    one_error(run_pegasos("train", *opts, data, tmp_path / "m.model"), fragment)
+    usage_error(run_pegasos("train", *opts, data, tmp_path / "m.model"), fragment)
     assert not (tmp_path / "m.model").exists()
 
 

@@ -587,9 +587,11 @@ def test_json_records_hold_no_nan_or_infinity():
     json.dumps(strict_json(record), allow_nan=False)
 
 
-@pytest.mark.parametrize("command", ["predict", "eval", "eval -q", "objective", "objective --json"])
+@pytest.mark.parametrize("command", ["predict", "eval", "eval -q", "eval --json", "objective", "objective --json"])
 def test_scoring_an_empty_file_says_so_on_stderr(tmp_path, command):
-    # exit 0 with every metric n/a: a cron job without a guard would not notice
+    """Exit 0 with every metric n/a and predict's OUTPUT empty (shared case CASE-20), and one note, the
+    notes' "pegasos: note: " line (it was "note: " alone): a cron job without a guard would not notice.
+    train refuses the same file (nothing to fit), a guard fails on the undefined metric (exit 3)."""
     _, path = _small_model(tmp_path)
     data = _write(tmp_path, "empty.svm", b"# no examples here\n\n")
     out = tmp_path / "out.txt"
@@ -597,8 +599,20 @@ def test_scoring_an_empty_file_says_so_on_stderr(tmp_path, command):
     args = (words[0], *words[1:], data, path) + ((out,) if words[0] == "predict" else ())
     r = run_pegasos(*args)
     assert r.returncode == 0 and "Traceback" not in r.stderr
-    assert "note: " in r.stderr and "empty.svm holds no examples" in r.stderr
+    assert r.stderr.splitlines() == [f"pegasos: note: {data} holds no examples (an empty file, or only comments "
+                                     "and blank lines): there is nothing to score"], r.stderr
+    if words[0] == "eval" and "--json" not in words:
+        assert re.search(r"^accuracy +n/a$", r.stdout, re.M), r.stdout
     if words[0] == "predict":
         assert out.read_bytes() == b""
     if "--json" in words:
         assert json.loads(r.stdout)["examples"] == 0
+
+
+def test_an_empty_file_is_refused_by_train_and_fails_a_guard(tmp_path):
+    _, path = _small_model(tmp_path)
+    data = _write(tmp_path, "empty.svm", b"# no examples here\n\n")
+    one_error(run_pegasos("train", data, tmp_path / "m"), "no training examples found")
+    r = run_pegasos("eval", "--fail-under", "accuracy=0.5", data, path)
+    assert r.returncode == 3 and r.stderr.splitlines()[1:] == [
+        "guard failed: accuracy is undefined on DATA (--fail-under accuracy=0.5)"], r.stderr

@@ -70,4 +70,4 @@ def test_train_json_holds_the_summary_and_the_options(tmp_path):
     assert record["objective"]["objective"] == pegasos.objective(model, X, y)["objective"]
     assert record["options"]["epochs"] == 3 and all(model.info[k] == v for k, v in record["header"].items())
     assert record["model"] == str(tmp_path / "m") and record["train_seconds"] >= 0
-    error_line(run_pegasos("train", "--json", path, "-"), "--json", "MODEL", status=1)
+    error_line(run_pegasos("train", "--json", path, "-"), "--json", "MODEL", status=2)

@@ -318,14 +318,14 @@ def test_cli_kernel_end_to_end(tmp_path):
 @pytest.mark.parametrize("args,msg", [
     (["--kernel", "rbf", "--gamma", "0"], "gamma must be a positive number, got 0.0"),
     (["--kernel", "rbf", "--gamma", "-2"], "gamma must be a positive number"),
-    (["--kernel", "poly", "--degree", "0"], "degree must be an integer >= 1, got 0"),
+    (["--kernel", "poly", "--degree", "0"], "'--degree': 0 is not in the range 1<=x<="),
     (["--gamma", "1"], "applies to --kernel poly, rbf or sigmoid, not linear"),
     (["--kernel", "rbf", "--bias", "feature"], "not supported with --kernel rbf"),
-    (["--kernel", "rbf", "--budget", "0"], "budget must be a positive integer"),
+    (["--kernel", "rbf", "--budget", "0"], "'--budget': 0 is not in the range x>=1"),
 ])
 def test_cli_bad_kernel_parameters_one_line(tmp_path, args, msg):
     r = run_pegasos("train", *args, data_file("heart_scale/heart_scale"), tmp_path / "x.model")
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and msg in r.stderr and r.stderr.startswith("Error: ")
     assert not (tmp_path / "x.model").exists()
 

@@ -11,7 +11,7 @@ import pegasos
 from pegasos.errors import ExampleError, ParameterError
 from pegasos.selection import parse_grid
 
-from conftest import ok, one_error, run_pegasos
+from conftest import ok, one_error, usage_error, run_pegasos
 
 
 def _data(m=30, seed=0):
@@ -104,7 +104,7 @@ def test_a_patience_below_1_is_a_range_error(tmp_path, value):
     f = tmp_path / "d.svm"
     f.write_text("+1 1:1\n-1 2:1\n")
     r = run_pegasos("train", "-q", "--validation", f, "-T", "10", "--early-stop", value, f, tmp_path / "m")
-    one_error(r, "--early-stop: the patience must be a positive number of checks")
+    usage_error(r, f"'--early-stop': {value} is not in the range x>=1")
     assert "No such option" not in r.stderr
 
 

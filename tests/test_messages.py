@@ -118,13 +118,13 @@ def test_verbose_with_the_stopping_rule_counts_all_runs(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (("--verbose", "-q"), "give either -q/--quiet or --verbose"),
-    (("--verbose", "--progress-every", "0"), "--progress-every: the interval must be a positive"),
+    (("--verbose", "--progress-every", "0"), "'--progress-every': 0.0 is not in the range x>0"),
     (("--verbose", "--progress-every", "nan"), "--progress-every"),
 ])
 def test_verbose_options_are_checked(tmp_path, args, message):
     data = _write_data(tmp_path / "d.svm", m=50)
     r = run_pegasos("train", *args, data, tmp_path / "m")
-    assert r.returncode == 1 and r.stderr.startswith("Error: ") and message in r.stderr, r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("Error: ") and message in r.stderr, r.stderr
     assert not (tmp_path / "m").exists()
 
 

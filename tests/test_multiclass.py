@@ -35,8 +35,8 @@ def ok(r):
     return r
 
 
-def one_line_error(r, *fragments):
-    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+def one_line_error(r, *fragments, status=1):
+    assert r.returncode == status, (r.returncode, r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
     assert "Traceback" not in r.stderr
@@ -434,7 +434,7 @@ def test_cost_matrix_row_count_and_method_errors(tmp_path):
     one_line_error(r, "2 rows", "3 classes")
     cost.write_text("0 1 1\n1 0 1\n1 1 0\n")
     one_line_error(run_pegasos("train", "-q", "--cost-matrix", cost, data_file(DNA), tmp_path / "m.model"),
-                   "crammer-singer")
+                   "crammer-singer", status=2)
 
 
 def _header(path):
@@ -602,7 +602,7 @@ def test_multiclass_with_a_non_classification_loss_is_refused(tmp_path, loss):
     data = tmp_path / "rank.svm"
     data.write_text(RANKING)
     r = run_pegasos("train", "-q", "--loss", loss, "--multiclass", "ovr", data, tmp_path / "m.model")
-    one_line_error(r, "--multiclass", loss)
+    one_line_error(r, "--multiclass", loss, status=2)
     assert not (tmp_path / "m.model").exists()
 
 
@@ -875,3 +875,37 @@ def test_crammer_singer_tol_gap_certifies_to_it():
         f = pegasos.objective(model, X, y)["objective"]
         assert model.info["tol"] == repr(eps) and model.info["stop"] == "certified"
         assert gap <= eps and (f - f_star) / f <= gap + 1e-7
+
+
+def _right_edges(line):
+    """Where each space-separated cell of ``line`` ends."""
+    import re
+
+    return [m.end() for m in re.finditer(r"\S+", line)]
+
+
+def test_eval_tables_are_right_aligned_for_labels_and_counts_of_any_width(tmp_path):
+    """Labels 1, 10 and 200 and counts 5 to 123456: every column of the per-class table and of the confusion
+    matrix ends at one place (before, the matrix's columns were as wide as the widest label + 1, so a
+    count of 6 digits ran into the column before it, and the per-class rows ended left of their header)."""
+    counts = {1: 123456, 10: 5, 200: 7}
+    lines = [f"{label} {j}:1" for j, (label, n) in enumerate(counts.items(), start=1) for _ in range(n)]
+    data = tmp_path / "mc.svm"
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "mc.model"
+    assert run_pegasos("train", "-q", data, model).returncode == 0
+    r = json.loads(run_pegasos("eval", "--json", data, model).stdout)
+    text = run_pegasos("eval", data, model).stdout.splitlines()
+    at = text.index("per class:")
+    table = text[at + 1:at + 2 + len(counts)]
+    assert table[0].split() == ["label", "support", "precision", "recall", "F1"]
+    assert [row.split()[:2] for row in table[1:]] == [[p["label"], str(p["support"])] for p in r["per_class"]]
+    assert len({tuple(_right_edges(row)) for row in table}) == 1, "\n".join(table)
+    at = text.index("confusion matrix (rows: true label, columns: predicted label)")
+    matrix = text[at + 1:at + 2 + len(counts)]
+    assert matrix[0].split() == r["labels"] == ["1", "10", "200"]
+    assert [[int(v) for v in row.split()[1:]] for row in matrix[1:]] == r["confusion"]
+    assert r["confusion"][0][0] == 123456 and max(map(max, r["confusion"][1:])) in (5, 7)
+    edges = [_right_edges(row) for row in matrix]
+    assert all(e[-3:] == edges[0] for e in edges[1:]) and len({tuple(e) for e in edges[1:]}) == 1, \
+        "\n".join(matrix)

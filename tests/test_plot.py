@@ -10,7 +10,7 @@ import pytest
 from pegasos.errors import ParameterError, PegasosError
 from pegasos.trace import write_trace
 
-from conftest import ok, one_error, run_pegasos
+from conftest import ok, one_error, usage_error, run_pegasos
 
 pytest.importorskip("matplotlib")
 
@@ -83,7 +83,7 @@ def test_plot_errors_are_one_line(tmp_path, traces):
     bad = tmp_path / "bad.csv"
     bad.write_text("1 1:0.5\n")
     one_error(run_pegasos("plot", bad, "-o", tmp_path / "f.png"), f"{bad}, line 1", "not a pegasos trace")
-    one_error(run_pegasos("plot", traces[0], "-o", tmp_path / "f.png", "--optimum", "-1"), "--optimum")
+    usage_error(run_pegasos("plot", traces[0], "-o", tmp_path / "f.png", "--optimum", "-1"), "--optimum")
     assert not (tmp_path / "f.png").exists()
 
 

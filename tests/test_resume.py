@@ -200,7 +200,7 @@ def test_cli_refuses_a_setting_that_differs(tmp_path):
         for word in words:
             assert word in result.output, (args, result.output)
     result = CliRunner().invoke(main, ["train", "--restart-schedule", data, str(tmp_path / "n.model")])
-    assert result.exit_code == 1 and "--init" in result.output
+    assert result.exit_code == 2 and "--init" in result.output
 
 
 # ----------------------------------------------------------- the model file --
@@ -418,7 +418,7 @@ def test_messages_name_the_options_given(tmp_path):
     error_line(run_pegasos("train", "--init", first, "--stream", data, tmp_path / "n.model"), "--stream",
                "cannot resume", status=1)
     error_line(run_pegasos("train", "--trace-budget", "-1", data, tmp_path / "n.model"), "--trace-budget",
-               status=1)
+               status=2)
     r = run_pegasos("search", data, "-l", "1e-2", "-v", "2", "--metric", "log_loss")
     error_line(r, "unknown metric", status=1)
     assert "log_loss" not in r.stderr.split("one of:")[1]

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import pegasos
 import reference as ref
-from conftest import one_error, ok, run_pegasos
+from conftest import one_error, usage_error, ok, run_pegasos
 from pegasos.errors import ParameterError
 from pegasos.modelfile import load_model
 from pegasos.options import TrainOptions, norma_p
@@ -241,7 +241,7 @@ def test_cli(tmp_path):
                            (("--schedule", "constant", "--eta", "0"), "--eta: the step must be a positive number"),
                            (("--schedule", "norma", "--kernel", "rbf"), "--schedule norma: kernels use")]:
         r = run_pegasos("train", *args, "-T", "10", data, tmp_path / "bad.model")
-        one_error(r, fragment)
+        usage_error(r, fragment)
         assert not (tmp_path / "bad.model").exists()
 
 

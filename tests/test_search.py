@@ -115,7 +115,7 @@ def test_cli_search_writes_the_model_of_train_at_the_best_lambda(tmp_path):
     valid = small_data.write_svm(tmp_path / "v.svm", *small_data.binary(m=200, seed=5))
     out = ok(run_pegasos("search", path, "-l", "1e-3,1e-1", "--validation", valid, "--epochs", "5"))
     assert "validation on" in out and "±" not in out       # one validation set: a score, no sd
-    error_line(run_pegasos("search", path, "-l", "1:0.1"), "-l/--lambda", "0 < lo < hi", status=1)
+    error_line(run_pegasos("search", path, "-l", "1:0.1"), "-l/--lambda", "0 < lo < hi", status=2)
     error_line(run_pegasos("search", path, "-l", "0.1", "--metric", "nope"), "--metric: unknown metric 'nope'", status=1)
 
 

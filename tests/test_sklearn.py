@@ -645,7 +645,7 @@ def test_a_seed_beyond_64_bits_is_one_line_error(seed, tmp_path):
         pegasos.fit((X, y), seed=seed)
     for command in (["train", "-q"], ["cv"]):
         r = run_pegasos(*command, "--seed", seed, "tests/data/binary.svm", *([tmp_path / "m"] if command[0] == "train" else []))
-        assert r.returncode == 1 and "Traceback" not in r.stderr and "2^64" in r.stderr, r.stderr
+        assert r.returncode == 2 and "Traceback" not in r.stderr and "2^64" in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
 
 

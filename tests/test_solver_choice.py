@@ -347,3 +347,22 @@ def test_explain_reads_standard_input_without_a_model_name():
     r = CliRunner().invoke(main, ["train", "--explain", "--tol", "0.01", "-"], input="+1 1:1\n-1 2:1\n")
     assert r.exit_code == 0, r.output
     assert "solver dual" in r.output and "within tol = 0.01" in r.output
+
+
+@pytest.mark.parametrize("settings", [{}, {"epochs": 1}, {"kernel": "rbf", "epochs": 1}, {"multiclass": "ovr"}])
+def test_the_plan_a_model_was_trained_by_is_a_declared_field(tmp_path, settings):
+    """record_outcome leaves the solver plan on the model for train's summary: a declared dataclass field of
+    each model class (it was set on models that did not declare it), not compared and not written, None for
+    a model read from its file."""
+    from dataclasses import fields
+
+    from pegasos.solver import Plan
+
+    X, y = multiclass(m=60) if "multiclass" in settings else binary(m=60)
+    model = pegasos.fit((X, y), lam=1e-2, **settings)
+    assert "plan" in {f.name for f in fields(type(model))}
+    assert isinstance(model.plan, Plan) and model.plan.solver.value == model.info["solver"]
+    model.save(tmp_path / "m")
+    loaded = pegasos.load_model(tmp_path / "m")
+    assert type(loaded) is type(model) and loaded.plan is None
+    assert "plan" not in (tmp_path / "m").read_text()

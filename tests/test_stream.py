@@ -265,34 +265,55 @@ def test_cli_stream_and_cache_end_to_end(tmp_path):
     assert strip((tmp_path / "d.model").read_text()) == strip((tmp_path / "d2.model").read_text())
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--stream", "-"], "-: no training examples found"),
-    (["--stream", "--sampling", "uniform", "A9A"], "drop --sampling"),
-    (["--shuffle-buffer", "10", "--cache", "X", "A9A"], "either --shuffle-buffer or --cache"),
-    (["--shuffle-buffer", "0", "A9A"], "at least 1"),
-    (["--stream", "--kernel", "rbf", "A9A"], "use --cache FILE for kernels"),
-    (["--stream", "--loss", "rank", "A9A"], "use --cache FILE for kernels, multiclass and ranking"),
-    (["--stream", "DNA"], "has 3 labels: --shuffle-buffer trains binary classifiers"),
-    (["--cache", "A9A", "A9A"], "is the same file as DATA"),
-    (["--cache", "OTHER", "A9A"], "exists and is not a pegasos cache file"),
-    (["--cache", "200", "--kernel", "rbf", "A9A"], "--cache takes a file name"),
-    (["--stream", "/dev/stdin"], "/dev/stdin: no training examples found"),
-    (["--stream", "--loss", "eps-insensitive", "-p", "nan", "A9A"], "epsilon must be >= 0"),
-    (["--stream", "--loss", "eps-insensitive", "-p", "-1", "A9A"], "epsilon must be >= 0"),
+@pytest.mark.parametrize("args,message,status", [
+    (["--stream", "-"], "-: no training examples found", 1),
+    (["--stream", "--sampling", "uniform", "A9A"], "drop --sampling", 2),
+    (["--shuffle-buffer", "10", "--cache", "X", "A9A"], "either --shuffle-buffer or --cache", 2),
+    (["--shuffle-buffer", "0", "A9A"], "'--shuffle-buffer': 0 is not in the range x>=1", 2),
+    (["--stream", "--kernel", "rbf", "A9A"], "use --cache FILE for kernels", 2),
+    (["--stream", "--loss", "rank", "A9A"], "use --cache FILE for kernels, multiclass and ranking", 2),
+    (["--stream", "DNA"], "has 3 labels: --stream / --shuffle-buffer trains binary classifiers and regression; "
+                          "add --cache FILE for a multiclass model", 1),
+    (["--cache", "A9A", "A9A"], "is the same file as DATA", 1),
+    (["--cache", "OTHER", "A9A"], "exists and is not a pegasos cache file", 1),
+    (["--cache", "200", "--kernel", "rbf", "A9A"], "--cache takes a file name", 2),
+    (["--stream", "/dev/stdin"], "/dev/stdin: no training examples found", 1),
+    (["--stream", "--loss", "eps-insensitive", "-p", "nan", "A9A"], "epsilon must be >= 0", 2),
+    (["--stream", "--loss", "eps-insensitive", "-p", "-1", "A9A"], "epsilon must be >= 0", 2),
 ])
-def test_cli_stream_errors_are_one_line(tmp_path, args, message):
+def test_cli_stream_errors_are_one_line(tmp_path, args, message, status):
+    """Each a one-line error, nothing written: exit status 2 for a wrong command line, 1 for DATA."""
     other = tmp_path / "other.txt"
     other.write_text("not a cache\n")
     names = {"A9A": str(data_file(A9A)), "DNA": str(data_file("dna/dna.scale")), "X": str(tmp_path / "x.cache"),
              "OTHER": str(other)}
     r = run_pegasos("train", *[names.get(a, a) for a in args], tmp_path / "out.model", input="", cwd=tmp_path)
-    assert r.returncode == 1
+    assert r.returncode == status
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr
     assert not (tmp_path / "out.model").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]
     assert other.read_text() == "not a cache\n"
 
+
+
+def test_a_streamed_run_refused_names_stream_and_what_does_run(tmp_path):
+    """train --stream on multiclass data named --shuffle-buffer, an option the user had not given and whose
+    any size is refused the same: the refusals of a streamed run name --stream, and the run they offer,
+    --stream --cache FILE, trains the same model as the file in memory."""
+    dna = str(data_file("dna/dna.scale"))
+    for extra in ([], ["--kernel", "rbf"], ["--trace", str(tmp_path / "t.csv")]):
+        r = run_pegasos("train", "--stream", "--epochs", "1", *extra, dna, tmp_path / "m")
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode in (1, 2) and len(lines) == 1 and "--stream / --shuffle-buffer" in lines[0], r.stderr
+        assert "--cache FILE" in lines[0] or "in memory" in lines[0], lines[0]
+        assert not (tmp_path / "m").exists()
+    r = run_pegasos("train", "-q", "--stream", "--cache", tmp_path / "dna.cache", "--epochs", "1", dna, tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    ok = run_pegasos("train", "-q", "--epochs", "1", dna, tmp_path / "memory")
+    assert ok.returncode == 0, ok.stderr
+    strip = lambda text: [l for l in text.splitlines() if not l.startswith("train_file")]
+    assert strip((tmp_path / "m").read_text()) == strip((tmp_path / "memory").read_text())
 
 def test_cli_refuses_the_model_file_as_cache(tmp_path):
     model = tmp_path / "m.model"

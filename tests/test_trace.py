@@ -11,7 +11,7 @@ import pegasos
 from pegasos.errors import DataError, ParameterError
 from pegasos.trace import Trace, check_points, read_trace, write_trace
 
-from conftest import data_file, ok, one_error, run_pegasos
+from conftest import data_file, ok, one_error, usage_error, run_pegasos
 
 
 def make_data(m=300, n=20, density=0.3, seed=0, noise=0.1):
@@ -350,16 +350,29 @@ def test_command_line_errors_are_one_line(tmp_path):
     bad.write_text("1 1:0.5\n# comment\n3 2:0.25\n")
     one_error(run_pegasos("train", "--epochs", "1", "--validation", bad, data, tmp_path / "m"),
               f"{bad}, line 3", "label 3 is not one of the model's labels")
-    one_error(run_pegasos("train", "--trace", tmp_path / "t.txt", data, tmp_path / "m"), ".csv, .jsonl or .json")
-    one_error(run_pegasos("train", "--early-stop", "3", "--validation", data, data, tmp_path / "m"),
+    usage_error(run_pegasos("train", "--trace", tmp_path / "t.txt", data, tmp_path / "m"), ".csv, .jsonl or .json")
+    usage_error(run_pegasos("train", "--early-stop", "3", "--validation", data, data, tmp_path / "m"),
               "--early-stop", "-T/--iterations or --epochs")
-    one_error(run_pegasos("train", "--epochs", "1", "--early-stop", "3", data, tmp_path / "m"),
-              "--early-stop needs validation examples (--validation)")
-    one_error(run_pegasos("train", "--stream", "--trace", tmp_path / "t.csv", data, tmp_path / "m"),
-              "--trace, --validation and --early-stop are for linear binary classification and regression trained in memory")
-    one_error(run_pegasos("train", "--trace-sample", "5", data, tmp_path / "m"), "--trace-sample needs --trace")
+    usage_error(run_pegasos("train", "--epochs", "1", "--early-stop", "3", data, tmp_path / "m"),
+                "--early-stop needs validation examples (--validation)")
+    usage_error(run_pegasos("train", "--stream", "--trace", tmp_path / "t.csv", data, tmp_path / "m"),
+                "--trace, --validation and --early-stop are for linear binary classification and regression trained in memory")
+    usage_error(run_pegasos("train", "--trace-sample", "5", data, tmp_path / "m"), "--trace-sample needs --trace")
     assert not (tmp_path / "m").exists() and not (tmp_path / "t.csv").exists()
 
+
+
+@pytest.mark.parametrize("args", [["-T", "5", "--early-stop", "3"], ["--stream", "--trace", "t.csv"],
+                                  ["--init", "absent.model", "--trace", "t.csv"],
+                                  ["--kernel", "rbf", "--trace", "t.csv"], ["--loss", "rank", "--trace", "t.csv"],
+                                  ["--multiclass", "ovr", "--validation", "absent.svm"]])
+def test_checks_the_settings_refuse_are_refused_before_data_is_read(tmp_path, args):
+    """Checks with a trainer the settings choose, and early stopping without --validation, are a wrong
+    command line: exit 2 before DATA (absent here) is read, as the other settings refused (they were exit 1
+    once DATA was read, pegasos.api.check_checks, now called by train before reading)."""
+    r = run_pegasos("train", *args, "absent.svm", "m", cwd=tmp_path)
+    usage_error(r, "needs validation examples" if "--early-stop" in args else "trained in memory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 def test_trace_on_a9a_leaves_the_default_model(tmp_path):
     a9a, test = data_file("a9a/a9a"), data_file("a9a/a9a.t")
@@ -417,7 +430,7 @@ def test_empty_validation_and_early_stop_with_resume_state_are_errors(tmp_path):
     empty.write_text("# nothing\n")
     one_error(run_pegasos("train", "--epochs", "2", "--early-stop", "--validation", empty, data, tmp_path / "m"),
               "no validation examples")
-    one_error(run_pegasos("train", "--epochs", "2", "--early-stop", "--validation", data, "--resume-state", data,
+    usage_error(run_pegasos("train", "--epochs", "2", "--early-stop", "--validation", data, "--resume-state", data,
                           tmp_path / "m"), "--resume-state", "cannot be resumed")
     assert not (tmp_path / "m").exists()
     model = pegasos.fit((X, y), epochs=3, step_offset=1e5, early_stop=2, validation=(X, y))

@@ -1,6 +1,12 @@
 """What every command shares: errors as one line and an exit status, JSON output, signals,
-small checks of the command line's values, and a model read for DATA."""
+small checks of the command line's values, and a model read for DATA.
 
+Exit status 2 is a wrong command line: an unknown option, a value of the wrong type or outside its
+range, or options that do not go together, found before any file is read (:class:`UsageLine`,
+:class:`Command`, :func:`usage_errors`); exit status 1 is a run that failed (a file, the data, a
+model)."""
+
+import contextlib
 import functools
 import math
 import os
@@ -34,6 +40,55 @@ def echo_json(record):
     import json        # (only for --json: not a cost of every start of the command)
 
     click.echo(json.dumps(strict_json(record), indent=2, allow_nan=False))
+
+
+class UsageLine(click.ClickException):
+    """A wrong command line in one line ``Error: ...``, without click's usage text: exit status 2, as
+    click's usage errors."""
+
+    exit_code = 2
+
+
+class Command(click.Command):
+    """A command whose bad option values (click's types and ranges) are one line :class:`UsageLine`, as
+    the values pegasos checks itself (:func:`usage_errors`); an unknown option or a missing argument keeps
+    click's usage text."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.MissingParameter:
+            raise
+        except click.BadParameter as e:
+            raise UsageLine(e.format_message()) from None
+
+
+class Finite(click.FloatRange):
+    """click.FloatRange refusing NaN and the infinities (which compare as in any range or pass an open
+    bound): a number with a bound is a finite one."""
+
+    name = "float range"
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{rv} is not a finite number", param, ctx)
+        return rv
+
+
+@contextlib.contextmanager
+def usage_errors():
+    """The command line's settings checked inside: a ParameterError raised (a value out of range, options
+    that do not go together) is a wrong command line, :class:`UsageLine` (exit 2).  What the data or a
+    file refuse (ExampleError, DataError) stays an error of the run (exit 1)."""
+    from ..errors import ExampleError, ParameterError
+
+    try:
+        yield
+    except ExampleError:
+        raise
+    except ParameterError as e:
+        raise UsageLine(str(e)) from None
 
 
 def errors_to_click(fn):

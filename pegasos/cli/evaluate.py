@@ -5,12 +5,12 @@ import math
 
 import click
 
-from .common import echo_json, errors_to_click, load_model_for, fmt
+from .common import Command, UsageLine, echo_json, errors_to_click, load_model_for, fmt
 from .progress import Progress, bar_update, close_bar
 from .notes import note_no_examples
 
 
-@click.command(name="eval")
+@click.command(name="eval", cls=Command)
 @click.argument("data")
 @click.argument("model")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
@@ -49,17 +49,17 @@ def eval_(data, model, as_json, no_auc, quiet, fail_under=(), fail_over=(), old_
     guards = [(">=", n, v, "--fail-under") for n, v in _parse_guards(fail_under, "--fail-under", known)]
     guards += [("<=", n, v, "--fail-over") for n, v in _parse_guards(fail_over, "--fail-over", known)]
     if no_auc and "roc_auc" in [n for _, n, _, _ in guards] + list(fail_if_worse):
-        raise ParameterError("a guard on roc_auc needs the AUC, which --no-auc leaves out: drop one of them")
+        raise UsageLine("a guard on roc_auc needs the AUC, which --no-auc leaves out: drop one of them")
     if fail_if_worse and old_model is None:
-        raise click.UsageError("--fail-if-worse needs --compare OLD_MODEL")
+        raise UsageLine("--fail-if-worse needs --compare OLD_MODEL")
     for name in fail_if_worse:
         if name not in known:
-            raise click.UsageError(f"--fail-if-worse: unknown metric {name!r}; the metrics of this model: "
-                                   f"{', '.join(known)}")
+            raise UsageLine(f"--fail-if-worse: unknown metric {name!r}; the metrics of this model: "
+                            f"{', '.join(known)}")
     old = None
     if old_model is not None:
         if data == "-":
-            raise ParameterError("--compare reads DATA twice: give DATA as a file, not standard input")
+            raise UsageLine("--compare reads DATA twice: give DATA as a file, not standard input")
         old = load_model_for(old_model, data)
         if getattr(old, "task", "binary") != getattr(mdl, "task", "binary"):
             raise ParameterError(f"--compare: {old_model} is a {getattr(old, 'task', 'binary')} model, {model} a "
@@ -139,7 +139,6 @@ def _binary_eval_text(r):
     acc = fmt(r["accuracy"])
     if r["examples"]:
         acc += f" ({r['correct']}/{r['examples']})"
-    width = max(len(pos), len(neg)) + 5
     rows = [
         f"examples     {r['examples']}",
         f"accuracy     {acc}",
@@ -149,14 +148,21 @@ def _binary_eval_text(r):
         f"ROC AUC      {fmt(r['roc_auc'])}",
         f"hinge loss   {fmt(r['hinge_loss'], 6)}",
         "confusion matrix (rows: true label, columns: predicted label)",
-        f"  {'':>{width}} {'pred ' + neg:>{width + 3}} {'pred ' + pos:>{width + 3}}",
-        f"  {'true ' + neg:>{width}} {c['tn']:>{width + 3}} {c['fp']:>{width + 3}}",
-        f"  {'true ' + pos:>{width}} {c['fn']:>{width + 3}} {c['tp']:>{width + 3}}",
+        *right_aligned([["", "pred " + neg, "pred " + pos], ["true " + neg, c["tn"], c["fp"]],
+                        ["true " + pos, c["fn"], c["tp"]]]),
         f"TP={c['tp']} FP={c['fp']} TN={c['tn']} FN={c['fn']}",
     ]
     if "log_loss" in r:
         rows.insert(7, f"log loss     {fmt(r['log_loss'], 6)}")
     click.echo("\n".join(rows))
+
+
+def right_aligned(table, indent=2, gap=2):
+    """The lines of ``table`` (rows of cells: text or numbers), every column right-aligned to its widest
+    cell, ``gap`` spaces between columns, ``indent`` before each line."""
+    cells = [[str(v) for v in row] for row in table]
+    widths = [max(len(row[j]) for row in cells) for j in range(len(cells[0]))]
+    return [" " * indent + (" " * gap).join(f"{v:>{w}}" for v, w in zip(row, widths)) for row in cells]
 
 
 def _other_eval_text(r):
@@ -171,16 +177,13 @@ def _other_eval_text(r):
                 f"pairwise accuracy {fmt(r['pairwise_accuracy'])}\nNDCG@10      {fmt(r['ndcg_at_10'])}{over}")
     acc = fmt(r["accuracy"]) + (f" ({r['correct']}/{r['examples']})" if r["examples"] else "")
     rows = [f"examples     {r['examples']}", f"classes      {r['classes']}", f"accuracy     {acc}",
-            f"macro F1     {fmt(r['macro_f1'])}", "per class:   label  support  precision  recall  F1"]
-    for p in r["per_class"]:
-        rows.append(f"  {p['label']:>12} {p['support']:>8} {fmt(p['precision']):>10} {fmt(p['recall']):>7} "
-                    f"{fmt(p['f1']):>7}")
+            f"macro F1     {fmt(r['macro_f1'])}", "per class:"]
+    rows += right_aligned([["label", "support", "precision", "recall", "F1"]]
+                          + [[p["label"], p["support"], fmt(p["precision"]), fmt(p["recall"]), fmt(p["f1"])]
+                             for p in r["per_class"]])
     if r["classes"] <= 20:
-        width = max(6, max(len(t) for t in r["labels"]) + 1)
         rows.append("confusion matrix (rows: true label, columns: predicted label)")
-        rows.append(" " * (width + 2) + "".join(f"{t:>{width}}" for t in r["labels"]))
-        for t, row in zip(r["labels"], r["confusion"]):
-            rows.append(f"  {t:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+        rows += right_aligned([["", *r["labels"]]] + [[t, *row] for t, row in zip(r["labels"], r["confusion"])])
     else:
         rows.append("(confusion matrix: use --json)")
     return "\n".join(rows)
@@ -199,13 +202,13 @@ def _parse_guards(items, option, known):
         name, sep, value = item.partition("=")
         name = name.strip()
         if name not in known:
-            raise click.UsageError(f"{option}: unknown metric {name!r}; the metrics of this model: "
-                                   f"{', '.join(known)}")
+            raise UsageLine(f"{option}: unknown metric {name!r}; the metrics of this model: "
+                            f"{', '.join(known)}")
         try:
             threshold = float(value)
         except ValueError:
             threshold = None
         if not sep or threshold is None or not math.isfinite(threshold):
-            raise click.UsageError(f"{option} expects METRIC=NUMBER, got {item!r}")
+            raise UsageLine(f"{option} expects METRIC=NUMBER, got {item!r}")
         out.append((name, threshold))
     return out

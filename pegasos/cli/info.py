@@ -2,10 +2,10 @@
 
 import click
 
-from .common import echo_json, errors_to_click
+from .common import Command, echo_json, errors_to_click
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("model")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="Show the N weights of largest |value| (per class for multiclass models).")

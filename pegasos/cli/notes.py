@@ -95,10 +95,11 @@ def _note_scale(d, finding):
 
 def note_no_examples(count, data, sample=None):
     """A note on stderr (with -q too) when DATA gave no example to score: every metric is then n/a and the
-    exit status 0, which a script without a guard (--fail-under) would take for a result."""
+    exit status 0 (shared case CASE-20: predict writes no line, eval reports 0 examples), which a script
+    without a guard (--fail-under) would take for a result."""
     if count == 0:
         what = "the random sample of DATA holds" if sample is not None else f"{data} holds"
-        click.echo(f"note: {what} no examples (an empty file, or only comments and blank lines): there is "
+        click.echo(f"pegasos: note: {what} no examples (an empty file, or only comments and blank lines): there is "
                    "nothing to score", err=True)
 
 

@@ -2,23 +2,24 @@
 
 import click
 
-from .common import echo_json, errors_to_click, load_model_for, fmt
+from ..defaults import MAX_GAP_PASSES
+from .common import Command, Finite, echo_json, errors_to_click, load_model_for, fmt, usage_errors
 from .progress import Progress, bar_update, close_bar
 from .notes import note_no_examples, not_below_zero, still_shrinking
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("data")
 @click.argument("model")
 @click.option("-l", "--lambda", "lam", type=float, help="lambda to evaluate with (default: the model's).")
-@click.option("--sample", type=float, metavar="P",
+@click.option("--sample", type=Finite(0, 1, min_open=True), metavar="P",
               help="Estimate the hinge loss on a random fraction P of DATA (for big files and kernel models).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the --sample draw.")
 @click.option("--gap", is_flag=True,
               help="Also prove how far MODEL is from the optimum: a dual lower bound on f* and the duality gap "
                    "(hinge, squared hinge and rank-loss models; kernel models of a positive semi-definite kernel "
                    "trained on DATA; DATA is loaded into memory).")
-@click.option("--gap-passes", type=int, metavar="N", default=None,
+@click.option("--gap-passes", type=click.IntRange(0, MAX_GAP_PASSES), metavar="N", default=None,
               help="Passes of dual coordinate ascent for --gap, each at most one pass over DATA [default: "
                    "doubled until the gap stops shrinking].")
 @click.option("--json", "as_json", is_flag=True, help="Print the values as JSON.")
@@ -34,19 +35,14 @@ def objective(data, model, lam, as_json, quiet, sample=None, seed=1, gap=False, 
     from ..errors import ParameterError
     from ..scoring import objective_file
 
-    if lam is not None and (problem := lambda_problem(lam)) is not None:
-        raise ParameterError(f"-l/--lambda: {problem}")
-    if sample is not None and not (0.0 < sample <= 1.0):
-        raise ParameterError(f"--sample must be a fraction in (0, 1], got {sample}")
-    if gap_passes is not None and not gap:
-        raise ParameterError("--gap-passes applies only with --gap")
-    if gap and sample is not None:
-        raise ParameterError("--gap needs the whole of DATA: it cannot be combined with --sample")
+    with usage_errors():
+        if lam is not None and (problem := lambda_problem(lam)) is not None:
+            raise ParameterError(f"-l/--lambda: {problem}")
+        if gap_passes is not None and not gap:
+            raise ParameterError("--gap-passes applies only with --gap")
+        if gap and sample is not None:
+            raise ParameterError("--gap needs the whole of DATA: it cannot be combined with --sample")
     if gap:
-        from ..certificate import check_passes
-
-        if gap_passes is not None:
-            gap_passes = check_passes(gap_passes, "--gap-passes")
         return _objective_gap(data, model, lam, as_json, quiet, gap_passes)
     mdl = load_model_for(model, data)
     if sample is not None and getattr(mdl, "task", "binary") != "binary":

@@ -5,9 +5,9 @@ import math
 
 import click
 
-from ..defaults import (SOLVERS, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_SEED,
-                        DEFAULT_SHUFFLE_BUFFER, DEFAULT_TOL, SAMPLINGS, SCHEDULES)
-from .common import is_number
+from ..defaults import (SOLVERS, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_SHUFFLE_BUFFER,
+                        DEFAULT_TOL, MAX_DEGREE, MAX_LOCAL_WORKERS, MAX_SPLIT, MAX_TRACE_POINTS, SAMPLINGS, SCHEDULES)
+from .common import Command, Finite, UsageLine, is_number
 
 
 DEFAULT_PATIENCE = 5        # checks of --early-stop given without a number
@@ -70,13 +70,7 @@ def _show_every_option(ctx, param, value):
     ctx.exit()
 
 
-class _UsageLine(click.ClickException):
-    """A usage error in one line, without click's usage text: exit status 2, as click's usage errors."""
-
-    exit_code = 2
-
-
-class SectionedCommand(click.Command):
+class SectionedCommand(Command):
     """A command whose ``--help`` lists the options of :data:`SHORT_HELP_OPTIONS` and ``--help-all`` every
     option in sections; that reads LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``) as ``-w LABEL:WEIGHT``,
     ``--early-stop`` without a number as ``--early-stop 5``, and answers LIBLINEAR's and SVMlight's
@@ -149,7 +143,7 @@ class SectionedCommand(click.Command):
             answer = _foreign_spelling(e.option_name, args, {p.name for p in self.params})
             if answer is None:
                 raise
-            raise _UsageLine(answer) from None
+            raise UsageLine(answer) from None
         if not ctx.resilient_parsing:
             _check_cost(ctx)
         return rest
@@ -288,12 +282,12 @@ def _check_cost(ctx):
     if cost is None:
         return
     if ctx.get_parameter_source("lam") == ParameterSource.COMMANDLINE:
-        raise _UsageLine("-c C sets lambda = 1/(C m): give either -c or -l/--lambda, not both")
+        raise UsageLine("-c C sets lambda = 1/(C m): give either -c or -l/--lambda, not both")
     if not (cost > 0 and math.isfinite(cost)):
-        raise _UsageLine(f"-c: C must be a positive number, got {cost!r}")
+        raise UsageLine(f"-c: C must be a positive number, got {cost!r}")
     if ctx.params.get("loss") == "rank":
-        raise _UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples "
-                         "(SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give -l/--lambda")
+        raise UsageLine("-c does not apply to --loss rank: its loss is a mean over pairs, not examples "
+                        "(SVMlight's -z p -c C is lambda = 1/(C P), P the pairs): give -l/--lambda")
 
 
 def _options(section, *specs):
@@ -334,8 +328,8 @@ solver_options = _options(
     (("--finish-passes",), dict(metavar="N[,N...]",
                                 help="Exactly N dual passes (one per class for one-vs-rest): what a model's header "
                                      "records, so that its settings retrain it.")),
-    (("-k", "--batch-size"), dict(type=int, default=1, show_default=True,
-                                  help="Mini-batch size k; on shards without -k: ceil(m/128).")),
+    (("-k", "--batch-size"), dict(type=click.IntRange(min=1), default=1, show_default=True,
+                                  help="Mini-batch size k.")),
     (("--sampling",), dict(type=click.Choice(SAMPLINGS),
                            help="uniform: i.i.d. draws (as analysed); permutation: new random order each epoch; "
                                 "shuffle-once: one random order (from --seed) for every epoch; "
@@ -388,7 +382,7 @@ problem_options = _options(
                                         "-w1 5 is -w 1:5, SVMlight's -j 5 is -w 1:5.")),
     (("--allow-one-class",), dict(is_flag=True, help="Accept data whose labels are all -1, all 0 or all +1 (the "
                                                      "other class is the usual partner).")),
-    (("--max-classes",), dict(type=int, default=1000, show_default=True,
+    (("--max-classes",), dict(type=click.IntRange(min=2), default=1000, show_default=True,
                               help="Most classes a multiclass run accepts (labels must be integers).")),
 )
 
@@ -398,12 +392,13 @@ kernel_options = _options(
     (("--kernel",), dict(type=click.Choice(["linear", "poly", "rbf", "sigmoid"]), default="linear",
                          show_default=True, help="linear (explicit w), or a kernel model: poly, rbf, sigmoid.")),
     (("--gamma",), dict(type=float, help="Kernel gamma > 0 (poly, rbf, sigmoid) [default: 1/n_features].")),
-    (("--degree",), dict(type=int, help="Degree >= 1 of the poly kernel [default: 3].")),
+    (("--degree",), dict(type=click.IntRange(1, MAX_DEGREE), help="Degree of the poly kernel [default: 3].")),
     (("--coef0",), dict(type=float, help="coef0 of the poly and sigmoid kernels [default: 0].")),
-    (("--budget",), dict(type=int, metavar="B", help="Keep at most B support vectors (drop the one whose "
-                                                     "removal changes w least).")),
-    (("--cache-mb",), dict(type=float, default=DEFAULT_CACHE_MB, show_default=True,
-                           help="Memory bound of the kernel-row cache in MiB (kernels only).")),
+    (("--budget",), dict(type=click.IntRange(min=1), metavar="B",
+                         help="Keep at most B support vectors (drop the one whose removal changes w least).")),
+    (("--cache-mb",), dict(type=Finite(min=0), default=DEFAULT_CACHE_MB, show_default=True,
+                           help="Memory bound of the kernel-row cache in MiB (kernels only; 0: no cache, every "
+                                "row computed again; the model is the same).")),
 )
 
 
@@ -411,7 +406,7 @@ streaming_options = _options(
     "Data larger than memory",
     (("--stream",), dict(is_flag=True, help="Read DATA once, spilled to a temporary file read in passes "
                                             "(as a too large file is).")),
-    (("--shuffle-buffer",), dict(type=int, metavar="N",
+    (("--shuffle-buffer",), dict(type=click.IntRange(min=1), metavar="N",
                                  help=f"Streaming: hold N examples in memory and visit them in random order (Pegasos) "
                                       f"[default with --stream: {DEFAULT_SHUFFLE_BUFFER}].")),
     (("--cache", "cache_file"), dict(metavar="FILE",
@@ -429,7 +424,8 @@ data_options = _options(
     (("-q", "--quiet"), dict(is_flag=True, help="No progress bar and no summary; the notes stay on stderr.")),
     (("--verbose",), dict(is_flag=True, help="Report progress also when stderr is not a terminal: a line every "
                                              "--progress-every seconds.")),
-    (("--progress-every",), dict(type=float, default=10.0, show_default=True, metavar="SECONDS",
+    (("--progress-every",), dict(type=Finite(min=0, min_open=True), default=10.0, show_default=True,
+                                 metavar="SECONDS",
                                  help="With --verbose, seconds between two progress lines.")),
     (("--no-objective",), dict(is_flag=True, help="Do not compute the training objective for the summary.")),
     (("--init", "init_model"), dict(metavar="MODEL",
@@ -451,18 +447,19 @@ check_options = _options(
                                      help="Write the convergence trace to FILE (.csv, .jsonl or .json): t, epoch, "
                                           "seconds, objective, loss, norm_w, train_error (and validation_*) at "
                                           "log-spaced iterations and every epoch end.")),
-    (("--trace-points",), dict(type=int, default=10, show_default=True, metavar="N",
-                               help="Check points per decade of t (besides every epoch end).")),
-    (("--trace-sample",), dict(type=int, metavar="N",
+    (("--trace-points",), dict(type=click.IntRange(0, MAX_TRACE_POINTS), default=10, show_default=True, metavar="N",
+                               help="Check points per decade of t, besides every epoch end (0: the epoch ends "
+                                    "only).")),
+    (("--trace-sample",), dict(type=click.IntRange(min=1), metavar="N",
                                help="Compute the trace's training terms on a fixed random sample of N examples.")),
-    (("--trace-budget",), dict(type=float, default=0.1, show_default=True, metavar="F",
-                               help="Largest fraction of the training time the trace's checks may take once "
-                                    "they have taken half a second: points are skipped while over it (the last "
-                                    "is always checked; 0: every point).")),
+    (("--trace-budget",), dict(type=Finite(min=0), default=0.1, show_default=True, metavar="F",
+                               help="Most time the trace's checks may take, as a multiple F of the training time, "
+                                    "once they have taken half a second: points are skipped while over it (the "
+                                    "last is always checked; 0: no bound, every point).")),
     (("--validation", "validation_file"), dict(metavar="FILE",
                                                help="Validation examples (index base of DATA; extra features are "
                                                     "ignored), evaluated at each check point.")),
-    (("--early-stop",), dict(type=int, default=None, metavar="[PATIENCE]",
+    (("--early-stop",), dict(type=click.IntRange(min=1), default=None, metavar="[PATIENCE]",
                              help=f"Stop when the validation metric has not improved for PATIENCE checks "
                                   f"({DEFAULT_PATIENCE} if omitted; with suffix averaging counted from the "
                                   "average's start) and write the best model seen; needs --validation and -T "
@@ -480,15 +477,16 @@ shard_options = _options(
                               "(DATA a quoted glob, a directory or @list.txt, or --split) both draw the same "
                               "batches and give the same model.")),
     (("--scheduler",), dict(metavar="ADDRESS", help="Dask scheduler to use (tcp://HOST:PORT).")),
-    (("--local-workers",), dict(type=int, metavar="N", help="Start a local Dask cluster of N worker processes.")),
-    (("--split",), dict(type=int, metavar="N", help="Cut each DATA file into N newline-aligned byte ranges, "
-                                                    "one shard each.")),
+    (("--local-workers",), dict(type=click.IntRange(1, MAX_LOCAL_WORKERS), metavar="N",
+                                help="Start a local Dask cluster of N worker processes.")),
+    (("--split",), dict(type=click.IntRange(1, MAX_SPLIT), metavar="N",
+                        help="Cut each DATA file into N newline-aligned byte ranges, one shard each.")),
     (("--sync-every",), dict(default="1", show_default=True, metavar="S|epoch",
                              help="1: exact mini-batch Pegasos (k drawn from all shards each step); S > 1 or "
                                   "epoch: S local steps per shard between model averages (faster, no Pegasos "
                                   "bound).")),
-    (("--checkpoint-every",), dict(type=int, metavar="R", help="Write the run's state every R rounds to "
-                                                               "--checkpoint (and a model file next to it).")),
+    (("--checkpoint-every",), dict(type=click.IntRange(min=1), metavar="R",
+                                   help="Save the run's state every R rounds to --checkpoint (and a model file).")),
     (("--checkpoint",), dict(metavar="FILE", help="Checkpoint file [default: MODEL.ckpt].")),
     (("--resume",), dict(metavar="CHECKPOINT", help="Finish the interrupted shard run saved in CHECKPOINT "
                                                      "(same DATA and options); the model an uninterrupted run "
@@ -502,7 +500,8 @@ cluster_options = _options(
                          help="local: this machine (--jobs processes); dask: every fold a task on a Dask cluster, "
                               "DATA read by the workers (pip install 'pegasos[dask]'); the same numbers.")),
     (("--scheduler",), dict(metavar="ADDRESS", help="Dask scheduler to use (tcp://HOST:PORT).")),
-    (("--local-workers",), dict(type=int, metavar="N", help="Start a local Dask cluster of N worker processes.")),
+    (("--local-workers",), dict(type=click.IntRange(1, MAX_LOCAL_WORKERS), metavar="N",
+                                help="Start a local Dask cluster of N worker processes.")),
 )
 
 
@@ -576,6 +575,21 @@ def model_options(fn):
 # train's options that describe one run's output, not the model cv and search train many times
 # (--explain says what one run would do; train --explain DATA says it for a fold's data too)
 ONE_RUN_ONLY = ("verbose", "progress_every", "init_model", "restart_schedule", "resume_state", "explain")
+
+
+def default_shown(name, text):
+    """Say ``text`` as the default of the option ``name`` (parameter name, added by the decorators below this
+    one), in its help as the options whose default is worked out do: a command whose default of a shared
+    option is not click's value."""
+
+    def decorate(fn):
+        for p in getattr(fn, "__click_params__", []):
+            if p.name == name:
+                p.show_default = False
+                p.help = f"{p.help.rstrip('.')} [default: {text}]."
+        return fn
+
+    return decorate
 
 
 def without_options(*names):

@@ -2,16 +2,16 @@
 
 import click
 
-from .common import errors_to_click
+from .common import Command, Finite, errors_to_click
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("traces", nargs=-1, required=True, metavar="TRACE...")
 @click.option("-o", "--output", required=True, metavar="FIG",
               help="Figure file: .png, .svg or .pdf.")
 @click.option("--x", "x_axis", type=click.Choice(["seconds", "iterations", "epochs"]), default="seconds",
               show_default=True, help="Horizontal axis: training time (without the checks), iterations t, epochs.")
-@click.option("--optimum", type=float, metavar="F",
+@click.option("--optimum", type=Finite(min=0, min_open=True), metavar="F",
               help="f*, the optimal primal objective [default: the largest dual bound the traces' headers "
                    "hold (a certified f* or less); without one, the best objective of the traces, not certified].")
 @click.option("--title", help="Title of the figure.")

@@ -4,12 +4,12 @@ import sys
 
 import click
 
-from .common import errors_to_click, load_model_for
+from .common import Command, UsageLine, errors_to_click, load_model_for
 from .progress import Progress, bar_update, close_bar
 from .notes import note_no_examples
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("data")
 @click.argument("model")
 @click.argument("output", required=False)
@@ -35,6 +35,8 @@ def predict(data, model, output, as_labels, quiet, proba=False):
 
     from ..errors import ParameterError
 
+    if proba and as_labels:
+        raise UsageLine("give either --proba or --labels, not both")
     check_distinct_files(output, "OUTPUT", (("DATA", data), ("MODEL", model)))
     mdl = load_model_for(model, data)
     zero_based = mdl.info.get("index_base", "1") == "0"
@@ -43,8 +45,6 @@ def predict(data, model, output, as_labels, quiet, proba=False):
     if proba and getattr(mdl, "loss", "hinge") != "log":
         raise ParameterError(f"--proba needs a model trained with --loss log "
                              f"({model} uses {getattr(mdl, 'loss', 'hinge')})")
-    if proba and as_labels:
-        raise ParameterError("give either --proba or --labels, not both")
     if as_labels and task in ("regression", "ranking"):
         raise ParameterError(f"--labels applies to classification models, not to {task}")
 

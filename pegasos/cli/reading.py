@@ -73,7 +73,9 @@ def read_training_data(data, options, progress, cache_file, zero_based, dtype):
                 from ..errors import ParameterError
 
                 raise ParameterError(f"{data} has {n_labels if n_labels <= 64 else 'more than 64'} labels: "
-                                     "--shuffle-buffer trains binary classifiers; use --cache FILE for multiclass")
+                                     f"{options.name('shuffle_buffer')} trains binary classifiers and regression; "
+                                     "add --cache FILE for a multiclass model (DATA parsed once into FILE, then "
+                                     "trained from it memory-mapped)")
             return d, ""
         from ..io import is_plain_text_file, read_svmlight
         from ..linear import second_processor

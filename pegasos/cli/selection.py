@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from .common import echo_json, errors_to_click, was_given, is_stdout, fmt, quiet_dask
+from ..defaults import MAX_POINTS
+from .common import UsageLine, echo_json, errors_to_click, was_given, is_stdout, fmt, quiet_dask, usage_errors
 from .progress import Progress
 from .options import (SectionedCommand, cluster_options, option_settings, parse_class_weights, model_options,
                       ONE_RUN_ONLY, without_options)
@@ -22,14 +23,15 @@ def _selection_setup(data, paper, threads, cost_matrix, class_weights, stream, s
     from ..errors import ParameterError
     from ..options import TrainOptions
 
-    if stream and cache_file is None or shuffle_buffer is not None:
-        raise ParameterError("cross-validation holds the folds in memory: --stream and --shuffle-buffer do not "
-                             "apply (--cache FILE does)")
-    if cost_matrix is not None and settings.get("multiclass") != "crammer-singer":
-        raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
-    options = TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
-                           class_weight=parse_class_weights(class_weights), spelling="cli",
-                           **option_settings(settings)).validate()
+    with usage_errors():
+        if stream and cache_file is None or shuffle_buffer is not None:
+            raise ParameterError("cross-validation holds the folds in memory: --stream and --shuffle-buffer do "
+                                 "not apply (--cache FILE does)")
+        if cost_matrix is not None and settings.get("multiclass") != "crammer-singer":
+            raise ParameterError("--cost-matrix needs --multiclass crammer-singer")
+        options = TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
+                               class_weight=parse_class_weights(class_weights), spelling="cli",
+                               **option_settings(settings)).validate()
     if cache_file is not None:
         from ..model import check_distinct_files
 
@@ -43,13 +45,32 @@ def _selection_engine(data, cache_file, cost_matrix, fold_jobs, zero_based, dtyp
     """The DaskEngine of cv or search --engine dask, and DATA as the file its workers read (or None, None)."""
     from ..errors import ParameterError
 
+    with usage_errors():
+        _check_selection_engine(data, cache_file, cost_matrix, fold_jobs, engine, scheduler, local_workers,
+                                streaming)
+    if engine == "local":
+        return None, None
+    from ..engine_dask import DaskEngine
+    from ..selection import DataFile
+
+    if data == "-" or not os.path.isfile(data):
+        raise ParameterError(f"--engine dask: DATA must be a file the workers can read (shared filesystem), "
+                             f"got {data}")
+    quiet_dask()
+    return (DaskEngine(scheduler=scheduler, local_workers=local_workers),
+            DataFile(os.path.abspath(data), zero_based=bool(zero_based), dtype=str(dtype)))
+
+
+def _check_selection_engine(data, cache_file, cost_matrix, fold_jobs, engine, scheduler, local_workers,
+                            streaming):
+    """The options of cv's and search's --engine that exclude or need each other."""
+    from ..engine_dask import EngineSettings
+    from ..errors import ParameterError
+
     if engine == "local":
         if scheduler is not None or local_workers is not None:
             raise ParameterError("--scheduler and --local-workers need --engine dask")
-        return None, None
-    from ..engine_dask import DaskEngine, EngineSettings
-    from ..selection import DataFile
-
+        return
     if streaming:
         raise ParameterError("cross-validation holds the folds in memory: --stream and --shuffle-buffer do not "
                              "apply")
@@ -59,26 +80,20 @@ def _selection_engine(data, cache_file, cost_matrix, fold_jobs, zero_based, dtyp
                                  "on this machine)")
     if fold_jobs != 1:
         raise ParameterError("--jobs runs folds in local processes; with --engine dask the workers run them")
-    if data == "-" or not os.path.isfile(data):
-        raise ParameterError(f"--engine dask: DATA must be a file the workers can read (shared filesystem), "
-                             f"got {data}")
     EngineSettings(engine="dask", scheduler=scheduler, local_workers=local_workers).validate()
-    quiet_dask()
-    return (DaskEngine(scheduler=scheduler, local_workers=local_workers),
-            DataFile(os.path.abspath(data), zero_based=bool(zero_based), dtype=str(dtype)))
 
 
 def _remote_options(paper, threads, class_weights, settings):
     from ..errors import ParameterError
     from ..options import TrainOptions
 
-    if settings.get("cost_c") is not None:
-        raise ParameterError("-c C sets lambda = 1/(C m), and with --engine dask the workers read DATA, not "
-                             "this machine: give -l/--lambda")
-
-    return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
-                        class_weight=parse_class_weights(class_weights), spelling="cli",
-                        **option_settings(settings)).validate()
+    with usage_errors():
+        if settings.get("cost_c") is not None:
+            raise ParameterError("-c C sets lambda = 1/(C m), and with --engine dask the workers read DATA, not "
+                                 "this machine: give -l/--lambda")
+        return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
+                            class_weight=parse_class_weights(class_weights), spelling="cli",
+                            **option_settings(settings)).validate()
 
 
 def _fold_text(task):
@@ -111,8 +126,10 @@ def cv_command(data, folds, jobs, as_json, paper, threads, cost_matrix, class_we
         note_worse_than_zero_runs(r["per_fold"], "fold", r["task"], options, "folds", "fold {}")
         return
     names = r["metrics"]
+    cost = settings.get("cost_c")
+    lam = f"lambda={options.lam!r}" + ("" if cost is None else f" (-c {cost:g}: 1/(C m))")
     rows = [f"{r['folds']}-fold cross-validation on {path}: m={r['examples']} ({r['task']}; folds "
-            f"{_fold_text(r['task'])}, seed {r['seed']})",
+            f"{_fold_text(r['task'])}, seed {r['seed']}) | {lam}",
             f"{'fold':>4} {'train':>8} {'test':>8} " + " ".join(f"{n:>10}" for n in names) + f" {'seconds':>8}"]
     for f in r["per_fold"]:
         rows.append(f"{f['fold']:>4} {f['train_examples']:>8} {f['test_examples']:>8} "
@@ -154,10 +171,10 @@ def cv(data, folds, fold_jobs, as_json, paper, cost_matrix, class_weights, strea
 @click.argument("model", required=False)
 @click.option("-l", "--lambda", "lambda_grid", default="1e-7:1e-1", show_default=True, metavar="LO:HI|A,B,..",
               help="The lambdas: LO:HI or a comma list; LO:HI is --points values evenly spaced in log scale.")
-@click.option("--points", type=int, help="Values of a LO:HI range [default: 13].")
+@click.option("--points", type=click.IntRange(2, MAX_POINTS), help="Values of a LO:HI range [default: 13].")
 @click.option("--gamma", "gamma_grid", metavar="LO:HI|A,B,..",
               help="Kernel gammas to try with every lambda (with --kernel; --gamma-points values for LO:HI).")
-@click.option("--gamma-points", type=int, help="Values of a --gamma LO:HI range [default: 13].")
+@click.option("--gamma-points", type=click.IntRange(2, MAX_POINTS), help="Values of a --gamma LO:HI range [default: 13].")
 @click.option("-v", "--folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Folds of the cross-validation at each point.")
 @click.option("--validation", metavar="FILE", help="Score on FILE instead of cross-validating (trains on DATA).")
@@ -185,18 +202,19 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     from ..selection import LOWER_IS_BETTER, parse_grid
     from ..selection import search as run_search
 
-    if validation is not None and was_given("folds"):
-        raise ParameterError("-v/--folds cross-validates and --validation scores on FILE: give one of them")
-    if points is not None and ":" not in lambda_grid and gamma_grid is not None and ":" in gamma_grid:
-        raise ParameterError("--points sets the values of an -l LO:HI range; those of --gamma LO:HI are "
-                             "--gamma-points")
-    lambdas = parse_grid(lambda_grid, points, "-l/--lambda")
-    if gamma_points is not None and gamma_grid is None:
-        raise ParameterError("--gamma-points applies with --gamma")
-    gammas = None if gamma_grid is None else parse_grid(gamma_grid, gamma_points, "--gamma")
+    with usage_errors():
+        if validation is not None and was_given("folds"):
+            raise ParameterError("-v/--folds cross-validates and --validation scores on FILE: give one of them")
+        if points is not None and ":" not in lambda_grid and gamma_grid is not None and ":" in gamma_grid:
+            raise ParameterError("--points sets the values of an -l LO:HI range; those of --gamma LO:HI are "
+                                 "--gamma-points")
+        lambdas = parse_grid(lambda_grid, points, "-l/--lambda")
+        if gamma_points is not None and gamma_grid is None:
+            raise ParameterError("--gamma-points applies with --gamma")
+        gammas = None if gamma_grid is None else parse_grid(gamma_grid, gamma_points, "--gamma")
     if model is not None:
         if model == "-" and as_json:
-            raise ParameterError("--json prints to standard output: give MODEL a file name")
+            raise UsageLine("--json prints to standard output: give MODEL a file name")
         model = "/dev/stdout" if model == "-" else model
         check_writable(model)
         check_distinct_files(model, "MODEL", (("DATA", data), ("--validation", validation)))

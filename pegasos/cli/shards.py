@@ -6,9 +6,10 @@ import time
 
 import click
 
-from .common import errors_to_click, is_stdout, quiet_dask, was_given
-from .options import (SectionOption, SectionedCommand, option_settings, parse_class_weights, problem_options,
-                      shard_options, solver_options, without_options)
+from .common import errors_to_click, is_stdout, quiet_dask, usage_errors, was_given
+from ..defaults import ROUNDS_PER_EPOCH
+from .options import (SectionOption, SectionedCommand, default_shown, option_settings, parse_class_weights,
+                      problem_options, shard_options, solver_options, without_options)
 from .progress import Progress, TrainingBar
 from .summary import explain_plan
 
@@ -22,6 +23,7 @@ _NOT_ON_SHARDS = ("cost_c", "cost_matrix")
 @click.argument("data")
 @click.argument("model", required=False)
 @without_options(*_NOT_ON_SHARDS)
+@default_shown("batch_size", f"ceil(m/{ROUNDS_PER_EPOCH}), m the examples; 1 with --paper")
 @solver_options
 @problem_options
 @shard_options
@@ -44,30 +46,33 @@ def train_shards(data, model, paper, jobs, class_weights, zero_based, dtype, qui
     from ..options import TrainOptions
 
     explain = settings.pop("explain", False)
-    if settings["sampling"] not in (None, "uniform"):
-        raise ParameterError(f"--sampling {settings['sampling']}: training on shards draws i.i.d. batches "
-                             "(uniform) from all shards")
-    options = TrainOptions(n_threads=jobs, preset="paper" if paper else "auto",
-                           class_weight=parse_class_weights(class_weights), spelling="cli",
-                           **option_settings(settings)).validate()
-    if model is None:
-        if data == "-":
-            raise ParameterError("give a MODEL file name: shards are files, not standard input")
-        model = os.path.basename(data.rstrip("/")) + ".model"
-    to_stdout = is_stdout(model)
-    model = "/dev/stdout" if model == "-" else model
+    with usage_errors():
+        if settings["sampling"] not in (None, "uniform"):
+            raise ParameterError(f"--sampling {settings['sampling']}: training on shards draws i.i.d. batches "
+                                 "(uniform) from all shards")
+        options = TrainOptions(n_threads=jobs, preset="paper" if paper else "auto",
+                               class_weight=parse_class_weights(class_weights), spelling="cli",
+                               **option_settings(settings)).validate()
+        if model is None:
+            if data == "-":
+                raise ParameterError("give a MODEL file name: shards are files, not standard input")
+            model = os.path.basename(data.rstrip("/")) + ".model"
+        to_stdout = is_stdout(model)
+        model = "/dev/stdout" if model == "-" else model
+        engine_settings = _engine_settings(model, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
+                                           sync_every, checkpoint_every, checkpoint, resume)
     check_writable(model)
     if explain:
         return explain_plan(options, m=None, in_memory=False)
-    _fit_and_save(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
-                  split, sync_every, checkpoint_every, checkpoint, resume)
+    _fit_and_save(data, model, options, engine_settings, quiet, to_stdout, split)
 
 
-def _fit_and_save(data, model, options, quiet, to_stdout, dtype, zero_based, engine, scheduler, local_workers,
-                  split, sync_every, checkpoint_every, checkpoint, resume):
-    """The run (pegasos.engine_dask.fit_shards), MODEL written, and the summary line."""
-    from ..engine_dask import EngineSettings, fit_shards
-    from ..errors import ParameterError, counted
+def _engine_settings(model, to_stdout, dtype, zero_based, engine, scheduler, local_workers, sync_every,
+                     checkpoint_every, checkpoint, resume):
+    """The run's EngineSettings from the command line, validated (--sync-every parsed, --checkpoint's
+    default MODEL.ckpt)."""
+    from ..engine_dask import EngineSettings
+    from ..errors import ParameterError
 
     if sync_every != "epoch":
         try:
@@ -78,9 +83,17 @@ def _fit_and_save(data, model, options, quiet, to_stdout, dtype, zero_based, eng
         if to_stdout:
             raise ParameterError("--checkpoint-every with MODEL on standard output needs --checkpoint FILE")
         checkpoint = model + ".ckpt"
-    settings = EngineSettings(engine=engine, scheduler=scheduler, local_workers=local_workers, sync_every=sync_every,
-                              checkpoint_every=checkpoint_every, checkpoint=checkpoint, resume=resume,
-                              zero_based=True if zero_based else None, dtype=dtype).validate()
+    return EngineSettings(engine=engine, scheduler=scheduler, local_workers=local_workers, sync_every=sync_every,
+                          checkpoint_every=checkpoint_every, checkpoint=checkpoint, resume=resume,
+                          zero_based=True if zero_based else None, dtype=dtype).validate()
+
+
+def _fit_and_save(data, model, options, settings, quiet, to_stdout, split):
+    """The run (pegasos.engine_dask.fit_shards), MODEL written, and the summary line."""
+    from ..engine_dask import fit_shards
+    from ..errors import counted
+
+    engine = settings.engine
     if engine == "dask":
         quiet_dask()
     progress = Progress(quiet)

@@ -57,7 +57,7 @@ def train_summary(result, d, options, t_read, t_train, cache_note, no_objective,
     """train's one-line summary: data, run, timings, objective, cache, model file; the dual finish's part
     with its certified gap.  The objective computed is left in ``seen`` (a dict), for the notes."""
     parts = [f"trained on {d.path}: m={d.n_examples} n={d.n_features} nnz={d.nnz}",
-             _solver_part(result.info, getattr(result, "plan", None)) if "solver" in result.info else
+             _solver_part(result.info, result.plan) if "solver" in result.info else
              f"T={result.info['iterations']}{_no_iteration(result.info)} "
              f"k={int(result.info['batch_size'])} lambda={float(result.info['lambda'])!r}"]
     if options.shuffle_buffer is not None:

@@ -1,6 +1,5 @@
 """``pegasos train``: the options checked together, then read, fit, save, summary and notes."""
 
-import math
 import os
 import time
 from types import SimpleNamespace
@@ -8,7 +7,7 @@ from types import SimpleNamespace
 import click
 
 from ..defaults import DEFAULT_SHUFFLE_BUFFER
-from .common import is_shard_data, echo_json, errors_to_click, was_given, is_stdout, is_number
+from .common import is_shard_data, echo_json, errors_to_click, was_given, is_stdout, is_number, usage_errors
 from .progress import Progress, TrainingBar
 from .options import (SectionOption, SectionedCommand, solver_options, problem_options, kernel_options,
                       streaming_options, data_options, check_options, given_on_command_line,
@@ -40,10 +39,11 @@ def train(data, model, paper, jobs, cost_matrix, class_weights, stream,
     """
     args = SimpleNamespace(**locals())      # the command line, as the steps below read (and complete) it
     args.explain = settings.pop("explain", False)
-    _refuse_shards(data)
-    _check_run_options(args)
-    options = _train_options(args)
-    to_stdout = _check_outputs(args, options)
+    with usage_errors():
+        _refuse_shards(data)
+        _check_run_options(args)
+        options = _train_options(args)
+        to_stdout = _check_outputs(args, options)
     options = _stream_if_too_large(args, options)
     if args.explain and (args.shuffle_buffer is not None or init_model is not None):
         return explain_plan(options, m=None, in_memory=args.shuffle_buffer is None,
@@ -99,9 +99,6 @@ def _check_run_options(args):
         args.shuffle_buffer = DEFAULT_SHUFFLE_BUFFER
     if args.verbose and args.quiet:
         raise ParameterError("give either -q/--quiet or --verbose, not both")
-    if not (args.progress_every > 0 and math.isfinite(args.progress_every)):
-        raise ParameterError(f"--progress-every: the interval must be a positive number of seconds, "
-                             f"got {args.progress_every!r}")
     if args.shuffle_buffer is not None and args.settings["sampling"] is not None:
         raise ParameterError("--shuffle-buffer sets the order itself (random within the buffer); "
                              "drop --sampling, or use --cache")
@@ -159,12 +156,12 @@ def _check_outputs(args, options):
         trace_format(args.trace_file)
         check_writable(args.trace_file)
         check_distinct_files(args.trace_file, "--trace", (("DATA", data), ("MODEL", model)))
-    if not (args.trace_budget >= 0 and math.isfinite(args.trace_budget)):
-        raise ParameterError(f"--trace-budget: the budget must be a fraction >= 0 of the training time, "
-                             f"got {args.trace_budget!r}")
-    if args.trace_sample is not None and (args.trace_file is None or args.trace_sample < 1):
-        raise ParameterError("--trace-sample needs --trace FILE and a positive number of examples")
+    if args.trace_sample is not None and args.trace_file is None:
+        raise ParameterError("--trace-sample needs --trace FILE")
     _refuse_options_that_do_not_apply(options, args.trace_file, args.validation_file, args.init_model)
+    from ..api import check_checks
+
+    check_checks(options, args.trace_file is not None, args.validation_file is not None, args.init_model is not None)
     return to_stdout
 
 
