@@ -117,7 +117,7 @@ class SectionedCommand(Command):
     def parse_args(self, ctx, args):
         shrinking = _value_after("-h", args)
         if shrinking in ("0", "1"):      # LIBSVM's -h 0/1, which click's -h (help) would answer with exit 0
-            raise _UsageLine(f"pegasos has no LIBSVM -h {shrinking} (shrinking): its dual solver shrinks by itself; "
+            raise UsageLine(f"pegasos has no LIBSVM -h {shrinking} (shrinking): its dual solver shrinks by itself; "
                              "-h alone prints this command's help")
         out, i = [], 0
         while i < len(args):
