@@ -67,6 +67,8 @@ def test_the_default_bias_is_the_tasks():
     assert TrainOptions().bias == "none" and TrainOptions(loss="rank").bias == "none"
     assert TrainOptions(loss="log").bias == "none" and TrainOptions(loss="squared-hinge").bias == "none"
     assert TrainOptions(loss="eps-insensitive").bias == "feature"
+    assert TrainOptions(bias=None).bias == "none"                   # None: the task's, as when not given
+    assert TrainOptions(loss="eps-insensitive", bias=None).bias == "feature"
     assert TrainOptions(loss="eps-insensitive", bias="none").bias == "none"
     assert TrainOptions(loss="eps-insensitive", bias="unregularized").bias == "unregularized"
     # a bias not given follows a changed loss; a bias given stays
