@@ -619,13 +619,15 @@ _RESUME_TAKEN = ("lam", "batch_size", "sampling", "projection", "average", "aver
 
 def _given(options, keywords):
     """The settings the user gave: ``options.given`` (the command line's), else those that differ from
-    the defaults, and the keywords of fit()."""
+    the defaults (the bias: one not left to the task's default), and the keywords of fit()."""
     if options.given is not None:
         return set(options.given) | set(keywords)
     default = TrainOptions()
     out = set(keywords)
+    if not options.bias_defaulted:
+        out.add("bias")
     for field in ("lam", "iterations", "epochs", "batch_size", "sampling", "projection", "average",
-                  "average_from", "step_offset", "schedule", "eta", "seed", "loss", "epsilon", "bias",
+                  "average_from", "step_offset", "schedule", "eta", "seed", "loss", "epsilon",
                   "class_weight",
                   "multiclass", "kernel", "gamma", "degree", "coef0", "budget", "shuffle_buffer", "cost"):
         if getattr(options, field) != getattr(default, field):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .defaults import (AUTO_AVERAGE_FROM, BIAS_MODES, DEFAULT_CACHE_MB, DEFAULT_EPOCHS, DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL,  # noqa: F401
@@ -36,6 +36,10 @@ LOSSES = ("hinge", "log", "squared-hinge", "eps-insensitive", "rank")
 TASK_OF_LOSS = {"hinge": "binary", "log": "binary", "squared-hinge": "binary",
                 "eps-insensitive": "regression", "rank": "ranking"}
 MULTICLASS_METHODS = ("ovr", "crammer-singer")
+#: the bias of a run that gives none, by task: an intercept for regression, whose targets seldom have mean 0
+#: (SVMlight's -z r learns b too); none for classification (the paper's problem, LIBLINEAR's -B -1, what the
+#: certificates and the dual solver are written for) and ranking (a bias cancels in the pairs)
+DEFAULT_BIAS = {"binary": "none", "regression": "feature", "ranking": "none"}
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 
 #: how each option is spelled on the command line (the API spells it ``field=``); the shuffle buffer is what
@@ -237,9 +241,13 @@ class TrainOptions:
     loss : {"hinge", "log", "squared-hinge", "eps-insensitive", "rank"}
     epsilon : float >= 0
         Width of the insensitive zone of the eps-insensitive loss.
-    bias : {"none", "feature", "unregularized"}
+    bias : {"none", "feature", "unregularized"} or None
         No bias; a constant feature 1 (regularised, LIBLINEAR -B 1); or b
-        updated by its sub-gradient (Sec. 6, no guarantee).
+        updated by its sub-gradient (Sec. 6, no guarantee).  None (the
+        default) is the task's, :data:`DEFAULT_BIAS`: "feature" for the
+        eps-insensitive loss, "none" otherwise; the options hold the
+        resolved value (``bias_defaulted`` says it was not given), and
+        :meth:`replace` of the loss resolves it again.
     class_weight : dict {label value: weight > 0} or None
         Multiplies the loss of each class's examples (LIBLINEAR -wi).
     multiclass : {"ovr", "crammer-singer"} or None
@@ -312,7 +320,7 @@ class TrainOptions:
     n_threads: int = 1
     loss: str = "hinge"
     epsilon: float = 0.1
-    bias: str = "none"
+    bias: str | None = None     # None: DEFAULT_BIAS of the task, resolved at construction
     class_weight: dict | None = None
     multiclass: str | None = None
     cost: tuple | None = None
@@ -331,6 +339,7 @@ class TrainOptions:
     resume_state: bool | None = None
     spelling: str = "api"       # "cli": messages name --options; not a training setting
     given: frozenset | None = None     # the settings the user gave (resuming takes the others from the model)
+    bias_defaulted: bool = field(default=False, init=False, repr=False, compare=False)   # bias was None
 
     def __post_init__(self):
         self._settle_preset()
@@ -350,7 +359,7 @@ class TrainOptions:
             object.__setattr__(self, "cost", tuple(flat))
 
     def _settle_preset(self):
-        """Fill the settings left unset (None) from the preset.
+        """Fill the settings left unset (None) from the task (the bias, :data:`DEFAULT_BIAS`) and the preset.
 
         "auto": permutation sampling (i.i.d. pairs for the rank loss) and the
         mean of the last half of the iterates (average_from 0.5; not with a
@@ -362,6 +371,9 @@ class TrainOptions:
         "paper": Fig. 1 as in Sec. 7: i.i.d. sampling, the last iterate w_{T+1},
         eta_t = 1/(lambda t), DEFAULT_EPOCHS epochs.
         """
+        if self.bias is None:
+            object.__setattr__(self, "bias", DEFAULT_BIAS[self.task])
+            object.__setattr__(self, "bias_defaulted", True)
         auto = self.preset == "auto"
         if self.sampling is None:
             object.__setattr__(self, "sampling", "permutation" if auto and self.loss != "rank" else "uniform")
@@ -432,7 +444,10 @@ class TrainOptions:
         raise ParameterError(f"{self.subject(field)}: {message}")
 
     def replace(self, **changes: Any) -> TrainOptions:
-        """A copy with some settings changed (the options are immutable)."""
+        """A copy with some settings changed (the options are immutable); a bias not given follows a
+        changed loss (:data:`DEFAULT_BIAS`)."""
+        if self.bias_defaulted and "bias" not in changes:
+            changes["bias"] = None
         return replace(self, **changes)
 
     @property
@@ -962,4 +977,4 @@ HEADER_FIELDS = (
     ("tol", "tol", float),                  # a run's tolerance (pegasos.outcome.Outcome.header)
 )
 
-OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.name not in ("spelling", "given"))
+OPTION_FIELDS = tuple(f.name for f in fields(TrainOptions) if f.init and f.name not in ("spelling", "given"))

@@ -59,12 +59,13 @@ average : bool, default False
 average_from : float in [0, 1) or None, default 0.5
     Output the mean of the iterates w_t for t >= ceil(average_from T);
     None outputs the last iterate w_{T+1} (the paper's experiments).
-bias : "none", "feature" or "unregularized", default "none"
+bias : "none", "feature" or "unregularized"; default "none", the regressor's "feature"
     "none": no intercept (the paper's problem, and ``pegasos train``'s
-    default); "feature": a constant feature 1 whose weight is the intercept,
-    regularised with w (LIBLINEAR ``-B 1``; what scikit-learn's
-    ``fit_intercept=True`` gives); "unregularized": Sec. 6's heuristic.
-    Kernels take "none" only; the ranker has no intercept.
+    default for classification); "feature": a constant feature 1 whose
+    weight is the intercept, regularised with w (LIBLINEAR ``-B 1``; what
+    scikit-learn's ``fit_intercept=True`` gives; ``pegasos train``'s default
+    for regression); "unregularized": Sec. 6's heuristic.  Kernels take
+    "none" only; the ranker has no intercept.
 engine : pegasos.engine_dask.DaskEngine or None, default None
     Linear classifiers (one-vs-rest for more than two classes) and the
     regressor: train on this Dask cluster.  X is cut into one contiguous row block per worker, sent to the
@@ -1162,7 +1163,15 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
     ----------
     epsilon : float >= 0, default 0.1
         Half-width of the insensitive zone, in the units of y.
-    alpha, iterations, epochs, batch_size, sampling, projection, average, average_from, bias,
+    bias : "none", "feature" or "unregularized", default "feature"
+        An intercept by default, as ``pegasos train --loss eps-insensitive``
+        and scikit-learn's regressors (``fit_intercept=True``): targets seldom
+        have mean 0, and without b the model predicts about 0 plus what w
+        can fit.  The default is the value itself, not a rule resolved at
+        fit time, because this estimator trains regression only and
+        scikit-learn reports constructor values as they are (``get_params``,
+        ``clone``); ``bias="none"`` fits no intercept.
+    alpha, iterations, epochs, batch_size, sampling, projection, average, average_from,
     step_offset, random_state, n_jobs
         See the module docstring.
 
@@ -1175,7 +1184,7 @@ class PegasosRegressor(RegressorMixin, _PegasosBase):
 
     def __init__(self, *, epsilon=0.1, alpha=DEFAULT_LAMBDA, iterations=None, epochs=None, batch_size=None,
                  sampling="permutation", projection=False, average=False, average_from=AVERAGE_FROM_DEFAULT,
-                 bias="none", step_offset="auto", random_state=1, n_jobs=None, engine=None, tol=DEFAULT_TOL):
+                 bias="feature", step_offset="auto", random_state=1, n_jobs=None, engine=None, tol=DEFAULT_TOL):
         self.tol = tol
         self.engine = engine
         self.epsilon = epsilon

@@ -77,6 +77,16 @@ def test_train_help_shows_the_everyday_options():
     assert "--finish" not in listed and "--trace" not in listed
 
 
+@pytest.mark.parametrize("command", ["train", "cv", "search", "train-shards"])
+def test_help_states_the_bias_of_each_task(command):
+    """--bias's default depends on the loss (pegasos.options.DEFAULT_BIAS); the short listing says so."""
+    from pegasos.options import DEFAULT_BIAS
+
+    out = " ".join(help_of(command).split())
+    assert (f"--bias [none|feature|unregularized] The intercept b [default: {DEFAULT_BIAS['binary']}; "
+            f"{DEFAULT_BIAS['regression']} for --loss eps-insensitive]") in out
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_help_all_lists_every_option_with_its_whole_text(command):
     out = help_of(command, "--help-all")

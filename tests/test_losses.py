@@ -222,9 +222,10 @@ def test_eps_insensitive_matches_reference(heart, epsilon, k, projection, output
                   loss="eps-insensitive", epsilon=epsilon, **_avg_kwargs(output))
     assert model.info["iterations"] == str(T)
     assert model.labels is None and model.epsilon == epsilon
+    assert model.bias_mode == "feature"         # regression's default: an intercept
     batches = cut(order, k, m, "uniform", T)
     start = _avg_start(output, T)
-    opts = dict(loss="eps-insensitive", epsilon=epsilon,
+    opts = dict(loss="eps-insensitive", epsilon=epsilon, bias="feature",
                 radius2=radius2_for("eps-insensitive", LAM, Xd, yr, epsilon=epsilon))
     w_ref, b_ref = ref.pegasos(Xd, yr, LAM, batches, projection=projection, average_from_t=start, **opts)
     assert rel_err(model.w, model.bias, w_ref, b_ref) <= EXACT
@@ -402,9 +403,10 @@ def test_squared_hinge_stays_finite_without_requested_projection(heart, lam):
     assert np.linalg.norm(model.w) <= math.sqrt(2.0 / lam) * (1 + 1e-12)
 
 
-def _liblinear(y, X, options):
+def _liblinear(y, X, options, with_bias=False):
     """Train with the official LIBLINEAR bindings; returns (w, dual value in
-    LIBLINEAR's scale) -- the dual is read from its "Objective value" line."""
+    LIBLINEAR's scale) -- the dual is read from its "Objective value" line --
+    or, ``with_bias``, (w, b, dual) (b the weight of -B's constant feature)."""
     try:
         from liblinear import liblinear, liblinearutil
     except ImportError:       # pragma: no cover
@@ -417,16 +419,22 @@ def _liblinear(y, X, options):
     dual_line = [ln for ln in text.splitlines() if ln.startswith("Objective value")]
     assert dual_line, text
     dual = -float(dual_line[-1].split("=")[1])
-    w = np.array(model.get_decfun()[0], dtype=np.float64)
+    w, b = model.get_decfun()
+    w = np.array(w, dtype=np.float64)
     if not model.is_regression_model() and model.get_labels()[0] != 1:
-        w = -w                            # LIBLINEAR's w is for its first label
-    return w, dual
+        w, b = -w, -b                     # LIBLINEAR's w is for its first label
+    return (w, float(b), dual) if with_bias else (w, dual)
 
 
-@pytest.mark.parametrize("problem", ["a9a", "heart_scale"])
-def test_eps_insensitive_converges_to_liblinear(a9a, heart, problem):
+@pytest.mark.parametrize("problem, bias", [("a9a", "none"), ("heart_scale", "none"), ("heart_scale", None)],
+                         ids=["a9a", "heart_scale", "heart_scale-default-bias"])
+def test_eps_insensitive_converges_to_liblinear(a9a, heart, problem, bias):
     """LIBLINEAR -s 13 (L2-regularised L1-loss SVR, dual) with C = 1/(lam m)
-    minimises 1/2 ||w||^2 + C sum max(0, |w.x - y| - eps) = (our objective) / lam."""
+    minimises 1/2 ||w||^2 + C sum max(0, |w.x - y| - eps) = (our objective) / lam
+    (-B -1, ``bias="none"``).  The default bias of regression, a constant
+    feature 1 regularised with w, is its -B 1: b^2 joins ||w||^2 and b the
+    decision values; the targets are then offset by 50, which a model
+    without b cannot fit."""
     eps = 0.1
     if problem == "a9a":
         X, lam = a9a[0], A9A_LAM
@@ -434,19 +442,22 @@ def test_eps_insensitive_converges_to_liblinear(a9a, heart, problem):
         X, lam = heart["X"], 1e-2      # at 1e-3 LIBLINEAR's w stays 1.4% above its dual (-e 1e-8 too)
     m, n = X.shape
     rng = np.random.default_rng(11)
-    yr = X @ rng.normal(size=n) + 0.5 * rng.normal(size=m)
+    yr = X @ rng.normal(size=n) + 0.5 * rng.normal(size=m) + (0.0 if bias == "none" else 50.0)
 
-    def f(w):
-        return 0.5 * lam * float(w @ w) + float(np.maximum(0.0, np.abs(X @ w - yr) - eps).mean())
+    def f(w, b=0.0):
+        return 0.5 * lam * (float(w @ w) + b * b) + float(np.maximum(0.0, np.abs(X @ w + b - yr) - eps).mean())
 
-    w_ll, dual = _liblinear(yr, X, f"-s 13 -c {1.0 / (lam * m)!r} -p {eps} -B -1 -e 1e-4")
-    f_ref, d_ref = f(w_ll), lam * dual
+    w_ll, b_ll, dual = _liblinear(yr, X, f"-s 13 -c {1.0 / (lam * m)!r} -p {eps} -B {-1 if bias == 'none' else 1} "
+                                         "-e 1e-4", with_bias=True)
+    f_ref, d_ref = f(w_ll, b_ll), lam * dual
     assert d_ref <= f_ref and (f_ref - d_ref) / f_ref < 1e-3      # the reference is near-optimal
+    settings = {} if bias is None else {"bias": bias}
     model = train(X, yr, lam=lam, epochs=100, average_from=0.5, sampling="permutation", seed=1,
-                  loss="eps-insensitive", epsilon=eps)
-    got = f(model.w)
-    print(f"{problem} eps-insensitive: pegasos {got:.10f} LIBLINEAR {f_ref:.10f} (dual {d_ref:.10f}) "
-          f"gap {(got - f_ref) / f_ref:.2e}")
+                  loss="eps-insensitive", epsilon=eps, **settings)
+    assert model.bias_mode == ("feature" if bias is None else bias)
+    got = f(model.w, model.bias)
+    print(f"{problem} eps-insensitive, bias {model.bias_mode}: pegasos {got:.10f} LIBLINEAR {f_ref:.10f} "
+          f"(dual {d_ref:.10f}) gap {(got - f_ref) / f_ref:.2e}")
     assert got >= d_ref * (1 - 1e-9)
     assert (got - f_ref) / f_ref <= GAP
 

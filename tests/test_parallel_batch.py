@@ -129,6 +129,7 @@ def test_synthetic_identical_and_equal_to_reference(low_threshold, k, loss):
     model = fit_all(X, y, lam=lam, iterations=T, batch_size=k, order=order, loss=loss, epsilon=0.2,
                     average_from=0.5)
     w_ref, b_ref = ref.pegasos(X, y, lam, ref.cut_batches(order, k, m, "uniform", T), loss=loss, epsilon=0.2,
+                               bias=model.bias_mode,        # the task's default (regression: "feature")
                                projection=model.info["projection"] == "on", average_from_t=20,
                                radius2=radius2(loss, lam, X.toarray(), y, epsilon=0.2))
     assert ref.rel_err(model.w, model.bias, w_ref, b_ref) <= EXACT

@@ -650,22 +650,25 @@ def test_a_seed_beyond_64_bits_is_one_line_error(seed, tmp_path):
 
 
 def test_parameters_have_scikit_learns_names_and_the_command_lines_defaults():
-    """alpha (lambda, as SGDClassifier's alpha) and n_jobs, with pegasos train's defaults: no intercept (the
-    classifier's own bias="auto" learned one where the command line has none), lambda 1e-4, tol, seed 1."""
+    """alpha (lambda, as SGDClassifier's alpha) and n_jobs, with pegasos train's defaults: the bias of the
+    task (the classifier's own bias="auto" learned one where the command line has none; the regressor
+    fits one as --loss eps-insensitive does), lambda 1e-4, tol, seed 1."""
     import os
 
     from pegasos.defaults import DEFAULT_LAMBDA, DEFAULT_SEED, DEFAULT_TOL
     from pegasos.options import TrainOptions
 
     cli = TrainOptions()
-    for est in (PegasosClassifier(), PegasosRegressor(), PegasosRanker()):
+    for est, loss in ((PegasosClassifier(), "hinge"), (PegasosRegressor(), "eps-insensitive"),
+                      (PegasosRanker(), "rank")):
         params = est.get_params()
         assert "lam" not in params and "n_threads" not in params
         assert params["alpha"] == DEFAULT_LAMBDA == cli.lam and params["n_jobs"] is None
         assert params["tol"] == DEFAULT_TOL == cli.tol and params["random_state"] == DEFAULT_SEED == cli.seed
-        assert params.get("bias", "none") == cli.bias == "none"
+        assert params.get("bias", "none") == TrainOptions(loss=loss).bias
         again = clone(est.set_params(alpha=1e-2, n_jobs=-1))
         assert again.get_params()["alpha"] == 1e-2 and again._threads() == (os.cpu_count() or 1)
+    assert PegasosRegressor().get_params()["bias"] == "feature"
     assert PegasosClassifier(n_jobs=2)._threads() == 2 and PegasosClassifier()._threads() == 1
     X, y = _problem(classes=3)
     one, two = PegasosClassifier(n_jobs=1).fit(X, y), PegasosClassifier(n_jobs=2).fit(X, y)

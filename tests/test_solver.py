@@ -546,7 +546,7 @@ def test_feature_bias_converges_on_a9a(real_data, sampling, seed):
     dict(iterations=10, epochs=1),
     dict(batch_size=0), dict(batch_size=-1), dict(batch_size=271),
     dict(average_from=1.0), dict(average_from=-0.1), dict(average_from=1.5),
-    dict(sampling="shuffle"), dict(sampling="Uniform"), dict(bias="yes"), dict(bias=None),
+    dict(sampling="shuffle"), dict(sampling="Uniform"), dict(bias="yes"), dict(bias=""),
     dict(order=[0, 1, 270]), dict(order=[-1]), dict(iterations=10, order=[1, 2, 3]),
     dict(n_features=5),
 ], ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))

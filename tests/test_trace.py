@@ -134,15 +134,16 @@ def test_each_point_is_the_model_a_run_of_t_iterations_outputs(settings):
 def test_regression_trace_records_mean_squared_errors():
     rng = np.random.default_rng(6)
     X = sp.random(300, 10, density=0.5, random_state=rng, format="csr")
-    y = X @ rng.normal(size=10)
+    y = X @ rng.normal(size=10) + 3.0
     Xv = sp.random(50, 12, density=0.5, random_state=rng, format="csr")     # extra columns: ignored
-    yv = Xv[:, :10] @ rng.normal(size=10)
+    yv = Xv[:, :10] @ rng.normal(size=10) + 3.0
     tr = Trace(budget=0)
     model = pegasos.fit((X, y), loss="eps-insensitive", lam=1e-3, epochs=5, trace=tr, validation=(Xv, yv))
+    assert model.bias_mode == "feature" and model.bias != 0.0      # regression's default intercept
     last = tr.rows[-1]
-    f = X @ model.w
+    f = X @ model.w + model.bias
     assert last["train_error"] == pytest.approx(np.mean((f - y) ** 2))
-    fv = Xv[:, :10] @ model.w
+    fv = Xv[:, :10] @ model.w + model.bias
     assert last["validation_mse"] == pytest.approx(np.mean((fv - yv) ** 2))
     assert last["validation_loss"] == pytest.approx(np.maximum(0, np.abs(fv - yv) - 0.1).mean())
     assert "validation_accuracy" not in last

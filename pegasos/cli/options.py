@@ -219,7 +219,7 @@ def _foreign_spelling(option, args, params):
         except (TypeError, ValueError):
             return "pegasos spells LIBLINEAR's -B as --bias feature (a constant feature 1) or --bias none"
         if b <= 0:
-            return f"pegasos spells LIBLINEAR's {shown} (no bias) as --bias none, the default"
+            return f"pegasos spells LIBLINEAR's {shown} (no bias) as --bias none, the default of classification"
         return (f"pegasos spells LIBLINEAR's {shown} as --bias feature"
                 + ("" if b == 1 else " (its constant feature is 1)"))
     if option == "-e":
@@ -369,9 +369,10 @@ problem_options = _options(
                             "-z p (pairs of examples with the same qid).")),
     (("-p", "--epsilon"), dict(type=float, default=0.1, show_default=True,
                                help="Width of the insensitive zone of --loss eps-insensitive.")),
-    (("--bias",), dict(type=click.Choice(BIAS_MODES), default="none", show_default=True,
-                       help="feature: a constant feature 1, regularised (LIBLINEAR -B 1); unregularized: b by "
-                            "sub-gradient steps (a heuristic).")),
+    (("--bias",), dict(type=click.Choice(BIAS_MODES),
+                       help="The intercept b [default: none; feature for --loss eps-insensitive]; feature: a "
+                            "constant feature 1, regularised (LIBLINEAR -B 1); unregularized: b by sub-gradient "
+                            "steps (a heuristic).")),
     (("--multiclass",), dict(type=click.Choice(["ovr", "crammer-singer"]),
                              help="One-vs-rest (the default) or Crammer-Singer.")),
     (("--cost-matrix",), dict(metavar="FILE",

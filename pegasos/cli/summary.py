@@ -145,7 +145,7 @@ def options_record(options):
 
     out = {}
     for f in dataclasses.fields(options):
-        if f.name == "spelling":
+        if f.name == "spelling" or not f.init:
             continue
         v = getattr(options, f.name)
         if isinstance(v, dict):
