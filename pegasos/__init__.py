@@ -49,6 +49,7 @@ _EXPORTS = {
     "DamagedCacheError": "errors",
     "ParameterError": "errors",
     "ExampleError": "errors",
+    "DivergenceError": "errors",
     "ConvergenceWarning": "errors",
     "Outcome": "outcome",
 }
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
     from pegasos.api import fit as fit
     from pegasos.certificate import duality_gap as duality_gap
     from pegasos.errors import (ConvergenceWarning as ConvergenceWarning, DamagedCacheError as DamagedCacheError,
-                                DataError as DataError,
+                                DataError as DataError, DivergenceError as DivergenceError,
                                 ExampleError as ExampleError, ModelFormatError as ModelFormatError,
                                 ParameterError as ParameterError, PegasosError as PegasosError)
     from pegasos.outcome import Outcome as Outcome

@@ -36,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .defaults import AUTO_AVERAGE_FROM, DEFAULT_SAMPLE_SIZE, DEFAULT_SEED, DEFAULT_TOL  # noqa: F401 (autotune.DEFAULT_TOL)
-from .errors import ParameterError
+from .errors import DivergenceError, ParameterError
 from .data import compact_columns, take_rows
 from .io import Chunk
 
@@ -278,9 +278,7 @@ def calibrate_step_offset(X, y, lam, *, loss="hinge", class_weight=None, seed=DE
             model = runs.run(1.0 / (lam * grid[i]))
             f = finite_decisions(decision_values(ex.indptr, ex.indices, ex.data, model.w, model.bias), Xs)
             return float(objective_of_decisions(model, f, ex.y, sample_weight=ex.sample_weight)["objective"])
-        except ParameterError as exc:
-            if "diverged" not in str(exc):
-                raise
+        except DivergenceError:
             return math.inf
 
     r2 = float(np.square(Xs.data, dtype=np.float64).sum()) / s

@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .defaults import DENSE_COLUMNS_FLOOR, DENSE_COLUMNS_PER_VALUE, MAX_LOCAL_WORKERS, MAX_SPLIT, ROUNDS_PER_EPOCH
-from .errors import DataError, ParameterError, PegasosError, counted
+from .errors import DataError, DivergenceError, ParameterError, PegasosError, counted
 from .io import example_line, line_ranges, read_svmlight, read_svmlight_range
 from .labels import BinaryLabels
 from .linear import LinearModel, new_state, projection_radius2
@@ -860,7 +860,7 @@ def _train(groups, shards, spec, options, settings, progress, on_plan, auto_batc
         sync = start_state if start_state is not None else _averaging_state(driver)
         w, b = _run_averaging(groups, sync, plan, sizes, done, extra, settings, progress, checkpoint)
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
-        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+        raise DivergenceError("training diverged to non-finite weights (check the scale of the data and lambda)")
     return checkpoint.model(w, b)
 
 
@@ -989,7 +989,7 @@ def _train_ovr(groups, shards, spec, options, settings, progress, on_plan, repor
     W = np.vstack([w for w, _ in fits])
     biases = np.array([b for _, b in fits], dtype=np.float64)
     if not np.all(np.isfinite(W)) or not np.all(np.isfinite(biases)):
-        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+        raise DivergenceError("training diverged to non-finite weights (check the scale of the data and lambda)")
     info = options.header(plan, examples=n)
     info["index_base"] = str(base)
     info["train_file"] = spec if isinstance(spec, str) else shards[0].name

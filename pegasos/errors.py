@@ -51,6 +51,11 @@ class ParameterError(PegasosError, ValueError):
     """A training or evaluation parameter is out of range."""
 
 
+class DivergenceError(ParameterError):
+    """Training diverged: the weights (or kernel coefficients) became infinite or NaN (the scale of
+    the data, lambda or the step is at fault)."""
+
+
 class ExampleError(ParameterError):
     """A problem with the training examples as the API received them (arrays).
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .defaults import MAX_DEGREE, MIN_LAMBDA, lambda_problem, max_cache_mb
-from .errors import ModelFormatError, ParameterError, PegasosError
+from .errors import DivergenceError, ModelFormatError, ParameterError, PegasosError
 from .data import INT32_MAX, chunk_arrays, compact_columns, csr_arrays, finite_decisions
 from .labels import BinaryLabels
 from .model import (HEADER_KEYS, MAGIC, VERSION, check_float, check_header_consistency,
@@ -306,7 +306,7 @@ def fit_kernel(ex, options, *, labels=None, progress=None, order=None, on_plan=N
     keep = np.argsort(ex_sv, kind="stable")
     ex_sv, coef = ex_sv[keep], coef[keep]
     if not np.all(np.isfinite(coef)):
-        raise ParameterError("training diverged to non-finite coefficients (check the scale of the data "
+        raise DivergenceError("training diverged to non-finite coefficients (check the scale of the data "
                              "and the kernel parameters)")
     sv_indptr, sv_indices, sv_data = _support_rows(indptr, indices, data, ex_sv)
     stats = state.stats()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import ExampleError, ParameterError
+from .errors import DivergenceError, ExampleError, ParameterError
 from .data import check_weight_memory, csr_arrays, finite_decisions
 from .labels import BinaryLabels, sample_weights
 from .model import linear_model_text, model_array, save_model
@@ -644,7 +644,7 @@ def solve(blocks, n_features, options, plan, radius2, *, progress=None, load_fro
         _run_monitored(state, blocks, k, n_threads, load, progress, monitor, plan, bias)
     w, b = _output(state, plan, bias)
     if not np.all(np.isfinite(w)) or not math.isfinite(b):
-        raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+        raise DivergenceError("training diverged to non-finite weights (check the scale of the data and lambda)")
     if return_state:
         return np.ascontiguousarray(w, dtype=np.float64), float(b), state.get_state()
     return np.ascontiguousarray(w, dtype=np.float64), float(b)

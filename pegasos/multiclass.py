@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .defaults import MAX_COST
-from .errors import DataError, ExampleError, ParameterError, counted
+from .errors import DataError, DivergenceError, ExampleError, ParameterError, counted
 from .data import csr_arrays, finite_decisions
 from .labels import sample_weights
 from .data import check_weight_memory
@@ -412,7 +412,7 @@ def fit_multiclass(ex, options, *, class_texts=None, progress=None, on_plan=None
         else:
             W, biases = np.ascontiguousarray(M), np.zeros(K)
         if not np.all(np.isfinite(M)):
-            raise ParameterError("training diverged to non-finite weights (check the scale of the data and lambda)")
+            raise DivergenceError("training diverged to non-finite weights (check the scale of the data and lambda)")
     info = options.header(plan)
     if class_texts is None:
         class_texts = [fmt_label(v) for v in classes]

@@ -536,3 +536,33 @@ def test_the_doubling_compares_the_objective_with_the_example_weights(monkeypatc
         plain = sum(weighted_objective(X, y_k, w_k, b_k, lam, np.ones(m), "feature") for y_k, w_k, b_k in parts)
         assert f == pytest.approx(expected, rel=1e-12)
         assert abs(plain - expected) > 0.1 * expected
+
+
+def test_a_diverged_calibration_run_is_a_typed_error_scored_inf(monkeypatch):
+    """The calibration scores a run that diverged as inf by its type (DivergenceError), not by the words of
+    its message; any other ParameterError of a run propagates."""
+    import math
+
+    from pegasos import linear
+    from pegasos.errors import DivergenceError
+
+    X, y = pegasos.load_svmlight(str(data_file("heart_scale/heart_scale")))
+    real = linear.OffsetRuns.run
+
+    def run(self, t0):
+        if 1.0 / (self.options.lam * t0) > 1.01e-2:              # every eta0 above 1e-2 "diverges"
+            raise DivergenceError("weights went to inf")          # (the words say nothing of divergence)
+        return real(self, t0)
+
+    monkeypatch.setattr(linear.OffsetRuns, "run", run)
+    t0, eta0, table = autotune.calibrate_step_offset(X, y, 1e-4, details=True)
+    assert any(math.isinf(v) for _, v in table) and any(math.isfinite(v) for _, v in table)
+    best = min(table, key=lambda r: (r[1], r[0]))
+    assert math.isfinite(best[1]) and best[0] <= 1.01e-2
+
+    def other(self, t0):
+        raise ParameterError("other")
+
+    monkeypatch.setattr(linear.OffsetRuns, "run", other)
+    with pytest.raises(ParameterError, match="other"):
+        autotune.calibrate_step_offset(X, y, 1e-4)
