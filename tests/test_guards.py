@@ -106,3 +106,16 @@ def test_regression_targets_whose_sum_overflows_are_named_in_one_line(tmp_path, 
 
     with pytest.raises(ExampleError, match="example 2"):
         pegasos.fit(str(data), loss="eps-insensitive")
+
+
+@pytest.mark.parametrize("command", ["cv", "search"])
+@pytest.mark.parametrize("opts, fragment", [
+    (["-p", "0.5"], "-p/--epsilon is the width of the eps-insensitive loss"),
+    (["--cache-mb", "10"], "--cache-mb sizes the cache of kernel rows"),
+])
+def test_cv_and_search_refuse_the_model_options_train_refuses(tmp_path, command, opts, fragment):
+    """cv and search train train's model: what train refuses as unused by it, they refuse too (they took
+    -p with the hinge loss and --cache-mb with a linear model and ignored them)."""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7 / 7:.3f} 2:{i % 5 / 5:.2f}\n" for i in range(40)))
+    usage_error(run_pegasos(command, *opts, data), fragment)

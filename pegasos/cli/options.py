@@ -529,6 +529,22 @@ def given_on_command_line():
     return frozenset(given)
 
 
+def refuse_model_options_that_do_not_apply(options, resumed=False):
+    """One-line errors for train's, cv's and search's model options given on the command line that the
+    model of ``options`` (validated TrainOptions) has no use for: -p without the eps-insensitive loss
+    (unless ``resumed``: --init's model gives the loss), --cache-mb without a kernel (their siblings,
+    --gamma with a linear model say, are refused alike)."""
+    from ..errors import ParameterError
+
+    given = given_on_command_line()
+    if "epsilon" in given and options.loss != "eps-insensitive" and not resumed:
+        raise ParameterError(f"-p/--epsilon is the width of the eps-insensitive loss: it applies to --loss "
+                             f"eps-insensitive, not {options.loss}")
+    if "cache_mb" in given and options.kernel == "linear":
+        raise ParameterError("--cache-mb sizes the cache of kernel rows: it applies with --kernel poly, rbf or "
+                             "sigmoid (the file cache of --stream is --cache FILE)")
+
+
 def option_settings(settings):
     """The TrainOptions fields among a command's parameters (--finish-passes parsed)."""
     out = {k: settings[k] for k in _OPTION_PARAMS if k in settings}

@@ -9,7 +9,7 @@ from ..defaults import MAX_POINTS
 from .common import UsageLine, echo_json, errors_to_click, was_given, is_stdout, fmt, quiet_dask, usage_errors
 from .progress import Progress
 from .options import (SectionedCommand, cluster_options, option_settings, parse_class_weights, model_options,
-                      ONE_RUN_ONLY, without_options)
+                      ONE_RUN_ONLY, refuse_model_options_that_do_not_apply, without_options)
 from .notes import note_worse_than_zero_runs, note_uncertified_folds, note_uncertified_points
 from .reading import options_of_data, read_training_data
 from .summary import options_record
@@ -32,6 +32,7 @@ def _selection_setup(data, paper, threads, cost_matrix, class_weights, stream, s
         options = TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
                                class_weight=parse_class_weights(class_weights), spelling="cli",
                                **option_settings(settings)).validate()
+        refuse_model_options_that_do_not_apply(options)
     if cache_file is not None:
         from ..model import check_distinct_files
 
@@ -91,9 +92,11 @@ def _remote_options(paper, threads, class_weights, settings):
         if settings.get("cost_c") is not None:
             raise ParameterError("-c C sets lambda = 1/(C m), and with --engine dask the workers read DATA, not "
                                  "this machine: give -l/--lambda")
-        return TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
-                            class_weight=parse_class_weights(class_weights), spelling="cli",
-                            **option_settings(settings)).validate()
+        options = TrainOptions(n_threads=threads, preset="paper" if paper else "auto",
+                               class_weight=parse_class_weights(class_weights), spelling="cli",
+                               **option_settings(settings)).validate()
+        refuse_model_options_that_do_not_apply(options)
+        return options
 
 
 def _fold_text(task):

@@ -11,7 +11,7 @@ from .common import is_shard_data, echo_json, errors_to_click, was_given, is_std
 from .progress import Progress, TrainingBar
 from .options import (SectionOption, SectionedCommand, solver_options, problem_options, kernel_options,
                       streaming_options, data_options, check_options, given_on_command_line,
-                      option_settings, parse_class_weights)
+                      option_settings, parse_class_weights, refuse_model_options_that_do_not_apply)
 from .notes import (note_outcome, note_stream_fits, note_unused_qid, note_worse_than_start,
                     note_worse_than_zero)
 from .reading import index_base_of, options_of_data, read_training_data
@@ -276,12 +276,7 @@ def _refuse_options_that_do_not_apply(options, trace_file, validation_file, init
     def given(name):
         return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
 
-    if given("epsilon") and options.loss != "eps-insensitive" and init_model is None:   # --init: the model's loss
-        raise ParameterError(f"-p/--epsilon is the width of the eps-insensitive loss: it applies to --loss "
-                             f"eps-insensitive, not {options.loss}")
-    if given("cache_mb") and options.kernel == "linear":
-        raise ParameterError("--cache-mb sizes the cache of kernel rows: it applies with --kernel poly, rbf or "
-                             "sigmoid (the file cache of --stream is --cache FILE)")
+    refuse_model_options_that_do_not_apply(options, resumed=init_model is not None)
     if given("trace_points") and trace_file is None and validation_file is None:
         raise ParameterError("--trace-points sets the checks of --trace FILE or --validation FILE: give one")
     if given("trace_budget") and trace_file is None:
