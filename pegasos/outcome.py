@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .defaults import DEFAULT_EPOCHS
+from .errors import ParameterError
 from .solver import Plan, Solver
 
 
@@ -28,7 +29,7 @@ class Stop(str, enum.Enum):
     EPOCH_CAP = "epoch cap"        # Pegasos: the automatic length reached its cap of epochs
     WORK_CAP = "work cap"          # Pegasos: the next doubling would train too long for what it gains
     LENGTH = "length"              # Pegasos ran the T or epochs given
-    DEFAULT_LENGTH = "default length"   # kernel Pegasos ran the default epochs (its length is not automatic)
+    DEFAULT_LENGTH = "default length"   # Pegasos ran the default epochs: no length given, none automatic
     EARLY_STOP = "early stop"      # the validation metric stopped improving
     STREAM = "stream passes"       # a streamed run's passes, its certified gap above tol (pegasos.stream)
 
@@ -123,9 +124,10 @@ class Outcome:
             return (f"the model's certified relative gap is {gap:.3g}, above tol {self.tol!r}: it is not "
                     "certified",)
         if self.stop is Stop.DEFAULT_LENGTH:
-            return (f"kernel Pegasos has no automatic length: it ran the default {DEFAULT_EPOCHS} epochs, not checked "
-                    "against tol; give epochs (or T) for another length, or the dual solver for a model certified "
-                    "within tol",)
+            return (f"no length was given and this run has no automatic one (a kernel, the paper's settings or "
+                    f"another step schedule): it ran the default {DEFAULT_EPOCHS} epochs, not checked against tol; "
+                    "give epochs (or T) for another length, or the default settings (pegasos.fit, the dual solver) "
+                    "for a model certified within tol",)
         if self.stop is Stop.WORK_CAP:
             return (f"Pegasos' automatic length stopped at {self.epochs:g} epochs, where the last doubling gained "
                     "at most 1% and the next would train more than 2^24 iterations over all classes (tol not "
@@ -177,6 +179,18 @@ def _stop_of(info: dict[str, str], tol: float, passes_given: bool) -> Stop:
     return Stop.LENGTH
 
 
+def _ran_the_default_length(info, options):
+    """Whether a run of given length ran the default one because none was given (no T, no epochs) and it
+    has no automatic one: its T is that of ``options``' plan for its examples (a resumed run, whose length
+    is one epoch, is not)."""
+    if options.iterations is not None or options.epochs is not None:
+        return False
+    try:
+        return int(info["iterations"]) == options.plan(int(info["train_examples"])).T
+    except (KeyError, ValueError, ParameterError):
+        return False
+
+
 def record_outcome(model, chosen: Plan, options):
     """Write the outcome of ``model`` (trained by ``chosen`` with ``options``) into its header.
 
@@ -198,7 +212,7 @@ def record_outcome(model, chosen: Plan, options):
         reason += KEPT_DUAL
     tol = float(options.tol if options.tol_gap is None else options.tol_gap)
     stop = _stop_of(info, tol, options.finish_passes is not None)
-    if stop is Stop.LENGTH and options.kernel != "linear" and options.length_is_automatic:
+    if stop is Stop.LENGTH and _ran_the_default_length(info, options):
         stop = Stop.DEFAULT_LENGTH
     outcome = Outcome(solver=used, reason=f"auto: {reason}" if chosen.asked == "auto" else reason, stop=stop, tol=tol)
     info.update(outcome.header())

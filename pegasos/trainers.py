@@ -5,7 +5,9 @@ defaults, ``preset="paper"``: i.i.d. sampling, the last iterate, the step
 1/(lambda t), 10 epochs, unless the keywords say otherwise), runs one
 trainer on arrays and records the outcome in the model's header
 (:func:`pegasos.outcome.record_outcome`, under :func:`pegasos.solver.plan`'s
-plan, as every entry point does).  :func:`pegasos.fit` is the entry point that picks the
+plan, as every entry point does); its diagnostics are raised as
+:class:`pegasos.errors.ConvergenceWarning` (a run given no length says it ran
+the default epochs, which nothing checked).  :func:`pegasos.fit` is the entry point that picks the
 trainer and the automatic defaults.
 """
 
@@ -18,7 +20,7 @@ from .labels import BinaryLabels
 from .linear import fit_linear
 from .errors import ParameterError
 from .options import TrainOptions
-from .outcome import record_outcome
+from .outcome import record_outcome, warn_diagnostics
 from .solver import Problem, Solver, plan
 
 if TYPE_CHECKING:
@@ -91,8 +93,8 @@ def train(X: Matrix, y: ArrayLike, *, labels: BinaryLabels | None = None, n_feat
     chosen = _pegasos_plan(ex, options, resumed=init is not None or start is not None)
     if labels is None and options.task == "binary":
         labels = BinaryLabels.from_values(ex.y)
-    return record_outcome(fit_linear(ex, options, labels=labels, progress=progress, order=order, init=init,
-                                     monitor=monitor, start=start), chosen, options)
+    return warn_diagnostics(record_outcome(fit_linear(ex, options, labels=labels, progress=progress, order=order,
+                                                      init=init, monitor=monitor, start=start), chosen, options))
 
 
 def _pegasos_plan(ex, options, resumed=False, dual_runs=False):
@@ -144,7 +146,8 @@ def train_multiclass(X: Matrix, y: ArrayLike, *, method: str = "ovr", n_features
     chosen = _pegasos_plan(ex, options)
     from .multiclass import fit_multiclass      # imported when used: binary runs do not need it
 
-    return record_outcome(fit_multiclass(ex, options, class_texts=class_texts, progress=progress), chosen, options)
+    return warn_diagnostics(record_outcome(fit_multiclass(ex, options, class_texts=class_texts, progress=progress),
+                                           chosen, options))
 
 
 @overload
@@ -192,5 +195,5 @@ def train_kernel(X: Matrix, y: ArrayLike, *, kernel: str = "rbf", labels: Binary
     from .kernel import fit_kernel              # imported when used: linear runs do not need it
 
     out = fit_kernel(ex, options, labels=labels, progress=progress, order=order, return_state=return_state)
-    record_outcome(out[0] if return_state else out, chosen, options)
+    warn_diagnostics(record_outcome(out[0] if return_state else out, chosen, options))
     return out

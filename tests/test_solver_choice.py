@@ -10,6 +10,7 @@
 """
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -306,14 +307,37 @@ def test_kernel_pegasos_without_a_length_says_it_ran_the_default_epochs(tmp_path
     X, y = binary(m=200, n=5, seed=6)
     data = write_svm(tmp_path / "d.svm", X, y)
     r = run_pegasos("train", "--solver", "pegasos", "--kernel", "rbf", data, tmp_path / "m")
-    assert r.returncode == 0 and "kernel Pegasos has no automatic length: it ran the default 10 epochs" in r.stderr
+    said = "no length was given and this run has no automatic one (a kernel, the paper's settings"
+    assert r.returncode == 0 and said in r.stderr and "it ran the default 10 epochs" in r.stderr
     info = pegasos.load_model(str(tmp_path / "m")).info
     assert info["stop"] == "default length" and info["iterations"] == "2000" and "tol" not in info
-    with pytest.warns(pegasos.ConvergenceWarning, match="no automatic length"):
+    with pytest.warns(pegasos.ConvergenceWarning, match="no automatic one"):
         pegasos.fit((X, y), kernel="rbf", solver="pegasos")
     r = run_pegasos("train", "--solver", "pegasos", "--kernel", "rbf", "--epochs", "3", data, tmp_path / "m")
-    assert r.returncode == 0 and "automatic length" not in r.stderr
+    assert r.returncode == 0 and "no automatic one" not in r.stderr
     assert pegasos.load_model(str(tmp_path / "m")).info["stop"] == "length"
+
+
+def test_the_papers_run_without_a_length_says_it_ran_the_default_epochs(tmp_path):
+    """pegasos.train(X, y, lam=...) is the paper's run (10 i.i.d. epochs, the last iterate): a user took it for
+    what `pegasos train` does and got an objective 18 times the optimum with no word.  It warns, as --paper
+    without -T notes; a given length, or a resumed run (one epoch), says nothing."""
+    X, y = binary(m=200, n=5, seed=6)
+    with pytest.warns(pegasos.ConvergenceWarning, match="it ran the default 10 epochs"):
+        model = pegasos.train(X, y, lam=1e-4)
+    assert model.info["stop"] == "default length"
+    with pytest.warns(pegasos.ConvergenceWarning, match="no automatic one"):
+        pegasos.train_multiclass(*multiclass(m=200, n=8, classes=3, seed=2), lam=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pegasos.ConvergenceWarning)
+        assert pegasos.train(X, y, lam=1e-4, epochs=10).info["stop"] == "length"
+    data = write_svm(tmp_path / "d.svm", X, y)
+    r = run_pegasos("train", "--paper", data, tmp_path / "p")
+    assert r.returncode == 0 and "it ran the default 10 epochs" in r.stderr
+    ok(run_pegasos("train", "-q", data, tmp_path / "d"))
+    r = run_pegasos("train", "--init", tmp_path / "d", data, tmp_path / "r")
+    assert r.returncode == 0 and "no automatic one" not in r.stderr
+    assert pegasos.load_model(str(tmp_path / "r")).info["stop"] == "length"
 
 
 def test_the_keyword_trainers_record_their_outcome(tmp_path):
@@ -321,7 +345,7 @@ def test_the_keyword_trainers_record_their_outcome(tmp_path):
     entry point records it."""
     X, y = binary(m=200, n=8, seed=7, noise=0.1)
     Xm, ym = multiclass(m=200, n=8, classes=3, seed=2)
-    for model in (pegasos.train(X, y, lam=1e-3), pegasos.train_multiclass(Xm, ym, lam=1e-3),
+    for model in (pegasos.train(X, y, lam=1e-3, epochs=10), pegasos.train_multiclass(Xm, ym, lam=1e-3, epochs=10),
                   pegasos.train_kernel(X, y, lam=1e-3, epochs=2)):
         outcome = Outcome.from_header(model.info)
         assert outcome is not None and outcome.solver is Solver.PEGASOS and outcome.stop is Stop.LENGTH
