@@ -37,7 +37,8 @@ TASK_OF_LOSS = {"hinge": "binary", "log": "binary", "squared-hinge": "binary",
                 "eps-insensitive": "regression", "rank": "ranking"}
 MULTICLASS_METHODS = ("ovr", "crammer-singer")
 #: the bias of a run that gives none, by task: an intercept for regression, whose targets seldom have mean 0
-#: (SVMlight's -z r learns b too); none for classification (the paper's problem, LIBLINEAR's -B -1, what the
+#: (SVMlight's -z r learns b too, unregularised; this one is regularised: pegasos.outcome.held_intercept says
+#: when that holds it back); none for classification (the paper's problem, LIBLINEAR's -B -1, what the
 #: certificates and the dual solver are written for) and ranking (a bias cancels in the pairs)
 DEFAULT_BIAS = {"binary": "none", "regression": "feature", "ranking": "none"}
 KERNELS = ("linear", "poly", "rbf", "sigmoid")

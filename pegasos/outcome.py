@@ -223,14 +223,34 @@ def record_outcome(model, chosen: Plan, options):
     return model
 
 
+#: lambda |b| from which a regression's regularised intercept is said to be held back: at the optimum of the
+#: eps-insensitive loss, lambda b = (1/m) sum_i s_i with s_i in [-1, 1] the residuals' side (outside the
+#: tube), so lambda |b| near 1 means most residuals lie on one side: b could not follow the targets' offset
+HELD_INTERCEPT = 0.5
+
+
+def held_intercept(model) -> str | None:
+    """The diagnostic of a regression model whose intercept (``bias_mode`` "feature", regularised as a
+    weight) is held back by lambda (lambda |b| >= :data:`HELD_INTERCEPT`), or None."""
+    if getattr(model, "task", None) != "regression" or getattr(model, "bias_mode", None) != "feature":
+        return None
+    held = float(model.lam) * abs(float(model.bias))
+    if not held >= HELD_INTERCEPT:
+        return None
+    return (f"the intercept b = {float(model.bias):.6g} is held back by its regularisation (lambda |b| = {held:.2f}, "
+            "where 1 means every residual lies on one side): the targets' offset is large against 1/lambda; "
+            "subtract their mean from the targets, or give a smaller lambda")
+
+
 def warn_diagnostics(model):
-    """Raise each diagnostic of ``model``'s outcome as a :class:`pegasos.errors.ConvergenceWarning`;
-    returns ``model``."""
+    """Raise each diagnostic of ``model``'s outcome, and :func:`held_intercept`'s, as a
+    :class:`pegasos.errors.ConvergenceWarning`; returns ``model``."""
     import warnings
 
     from .errors import ConvergenceWarning
 
     outcome = Outcome.from_header(getattr(model, "info", {}))
-    for line in () if outcome is None else outcome.diagnostics:
+    held = held_intercept(model)
+    for line in (() if outcome is None else outcome.diagnostics) + (() if held is None else (held,)):
         warnings.warn(line, ConvergenceWarning, stacklevel=3)
     return model

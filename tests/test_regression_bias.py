@@ -188,3 +188,27 @@ def test_the_regressor_is_as_good_as_scikit_learns_linear_svr(problem):
     _, X, y = problem
     peer = svm.LinearSVR(epsilon=EPS, max_iter=100_000, random_state=0).fit(X, y)
     assert PegasosRegressor().fit(X, y).score(X, y) >= peer.score(X, y) - 0.01
+
+
+def test_an_intercept_held_back_by_lambda_is_said(tmp_path, problem):
+    """The intercept is regularised as a weight, so at the optimum lambda |b| <= 1 (the residuals' sides
+    balance lambda b): targets offset by 50000 at lambda 1e-4 leave b near 1/lambda and a model far from
+    them, which train's summary and pegasos.fit said nothing of.  A note (with -q too) and a
+    ConvergenceWarning; the offset of 150 says nothing."""
+    import warnings
+
+    from pegasos.outcome import HELD_INTERCEPT
+
+    _, X, y = problem
+    far = small_data.write_svm(tmp_path / "far.svm", X, y - OFFSET + 50000.0)
+    r = run_pegasos("train", "-q", "--loss", "eps-insensitive", far, tmp_path / "far.model")
+    assert r.returncode == 0 and "the intercept b = " in r.stderr and "held back" in r.stderr
+    model = pegasos.load_model(str(tmp_path / "far.model"))
+    assert model.lam * abs(model.bias) >= HELD_INTERCEPT
+    with pytest.warns(pegasos.ConvergenceWarning, match="held back by its regularisation"):
+        pegasos.fit((X, y - OFFSET + 50000.0), loss="eps-insensitive")
+    r = run_pegasos("train", "-q", "--loss", "eps-insensitive", problem[0], tmp_path / "near.model")
+    assert r.returncode == 0 and "held back" not in r.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pegasos.ConvergenceWarning)
+        pegasos.fit((X, y), loss="eps-insensitive")

@@ -12,6 +12,8 @@ def note_outcome(outcome, result, d, options, quiet):
     """train's notes on how the run ended (:attr:`pegasos.outcome.Outcome.diagnostics`, the ones
     :func:`pegasos.fit` warns with).  A model the dual solver did not certify is said with -q too (a cron
     job's mail), with what may help: scaling the features, more passes."""
+    from ..outcome import held_intercept
+
     uncertified_dual = outcome.certified_gap is not None and not outcome.certified
     for line in outcome.diagnostics:
         if uncertified_dual:
@@ -21,6 +23,9 @@ def note_outcome(outcome, result, d, options, quiet):
             _note_scale(d, finding)
         elif not quiet:
             click.echo(f"pegasos: note: {line}{gap_hint(result)}", err=True)
+    held = held_intercept(result)
+    if held is not None:                # (with -q too: the model predicts far from the targets)
+        click.echo(f"pegasos: note: {held}", err=True)
 
 
 def note_unused_qid(d, options):
