@@ -449,7 +449,11 @@ def train_until_converged(ex, options, *, labels=None, progress=None, start=None
 def ovr_step_offset(ex, options):
     """The calibrated t0 of a one-vs-rest run: :func:`step_offset_for` on the largest class
     against the rest (each example's weight its class weight times its sample weight)."""
-    return step_offset_for(_largest_class_problem(ex, options), options.replace(class_weight=None, multiclass=None))
+    from .labels import BinaryLabels
+
+    # labels -1/+1 given: a batch of partial_fit may hold the largest class alone (or none of it)
+    return step_offset_for(_largest_class_problem(ex, options), options.replace(class_weight=None, multiclass=None),
+                           BinaryLabels(-1.0, 1.0))
 
 
 def _largest_class_problem(ex, options):

@@ -292,6 +292,21 @@ def test_classes_missing_from_a_batch_and_bad_labels():
     assert est.n_iter_ == 3                                  # the refused calls changed nothing
 
 
+def test_a_first_batch_of_one_class_of_several_calibrates_and_trains():
+    """The step offset is calibrated on the largest class against the rest: a first batch holding one class
+    of three made that problem all +1, and the calibration refused it with a message about binary training
+    (the binary case, whose labels are given, took such a batch)."""
+    X, y = multiclass(K=3)
+    for first in ("ant", "bee"):
+        est = PegasosClassifier()
+        one = y == first
+        est.partial_fit(X[one], y[one], classes=["ant", "bee", "cat"])
+        assert est.decision_function(X).shape == (90, 3) and np.all(np.isfinite(est.coef_))
+        assert np.mean(est.predict(X[one]) == first) > 0.5      # its own class scores above the rest
+        est.partial_fit(X, y)
+        assert est.n_iter_ == 2 and est.score(X, y) > 0.5
+
+
 def test_pickled_mid_way_goes_on_as_the_original():
     X, y = multiclass(K=3)
     est = PegasosClassifier(bias="feature").partial_fit(X, y)
