@@ -22,7 +22,7 @@ from .errors import DataError, ExampleError, ParameterError
 from .examples import as_examples
 from .labels import BinaryLabels
 from .linear import fit_linear
-from .options import TrainOptions
+from .options import OPTION_FIELDS, TrainOptions
 from .outcome import record_outcome, warn_diagnostics
 from .solver import Problem, Solver, plan, run_options
 
@@ -152,6 +152,15 @@ def fit(data: Data, options: TrainOptions | None = None, *, progress: Callable[[
         if name in settings:
             raise ParameterError(f"fit takes {name} inside the data: (X, y, qid) or (X, y, qid, sample_weight), "
                                  f"not {name}=")
+    unknown = sorted(set(settings) - set(OPTION_FIELDS) - {"spelling", "given"})
+    if unknown:
+        from difflib import get_close_matches
+
+        close = get_close_matches(unknown[0], OPTION_FIELDS, n=1)
+        hint = {"C": " (lambda = 1/(C m): give lam)", "alpha": " (the estimators' alpha is lam here)"}.get(
+            unknown[0], f" (did you mean {close[0]}?)" if close else "")
+        raise ParameterError(f"fit takes no setting {unknown[0]!r}{hint}; its settings are the fields of "
+                             "pegasos.TrainOptions")
     if options is None:
         options = TrainOptions(**settings)
     elif settings:

@@ -657,8 +657,9 @@ def duality_gap(model: LinearModel | MulticlassModel, X: Matrix, y: ArrayLike, *
     passes : int in [0, 10^6] or None
         None (the default): the passes of ``until_stalled`` with the bound
         of :data:`AUTO_GAP_PASSES`, as ``pegasos objective --gap`` runs them
-        (20 fixed passes, the default before, certified a model within
-        0.16% at 69%).  Otherwise the passes of dual coordinate ascent (with shrinking,
+        (they go on while the gap shrinks; the result's ``stalled`` is True
+        when they ended because it stopped shrinking, also for a gap
+        already within reach of the optimum).  Otherwise the passes of dual coordinate ascent (with shrinking,
         :class:`ShrinkingPasses`) after the start from the margins (each
         O(nnz(X)) at most, plus the columns the examples use: a dual on fewer
         than half of the d columns runs on them, renumbered, with the same

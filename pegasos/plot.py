@@ -291,8 +291,20 @@ def save_figure(fig, path):
     """
     from .model import atomic_write
 
+    fmt = figure_format(path)
+    atomic_write(os.fspath(path), lambda f: fig.savefig(f, format=fmt), binary=True)
+
+
+def figure_format(path: str | os.PathLike[str]) -> str:
+    """The format of a figure file by its suffix: "png", "svg" or "pdf".
+
+    Raises
+    ------
+    ParameterError
+        Another suffix (named with -o, the command line's option).
+    """
     shown = os.fspath(path)
     fmt = os.path.splitext(shown)[1].lower().lstrip(".")
     if fmt not in ("png", "svg", "pdf"):
         raise ParameterError(f"-o: the figure file {shown!r} must end in .png, .svg or .pdf")
-    atomic_write(shown, lambda f: fig.savefig(f, format=fmt), binary=True)
+    return fmt

@@ -185,6 +185,7 @@ def test_search_answers_c_with_its_grid(tmp_path):
     (("-r", "1"), ("-r 1", "--coef0 1")),
     (("-z", "p"), ("SVMlight's -z p", "--loss rank")),
     (("-z", "r"), ("--loss eps-insensitive",)),
+    (("-b", "1"), ("-b 1 (probability estimates)", "--loss log", "predict --proba")),
     # LIBSVM's shrinking switch, which -h (help) would have answered with exit 0 and no model
     (("-h", "0"), ("LIBSVM -h 0", "-h alone")),
     (("-h1",), ("LIBSVM -h 1",)),

@@ -477,3 +477,18 @@ def test_batch_larger_than_the_data_names_the_cli_option(tmp_path):
     assert r.returncode == 1 and "-k/--batch-size: the batch size k = 1000" in r.stderr
     r = run_pegasos("objective", "-l", "0", data, tmp_path / "m")
     assert r.returncode == 2 and "-l/--lambda" in r.stderr
+
+
+@pytest.mark.parametrize("keyword, words", [
+    ("C", "lambda = 1/(C m): give lam"),
+    ("alpha", "the estimators' alpha is lam here"),
+    ("lamda", "did you mean lam?"),
+    ("no_such_setting", "fields of pegasos.TrainOptions"),
+])
+def test_fit_names_a_keyword_that_is_no_setting(keyword, words):
+    """fit(..., C=1) reached TrainOptions' constructor as a raw TypeError; it is a ParameterError naming
+    the keyword and what pegasos calls the setting."""
+    X, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
+    with pytest.raises(ParameterError, match=re.escape(words)) as info:
+        pegasos.fit((X, y), **{keyword: 1.0})
+    assert repr(keyword) in str(info.value)

@@ -79,7 +79,7 @@ def test_plot_command_writes_the_requested_format(tmp_path, traces, suffix):
 
 
 def test_plot_errors_are_one_line(tmp_path, traces):
-    one_error(run_pegasos("plot", traces[0], "-o", tmp_path / "f.gif"), ".png, .svg or .pdf")
+    usage_error(run_pegasos("plot", traces[0], "-o", tmp_path / "f.gif"), ".png, .svg or .pdf")   # a bad -o: exit 2
     bad = tmp_path / "bad.csv"
     bad.write_text("1 1:0.5\n")
     one_error(run_pegasos("plot", bad, "-o", tmp_path / "f.png"), f"{bad}, line 1", "not a pegasos trace")

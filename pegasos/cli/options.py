@@ -245,6 +245,9 @@ def _foreign_spelling(option, args, params):
         return (f"pegasos spells SVMlight's {shown} as {tasks[value]}" if value in tasks else
                 "pegasos spells SVMlight's -z c, r and p as the default (classification), --loss eps-insensitive "
                 "and --loss rank")
+    if option == "-b":
+        return ("pegasos spells LIBSVM's and LIBLINEAR's -b 1 (probability estimates) as --loss log at training "
+                "and pegasos predict --proba (-b 0 is the default)")
     if option == "--explain" and "explain" not in params:
         return "--explain is train's: pegasos train --explain DATA says which solver a run on DATA takes, and why"
     if option == "-C":

@@ -2,7 +2,7 @@
 
 import click
 
-from .common import Command, Finite, errors_to_click
+from .common import Command, Finite, errors_to_click, usage_errors
 
 
 @click.command(cls=Command)
@@ -25,8 +25,10 @@ def plot(traces, output, x_axis, optimum, title):
     Needs matplotlib (pip install 'pegasos[plot]').
     """
     from ..model import check_writable
-    from ..plot import plot_traces, save_figure
+    from ..plot import figure_format, plot_traces, save_figure
 
+    with usage_errors():
+        figure_format(output)
     check_writable(output)
     fig = plot_traces(list(traces), x=x_axis, optimum=optimum, title=title)
     save_figure(fig, output)
