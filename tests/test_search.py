@@ -191,3 +191,22 @@ def test_search_takes_allow_one_class_as_cv_does(tmp_path):
     r = json.loads(ok(run_pegasos("search", "--json", "--allow-one-class", "-l", "1e-3,1e-1", "-v", "2", data)))
     assert len(r["rows"]) == 2 and r["best"]["lam"] in (1e-3, 1e-1), r
     error_line(run_pegasos("search", "-l", "1e-3,1e-1", "-v", "2", data), "exactly two label values", status=1)
+
+
+def test_a_best_point_on_an_edge_of_the_grid_is_said(tmp_path):
+    """A best lambda at the grid's end may be beaten beyond it: search said nothing (a user's regression
+    search picked its grid's smallest lambda); a best point inside the grid says nothing."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 4))
+    y = X @ np.array([3.0, -2.0, 1.0, 0.5]) + 0.1 * rng.normal(size=200)
+    data = tmp_path / "r.svm"
+    data.write_text("".join(f"{t:.4f} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(x)) + "\n"
+                            for x, t in zip(X, y)))
+    r = run_pegasos("search", "-q", "--loss", "eps-insensitive", "-l", "1e-1,1", data)
+    assert r.returncode == 0, r.stderr
+    assert "the best lambda, 0.1, is the grid's smallest" in r.stderr and "extend the grid" in r.stderr
+    grid = [1e-9, 1e-6, 1e-3, 1e-1, 1.0]
+    r = run_pegasos("search", "-q", "--json", "--loss", "eps-insensitive", "-l", ",".join(map(repr, grid)), data)
+    assert r.returncode == 0, r.stderr
+    best = json.loads(r.stdout)["best"]["lam"]
+    assert ("extend the grid" in r.stderr) == (best in (min(grid), max(grid))), (best, r.stderr)

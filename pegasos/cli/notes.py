@@ -243,6 +243,20 @@ def note_uncertified_folds(per_fold, tol):
                "those of models far from it; `pegasos train` on the data says why and what helps", err=True)
 
 
+def note_best_on_an_edge(best, grids):
+    """search's note when the best point lies at an end of a grid of several values (``grids``: {"lam":
+    lambdas, "gamma": gammas or None}): the best may lie beyond it."""
+    for key, option in (("lam", "-l/--lambda"), ("gamma", "--gamma")):
+        values = grids.get(key)
+        if values is None or len(set(values)) < 2 or key not in best:
+            continue
+        end = "smallest" if best[key] == min(values) else "largest" if best[key] == max(values) else None
+        if end is not None:
+            name = "lambda" if key == "lam" else key
+            click.echo(f"pegasos: note: the best {name}, {best[key]!r}, is the grid's {end}: a better one may lie "
+                       f"beyond it; extend the grid ({option} LO:HI)", err=True)
+
+
 def note_uncertified_points(rows, tol):
     """search's note naming the grid points whose models (the worst fold's) were not certified within
     ``tol``, as cv's names its folds: their metrics may be those of models far from the optimum."""

@@ -10,7 +10,7 @@ from .common import UsageLine, echo_json, errors_to_click, was_given, is_stdout,
 from .progress import Progress
 from .options import (SectionedCommand, cluster_options, option_settings, parse_class_weights, model_options,
                       ONE_RUN_ONLY, refuse_model_options_that_do_not_apply, without_options)
-from .notes import note_worse_than_zero_runs, note_uncertified_folds, note_uncertified_points
+from .notes import note_best_on_an_edge, note_worse_than_zero_runs, note_uncertified_folds, note_uncertified_points
 from .reading import options_of_data, read_training_data
 from .summary import options_record
 
@@ -264,6 +264,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
         r["validation"] = validation
         r["options"] = options_record(options)
         echo_json(r)
+        note_best_on_an_edge(r["best"], {"lam": lambdas, "gamma": gammas})
         note_uncertified_points(r["rows"], options.tol)        # on stderr, as cv --json keeps its notes
         note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
                                   "lambda {!r}")
@@ -287,6 +288,7 @@ def search(data, model, lambda_grid, points, gamma_grid, gamma_points, folds, va
     best = " ".join(f"{'lambda' if k == 'lam' else k}={v!r}" for k, v in r["best"].items())
     lines.append(f"best: {best}" + (f" | model {model} (trained on all of {path})" if model is not None else ""))
     click.echo("\n".join(lines), file=out)
+    note_best_on_an_edge(r["best"], {"lam": lambdas, "gamma": gammas})
     note_uncertified_points(r["rows"], options.tol)
     note_worse_than_zero_runs(r["rows"], "lam", r["task"], options, "grid points (their folds' mean)",
                               "lambda {!r}")
