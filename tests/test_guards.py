@@ -50,6 +50,8 @@ def test_usage_errors(files, args):
         assert "needs --compare" in out.stderr
     out = run_pegasos("eval", data, good, "--fail-under", "accuracy=high")
     assert out.returncode == 2 and "METRIC=NUMBER" in out.stderr
+    out = run_pegasos("eval", data, good, "--fail-under", "0.95")       # the metric left out: not "unknown metric"
+    assert out.returncode == 2 and "expects METRIC=NUMBER, got '0.95'" in out.stderr and "unknown" not in out.stderr
 
 
 def test_compare_and_fail_if_worse(files):

@@ -201,6 +201,9 @@ def _parse_guards(items, option, known):
     for item in items:
         name, sep, value = item.partition("=")
         name = name.strip()
+        if not sep:                     # (a bare number, say: the metric left out)
+            raise UsageLine(f"{option} expects METRIC=NUMBER, got {item!r}; the metrics of this model: "
+                            f"{', '.join(known)}")
         if name not in known:
             raise UsageLine(f"{option}: unknown metric {name!r}; the metrics of this model: "
                             f"{', '.join(known)}")
