@@ -507,11 +507,19 @@ def _evaluate_other(model, parts):
         per_class.append({"label": model.class_texts[c], "support": int(conf[c, :].sum()),
                           "precision": precision, "recall": recall, "f1": f1})
     f1s = [p["f1"] for p in per_class if p["f1"] is not None]
-    return {"examples": m, "task": task, "classes": K,
-            "accuracy": _ratio(int(np.trace(conf)), m), "correct": int(np.trace(conf)),
-            "macro_f1": float(np.mean(f1s)) if f1s else None,
-            "per_class": per_class, "confusion": conf.tolist(),
-            "labels": list(model.class_texts)}
+    out = {"examples": m, "task": task, "classes": K,
+           "accuracy": _ratio(int(np.trace(conf)), m), "correct": int(np.trace(conf)),
+           "macro_f1": float(np.mean(f1s)) if f1s else None,
+           "per_class": per_class, "confusion": conf.tolist(),
+           "labels": list(model.class_texts)}
+    if model.method == "ovr" and model.loss == "log":
+        # -mean log p(true class), p the probabilities predict --proba writes (each class's logistic
+        # probability over their sum), in logs: log p_c = log s(f_c) - log sum_k s(f_k), s the logistic
+        log_s = -np.logaddexp(0.0, -f) if m else np.zeros((0, K))
+        top = log_s.max(axis=1, keepdims=True) if m else np.zeros((0, 1))
+        log_total = top[:, 0] + np.log(np.exp(log_s - top).sum(axis=1)) if m else np.zeros(0)
+        out["log_loss"] = float(np.mean(log_total - log_s[np.arange(m), idx])) if m else None
+    return out
 
 
 def _objective_other(model, parts, lam=None, sample_weight=None):

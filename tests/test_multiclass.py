@@ -547,8 +547,14 @@ def test_log_loss_predict_proba(tmp_path):
     np.testing.assert_allclose(pm, logistic / logistic.sum(axis=1, keepdims=True), rtol=1e-12)   # small ones too
     np.testing.assert_allclose(pm.sum(axis=1), 1.0, rtol=1e-12)
     assert pm.min() < 1e-6
-    Xt, _ = pegasos.load_svmlight(str(data_file(DNA_T)))
+    Xt, yt = pegasos.load_svmlight(str(data_file(DNA_T)))
     np.testing.assert_allclose(pegasos.load_model(mc).predict_proba(Xt), pm, rtol=1e-12)
+    # eval's multiclass log loss is the cross-entropy of those probabilities (it printed none)
+    classes = np.unique(yt)
+    expected = -np.mean(np.log(pm[np.arange(yt.shape[0]), np.searchsorted(classes, yt)]))
+    r = json.loads(ok(run_pegasos("eval", data_file(DNA_T), mc, "--json")).stdout)
+    assert r["log_loss"] == pytest.approx(expected, rel=1e-9)
+    assert f"log loss     {r['log_loss']:.6g}"[:18] in ok(run_pegasos("eval", data_file(DNA_T), mc)).stdout
     hinge = tmp_path / "hinge.model"
     ok(run_pegasos("train", "-l", "1e-2", "--epochs", "2", "-q", data, hinge))
     one_line_error(run_pegasos("predict", "--proba", data, hinge), "--loss log")

@@ -177,7 +177,8 @@ def _other_eval_text(r):
                 f"pairwise accuracy {fmt(r['pairwise_accuracy'])}\nNDCG@10      {fmt(r['ndcg_at_10'])}{over}")
     acc = fmt(r["accuracy"]) + (f" ({r['correct']}/{r['examples']})" if r["examples"] else "")
     rows = [f"examples     {r['examples']}", f"classes      {r['classes']}", f"accuracy     {acc}",
-            f"macro F1     {fmt(r['macro_f1'])}", "per class:"]
+            f"macro F1     {fmt(r['macro_f1'])}",
+            *([f"log loss     {fmt(r['log_loss'], 6)}"] if "log_loss" in r else []), "per class:"]
     rows += right_aligned([["label", "support", "precision", "recall", "F1"]]
                           + [[p["label"], p["support"], fmt(p["precision"]), fmt(p["recall"]), fmt(p["f1"])]
                              for p in r["per_class"]])
