@@ -209,18 +209,24 @@ def test_dual_automatic_mode_needs_the_caller_and_a_large_set(monkeypatch):
     assert dual_run(X, y, 1e-3, 1, "auto", helper=True)[3] == 1
 
 
+def helper_calls(monkeypatch, module, name):
+    """The ``helper`` keyword of every call of ``module.name`` from now on, in a list."""
+    seen = []
+    real = getattr(module, name)
+
+    def spy(*args, **keywords):
+        seen.append(keywords["helper"])
+        return real(*args, **keywords)
+
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
 def test_the_finish_may_use_the_helper_only_with_two_threads(monkeypatch):
     from pegasos import finish
 
     X, y = generated(m=200, seed=23)
-    seen = []
-    real = finish.finish_problem
-
-    def spy(*args, **kwargs):
-        seen.append(kwargs["helper"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(finish, "finish_problem", spy)
+    seen = helper_calls(monkeypatch, finish, "finish_problem")
     monkeypatch.setattr(linear, "available_cpus", lambda: 2)
     pegasos.fit((X, y), lam=1e-3, n_threads=2)
     pegasos.fit((X, y), lam=1e-3, n_threads=1)
@@ -238,14 +244,7 @@ def test_the_gap_is_the_same_with_the_helper(monkeypatch):
     model = train(X, y, lam=1e-4, epochs=2, sampling="permutation", seed=1, average_from=0.5)
     monkeypatch.setattr(_dual, "WARM_MIN_BYTES", 0)
     monkeypatch.setattr(_dual, "WARM_MIN_ENTRIES", 0)
-    calls = []
-    compiled = _dual.coordinate_ascent_shrinking
-
-    def counted(*args, **keywords):
-        calls.append(keywords["helper"])
-        return compiled(*args, **keywords)
-
-    monkeypatch.setattr(_dual, "coordinate_ascent_shrinking", counted)
+    calls = helper_calls(monkeypatch, _dual, "coordinate_ascent_shrinking")
     plain = pegasos.duality_gap(model, X, y, return_alpha=True)
     assert calls and not any(calls)
     calls.clear()
