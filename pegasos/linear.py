@@ -434,6 +434,19 @@ def logistic(f: ArrayLike) -> NDArray[np.float64]:
     return np.where(f >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def ovr_log_probabilities(f: ArrayLike) -> NDArray[np.float64]:
+    """log P(class c | x) of a one-vs-rest log-loss model from its decision values f (float64 (m, K)):
+    each class's logistic probability s(f_c) over their sum, as LIBLINEAR's -b 1 and scikit-learn's
+    SGDClassifier normalise them, in logs (log s(f) = -log(1 + e^-f), the sum by log-sum-exp), so that
+    the log loss of a confident model keeps its precision.  Shape (m, K), float64."""
+    f = np.asarray(f, dtype=np.float64)
+    log_s = -np.logaddexp(0.0, -f)
+    if not log_s.size:
+        return log_s
+    top = log_s.max(axis=1, keepdims=True)
+    return log_s - (top + np.log(np.exp(log_s - top).sum(axis=1, keepdims=True)))
+
+
 def decision_values(indptr, indices, data, w, bias):
     """<w, x_i> + bias for each row of CSR arrays checked as :func:`pegasos.data.csr_arrays` returns them
     (columns at or beyond w's length contribute 0): float64 (m,), not checked for finiteness."""

@@ -146,14 +146,12 @@ class MulticlassModel:
         ParameterError
             The model was not trained one-vs-rest with the log loss; or as :meth:`decision_function`.
         """
-        from .linear import logistic
+        from .linear import ovr_log_probabilities
 
         if self.method != "ovr" or self.loss != "log":
             raise ParameterError(f"probabilities need a one-vs-rest model trained with the log loss, not "
                                  f"{self.method} with {self.loss}")
-        p = logistic(self.decision_function(X))
-        total = p.sum(axis=1, keepdims=True)
-        return np.divide(p, total, out=np.full_like(p, 1.0 / max(1, p.shape[1])), where=total > 0)
+        return np.exp(ovr_log_probabilities(self.decision_function(X)))
 
     def predict_index(self, X: Matrix) -> NDArray[np.int64]:
         """Index (0..K-1) of the predicted class of each row, int64 (m,).  Raises as

@@ -16,7 +16,7 @@ import numpy as np
 from .errors import ExampleError, ParameterError
 from .examples import check_query_ids, check_sample_weight
 from .io import example_line, iter_svmlight
-from .linear import example_losses
+from .linear import example_losses, ovr_log_probabilities
 from .options import parse_class_weights
 
 if TYPE_CHECKING:
@@ -513,12 +513,8 @@ def _evaluate_other(model, parts):
            "per_class": per_class, "confusion": conf.tolist(),
            "labels": list(model.class_texts)}
     if model.method == "ovr" and model.loss == "log":
-        # -mean log p(true class), p the probabilities predict --proba writes (each class's logistic
-        # probability over their sum), in logs: log p_c = log s(f_c) - log sum_k s(f_k), s the logistic
-        log_s = -np.logaddexp(0.0, -f) if m else np.zeros((0, K))
-        top = log_s.max(axis=1, keepdims=True) if m else np.zeros((0, 1))
-        log_total = top[:, 0] + np.log(np.exp(log_s - top).sum(axis=1)) if m else np.zeros(0)
-        out["log_loss"] = float(np.mean(log_total - log_s[np.arange(m), idx])) if m else None
+        # -mean log p(true class), p the probabilities predict --proba writes
+        out["log_loss"] = float(-np.mean(ovr_log_probabilities(f)[np.arange(m), idx])) if m else None
     return out
 
 
