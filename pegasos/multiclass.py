@@ -35,7 +35,6 @@ from .data import check_weight_memory
 from .labels import BinaryLabels
 from .linear import LinearRun, new_state, objective_at_zero, projection_radius2, solve
 from .model import linear_model_text, model_array, save_model
-from .options import MULTICLASS_METHODS as METHODS
 from .options import fmt_label
 from .sampling import Orders
 
